@@ -1,0 +1,36 @@
+# The two set-up commands: `make run` and `make test`. Both create/refresh .venv first.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint typecheck venv interop-venv bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+interop-venv:
+	bash scripts/interop-venv.sh
+
+run: $(STAMP)
+	$(VENV)/bin/rocketq standalone --dir ./data
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+test: $(STAMP) interop-venv lint typecheck
+	$(PY) -m pytest -q -p no:cacheprovider
+
+bench: $(STAMP)
+	$(VENV)/bin/rocketq bench standard --embedded --json benchmarks/last-run.json
+
+clean:
+	rm -rf $(VENV) .venv-interop build *.egg-info

@@ -1,0 +1,54 @@
+"""Incremental frame splitter: feed bytes in, get whole RemotingCommands out (no I/O)."""
+
+from __future__ import annotations
+
+import struct
+
+from rocketq.errors import ProtocolError
+from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE, RemotingCommand, decode_frame
+
+_LEN = struct.Struct(">i")
+
+
+class FrameDecoder:
+    """Accumulates received bytes and yields complete commands.
+
+    A length that is negative, shorter than the header-length word, or larger than ``max_frame_size``
+    raises ``ProtocolError``; after that the decoder is poisoned and the connection should be closed.
+    """
+
+    __slots__ = ("_buf", "_failed", "max_frame_size")
+
+    def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
+        self._buf = bytearray()
+        self._failed = False
+        self.max_frame_size = max_frame_size
+
+    def feed(self, data: bytes | bytearray | memoryview) -> list[RemotingCommand]:
+        if self._failed:
+            raise ProtocolError("decoder already failed")
+        buf = self._buf
+        buf += data
+        out: list[RemotingCommand] = []
+        pos = 0
+        size = len(buf)
+        try:
+            while size - pos >= 4:
+                (length,) = _LEN.unpack_from(buf, pos)
+                if length < 4 or length > self.max_frame_size:
+                    raise ProtocolError(f"frame length {length} outside [4, {self.max_frame_size}]")
+                if size - pos - 4 < length:
+                    break
+                start = pos + 4
+                out.append(decode_frame(memoryview(buf)[start : start + length]))
+                pos = start + length
+        except ProtocolError:
+            self._failed = True
+            raise
+        if pos:
+            del buf[:pos]
+        return out
+
+    @property
+    def buffered(self) -> int:
+        return len(self._buf)

@@ -1,0 +1,190 @@
+"""Remoting server: accepts connections and dispatches requests by code to registered processors.
+
+Every request passes through ``RemotingDispatcher.dispatch``: first the request hooks (the one place where
+authentication and permission checks go), then the processor. A processor is a plain function (answered
+inline, no task) or a coroutine function (run as a task, so a long-polled pull does not block the
+connection). It returns the response, or None to answer later / not at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Union
+
+from rocketq.codes import ResponseCode
+from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE, RemotingCommand
+from rocketq.remoting.connection import Connection
+
+log = logging.getLogger("rocketq.remoting.server")
+
+Response = RemotingCommand | None
+SyncProcessor = Callable[[Connection, RemotingCommand], Response]
+AsyncProcessor = Callable[[Connection, RemotingCommand], Awaitable[Response]]
+Processor = Union[SyncProcessor, AsyncProcessor]  # noqa: UP007 - Callable unions need Union at runtime
+RequestHook = Callable[[Connection, RemotingCommand], Response]
+ConnectionListener = Callable[[Connection], None]
+
+
+class RemotingDispatcher:
+    """Code → processor table shared by servers and by clients that serve server→client requests."""
+
+    def __init__(self, name: str = "remoting") -> None:
+        self.name = name
+        self._sync: dict[int, SyncProcessor] = {}
+        self._async: dict[int, AsyncProcessor] = {}
+        self.hooks: list[RequestHook] = []
+        self.close_listeners: list[ConnectionListener] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.unknown_code_reply = True
+
+    def register(self, code: int, processor: Processor) -> None:
+        if inspect.iscoroutinefunction(processor):
+            self._async[int(code)] = processor
+            self._sync.pop(int(code), None)
+        else:
+            self._sync[int(code)] = processor  # type: ignore[assignment]
+            self._async.pop(int(code), None)
+
+    def dispatch(self, conn: Connection, cmd: RemotingCommand) -> None:
+        for hook in self.hooks:
+            try:
+                denied = hook(conn, cmd)
+            except Exception as exc:
+                log.exception("hook.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
+                denied = cmd.response(ResponseCode.SYSTEM_ERROR, f"request hook failed: {exc}")
+            if denied is not None:
+                self._reply(conn, cmd, denied)
+                return
+        sync = self._sync.get(cmd.code)
+        if sync is not None:
+            try:
+                resp = sync(conn, cmd)
+            except Exception as exc:
+                log.exception("request.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
+                resp = cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
+            self._reply(conn, cmd, resp)
+            return
+        proc = self._async.get(cmd.code)
+        if proc is not None:
+            task = asyncio.get_running_loop().create_task(self._run(proc, conn, cmd))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return
+        if self.unknown_code_reply:
+            self._reply(
+                conn,
+                cmd,
+                cmd.response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {cmd.code} not supported"),
+            )
+
+    async def _run(self, proc: AsyncProcessor, conn: Connection, cmd: RemotingCommand) -> None:
+        try:
+            resp = await proc(conn, cmd)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("request.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
+            resp = cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
+        self._reply(conn, cmd, resp)
+
+    @staticmethod
+    def _reply(conn: Connection, cmd: RemotingCommand, resp: Response) -> None:
+        if resp is None or cmd.is_oneway:
+            return
+        resp.opaque = cmd.opaque
+        conn.write(resp)
+
+    def connection_lost(self, conn: Connection) -> None:
+        for listener in self.close_listeners:
+            try:
+                listener(conn)
+            except Exception:
+                log.exception("close listener failed remote=%s", conn.remote)
+
+    async def cancel_tasks(self) -> None:
+        tasks = list(self._tasks)
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class RemotingServer:
+    """A TCP server on ``host:port`` (port 0 = ephemeral); ``await start()`` returns the bound port."""
+
+    def __init__(
+        self,
+        dispatcher: RemotingDispatcher,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        idle_timeout: float = 120.0,
+        idle_scan_interval: float = 10.0,
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.host = host
+        self.port = port
+        self.max_frame_size = max_frame_size
+        self.idle_timeout = idle_timeout
+        self.idle_scan_interval = idle_scan_interval
+        self.connections: set[Connection] = set()
+        self._server: asyncio.Server | None = None
+        self._idle_task: asyncio.Task[None] | None = None
+
+    def _make_connection(self) -> Connection:
+        conn = _ServerConnection(self, self.dispatcher, self.max_frame_size)
+        return conn
+
+    async def start(self) -> int:
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(self._make_connection, self.host, self.port, reuse_address=True)
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._idle_task = loop.create_task(self._scan_idle())
+        log.info("server.started name=%s addr=%s:%s", self.dispatcher.name, self.host, self.port)
+        return self.port
+
+    async def _scan_idle(self) -> None:
+        while True:
+            await asyncio.sleep(self.idle_scan_interval)
+            now = time.monotonic()
+            for conn in list(self.connections):
+                if now - conn.last_active > self.idle_timeout and conn.pending_count == 0:
+                    log.info("connection.idle_closed remote=%s", conn.remote)
+                    conn.close()
+
+    async def close(self) -> None:
+        if self._idle_task is not None:
+            self._idle_task.cancel()
+            await asyncio.gather(self._idle_task, return_exceptions=True)
+        if self._server is not None:
+            self._server.close()
+        for conn in list(self.connections):
+            conn.close()
+        await self.dispatcher.cancel_tasks()
+        if self._server is not None:
+            try:
+                async with asyncio.timeout(5):
+                    await self._server.wait_closed()
+            except TimeoutError:
+                for conn in list(self.connections):
+                    conn.abort()
+        log.info("server.stopped name=%s", self.dispatcher.name)
+
+
+class _ServerConnection(Connection):
+    def __init__(self, server: RemotingServer, dispatcher: RemotingDispatcher, max_frame_size: int) -> None:
+        super().__init__(dispatcher, max_frame_size)
+        self._server = server
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._server.connections.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._server.connections.discard(self)
+        super().connection_lost(exc)
