@@ -1,0 +1,5 @@
+import sys
+
+from rocketq.cli.main import main
+
+sys.exit(main())
