@@ -1,0 +1,111 @@
+"""Server subcommands: ``rocketq namesrv`` (and, later, ``broker`` and ``standalone``).
+
+Each subcommand is one ``add_<name>_command(subparsers)`` function that sets ``func`` on its parser, plus one
+``cmd_<name>(args)`` that builds the server(s) and hands an async main to ``run_async``. Shared helpers:
+
+* ``run_async(main)``: runs a coroutine on uvloop when it is installed, else on the default loop;
+* ``wait_for_shutdown_signal()``: returns once SIGINT or SIGTERM arrives;
+* ``serve(name, server, host)``: start, print the address, wait for a signal, close.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, Protocol
+
+log = logging.getLogger("rocketq.cli.servers")
+
+
+class ServerLike(Protocol):
+    async def start(self) -> int: ...
+
+    async def close(self) -> None: ...
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    add_namesrv_command(subparsers)
+
+
+# ------------------------------------------------------------------------------------------- namesrv
+
+
+def add_namesrv_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("namesrv", help="run a name server", description="Run a RocketMQ 4.x name server.")
+    p.add_argument("--host", default="0.0.0.0", help="listen address (default 0.0.0.0)")
+    p.add_argument("--port", type=int, default=9876, help="listen port, 0 for any free port (default 9876)")
+    p.add_argument("--home", default="./data/namesrv", help="home directory: kvConfig.json (default ./data/namesrv)")
+    p.add_argument("--order-message-enable", action="store_true", help="put orderTopicConf into topic routes")
+    p.set_defaults(func=cmd_namesrv)
+
+
+def cmd_namesrv(args: argparse.Namespace) -> int:
+    from rocketq.namesrv import NamesrvConfig, NamesrvServer
+
+    config = NamesrvConfig(
+        listen_host=args.host,
+        listen_port=args.port,
+        home_dir=Path(args.home),
+        order_message_enable=args.order_message_enable,
+    )
+    return run_async(lambda: serve("namesrv", NamesrvServer(config), args.host))
+
+
+# ------------------------------------------------------------------------------------------- helpers
+
+
+def run_async(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
+    """Run ``main()`` to completion on uvloop if available; returns its exit code."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is a dependency on every platform but Windows
+        loop_factory = None
+    else:
+        loop_factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        return runner.run(main())
+
+
+async def wait_for_shutdown_signal() -> str:
+    """Wait for SIGINT or SIGTERM and return its name."""
+    loop = asyncio.get_running_loop()
+    received: asyncio.Future[str] = loop.create_future()
+    signals = (signal.SIGINT, signal.SIGTERM)
+
+    def on_signal(sig: signal.Signals) -> None:
+        if not received.done():
+            received.set_result(sig.name)
+
+    for sig in signals:
+        loop.add_signal_handler(sig, on_signal, sig)
+    try:
+        return await received
+    finally:
+        for sig in signals:
+            loop.remove_signal_handler(sig)
+
+
+async def serve(name: str, server: ServerLike, host: str) -> int:
+    """Start ``server``, print where it listens, run until SIGINT/SIGTERM, then close it."""
+    try:
+        port = await server.start()
+    except OSError as exc:
+        print(f"rocketq {name}: cannot listen on {host}: {exc}", file=sys.stderr)
+        await server.close()
+        return 1
+    try:
+        print(f"rocketq {name} listening on {_format_addr(host, port)}", flush=True)
+        sig = await wait_for_shutdown_signal()
+        log.info("%s.shutdown signal=%s", name, sig)
+    finally:
+        await server.close()
+    return 0
+
+
+def _format_addr(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

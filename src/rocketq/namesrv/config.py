@@ -1,0 +1,120 @@
+"""Name-server configuration, and its Java-style properties view (GET/UPDATE_NAMESRV_CONFIG)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from rocketq.errors import ConfigError
+
+DEFAULT_PORT = 9876
+
+
+@dataclass(slots=True)
+class NamesrvConfig:
+    """Settings of one name server. Durations are seconds.
+
+    ``kv_config_path`` defaults to ``<home_dir>/kvConfig.json`` (Java: ``~/namesrv/kvConfig.json``).
+    """
+
+    listen_host: str = "0.0.0.0"
+    listen_port: int = DEFAULT_PORT
+    home_dir: Path = Path("./data/namesrv")
+    kv_config_path: Path | None = None
+    scan_interval: float = 10.0
+    broker_expiry: float = 120.0
+    order_message_enable: bool = False
+    idle_timeout: float = 120.0
+
+    def __post_init__(self) -> None:
+        self.home_dir = Path(self.home_dir)
+        if self.kv_config_path is not None:
+            self.kv_config_path = Path(self.kv_config_path)
+        if not 0 <= self.listen_port <= 65535:
+            raise ConfigError("listen_port", f"{self.listen_port} is not a TCP port")
+        for name in ("scan_interval", "broker_expiry", "idle_timeout"):
+            if not getattr(self, name) > 0:  # also rejects NaN
+                raise ConfigError(name, "must be positive")
+
+    @property
+    def resolved_kv_config_path(self) -> Path:
+        return self.kv_config_path if self.kv_config_path is not None else self.home_dir / "kvConfig.json"
+
+    # -------------------------------------------------------------------------- properties (wire edge)
+
+    def to_properties(self) -> str:
+        """``key=value`` lines with Java's property names (milliseconds where Java uses them)."""
+        return "".join(f"{key}={spec.show(self)}\n" for key, spec in _PROPERTIES.items())
+
+    def update_from_properties(self, props: dict[str, str]) -> list[str]:
+        """Apply the known, updatable keys and return them; unknown keys are ignored (as Java does).
+
+        The new values are validated together before any is applied.
+        """
+        staged: dict[str, Any] = {}
+        applied: list[str] = []
+        for key, text in props.items():
+            spec = _PROPERTIES.get(key)
+            if spec is None or spec.attr is None or key in CONFIG_BLACK_LIST:
+                continue
+            try:
+                staged[spec.attr] = spec.parse(text.strip())
+            except ValueError as exc:
+                raise ConfigError(key, f"bad value {text!r}: {exc}") from None
+            applied.append(key)
+        replace(self, **staged)  # runs __post_init__: raises ConfigError before anything changes
+        for attr, value in staged.items():
+            setattr(self, attr, value)
+        return applied
+
+
+@dataclass(frozen=True, slots=True)
+class _Property:
+    show: Callable[[NamesrvConfig], str]
+    attr: str | None = None
+    parse: Callable[[str], Any] = str
+
+
+def _bool(text: str) -> bool:
+    return text.lower() == "true"
+
+
+def _ms_to_s(text: str) -> float:
+    value = int(text) / 1000.0
+    return value
+
+
+def _ms(seconds: float) -> str:
+    return str(round(seconds * 1000))
+
+
+_PROPERTIES: dict[str, _Property] = {
+    "rocketmqHome": _Property(lambda c: str(c.home_dir)),
+    "kvConfigPath": _Property(lambda c: str(c.resolved_kv_config_path)),
+    "listenPort": _Property(lambda c: str(c.listen_port)),
+    "orderMessageEnable": _Property(lambda c: str(c.order_message_enable).lower(), "order_message_enable", _bool),
+    "serverChannelMaxIdleTimeSeconds": _Property(lambda c: str(round(c.idle_timeout)), "idle_timeout", float),
+    "scanNotActiveBrokerInterval": _Property(lambda c: _ms(c.scan_interval), "scan_interval", _ms_to_s),
+    "brokerChannelExpiredTime": _Property(lambda c: _ms(c.broker_expiry), "broker_expiry", _ms_to_s),
+}
+
+# Keys that UPDATE_NAMESRV_CONFIG must not touch (Java's default black list plus rocketmqHome).
+CONFIG_BLACK_LIST = frozenset({"configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome"})
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """``java.util.Properties``-like: ``key=value`` or ``key:value`` lines, ``#``/``!`` comments."""
+    out: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        for i, ch in enumerate(line):
+            if ch in "=:":
+                out[line[:i].strip()] = line[i + 1 :].strip()
+                break
+        else:
+            out[line] = ""
+    return out

@@ -1,0 +1,128 @@
+"""``NamesrvServer``: route tables + KV config + processors behind one ``RemotingServer``.
+
+Usable in-process (tests, ``rocketq standalone``) and by ``rocketq namesrv``::
+
+    server = NamesrvServer(NamesrvConfig(listen_host="127.0.0.1", listen_port=0, home_dir=tmp))
+    port = await server.start()
+    ...
+    await server.close()
+
+Background work is one task: every ``scan_interval`` s, brokers not heard from for ``broker_expiry`` s are
+dropped and their connections closed. A closed connection drops the broker registered over it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from types import TracebackType
+
+from rocketq.namesrv.config import NamesrvConfig
+from rocketq.namesrv.kv_config import KVConfigManager
+from rocketq.namesrv.processors import NamesrvProcessor
+from rocketq.namesrv.route_info import Clock, RouteInfoManager
+from rocketq.remoting.connection import Connection
+from rocketq.remoting.server import RemotingDispatcher, RemotingServer
+
+log = logging.getLogger("rocketq.namesrv.server")
+
+
+class NamesrvServer:
+    """One name server. ``await start()`` binds and returns the port; ``await close()`` stops everything."""
+
+    def __init__(self, config: NamesrvConfig | None = None, *, clock: Clock = time.monotonic) -> None:
+        self.config = config if config is not None else NamesrvConfig()
+        self.route_info = RouteInfoManager(clock=clock, broker_expiry=self.config.broker_expiry)
+        self.kv_config = KVConfigManager(self.config.resolved_kv_config_path)
+        self.dispatcher = RemotingDispatcher("namesrv")
+        self.processor = NamesrvProcessor(
+            self.route_info, self.kv_config, self.config, on_config_updated=self._apply_config
+        )
+        self.processor.register(self.dispatcher)
+        self.dispatcher.close_listeners.append(self._on_connection_closed)
+        self._remoting: RemotingServer | None = None
+        self._scan_task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # ---------------------------------------------------------------------------------------- lifecycle
+
+    @property
+    def port(self) -> int:
+        if self._remoting is None:
+            raise RuntimeError("name server not started")
+        return self._remoting.port
+
+    @property
+    def address(self) -> str:
+        """``host:port`` a client on this machine can dial (127.0.0.1 when listening on every interface)."""
+        host = self.config.listen_host
+        if host in ("", "0.0.0.0", "::"):
+            host = "127.0.0.1"
+        return f"{host}:{self.port}"
+
+    async def start(self) -> int:
+        if self._remoting is not None:
+            raise RuntimeError("name server already started")
+        self.config.home_dir.mkdir(parents=True, exist_ok=True)
+        self.kv_config.load()
+        remoting = RemotingServer(
+            self.dispatcher,
+            self.config.listen_host,
+            self.config.listen_port,
+            idle_timeout=self.config.idle_timeout,
+            idle_scan_interval=min(10.0, self.config.idle_timeout),
+        )
+        port = await remoting.start()
+        self._remoting = remoting
+        self._scan_task = asyncio.get_running_loop().create_task(self._scan_loop(), name="namesrv-scan")
+        log.info("namesrv.started addr=%s:%s home=%s", self.config.listen_host, port, self.config.home_dir)
+        return port
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._scan_task is not None:
+            self._scan_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._scan_task
+        if self._remoting is not None:
+            await self._remoting.close()
+        log.info("namesrv.stopped")
+
+    async def __aenter__(self) -> NamesrvServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------------------------------ internals
+
+    async def _scan_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.scan_interval)
+            try:
+                self.scan_not_active_brokers()
+            except Exception:  # keep scanning whatever one pass hit
+                log.exception("scan.failed")
+
+    def scan_not_active_brokers(self) -> int:
+        """One expiry pass (the scan task calls it); returns how many brokers were dropped."""
+        expired = self.route_info.scan_not_active_broker()
+        for item in expired:
+            if isinstance(item.channel, Connection):
+                item.channel.close()
+        return len(expired)
+
+    def _on_connection_closed(self, conn: Connection) -> None:
+        self.route_info.on_channel_destroy(conn.remote, conn)
+
+    def _apply_config(self) -> None:
+        self.route_info.broker_expiry = self.config.broker_expiry
+        if self._remoting is not None:
+            self._remoting.idle_timeout = self.config.idle_timeout
