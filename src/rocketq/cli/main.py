@@ -17,6 +17,7 @@ import rocketq
 # Modules that contribute subcommands; a missing one is skipped so partial installs still run.
 _COMMAND_MODULES = (
     "rocketq.cli.servers",
+    "rocketq.cli.broker_commands",
     "rocketq.cli.admin",
     "rocketq.cli.bench",
 )

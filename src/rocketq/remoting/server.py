@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Union
 
 from rocketq.codes import ResponseCode
+from rocketq.errors import BrokerError, ProtocolError
 from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE, RemotingCommand
 from rocketq.remoting.connection import Connection
 
@@ -63,6 +64,8 @@ class RemotingDispatcher:
         if sync is not None:
             try:
                 resp = sync(conn, cmd)
+            except (BrokerError, ProtocolError) as exc:
+                resp = _error_response(cmd, exc)
             except Exception as exc:
                 log.exception("request.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
                 resp = cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
@@ -86,6 +89,8 @@ class RemotingDispatcher:
             resp = await proc(conn, cmd)
         except asyncio.CancelledError:
             raise
+        except (BrokerError, ProtocolError) as exc:
+            resp = _error_response(cmd, exc)
         except Exception as exc:
             log.exception("request.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
             resp = cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
@@ -111,6 +116,13 @@ class RemotingDispatcher:
             t.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _error_response(cmd: RemotingCommand, exc: BrokerError | ProtocolError) -> RemotingCommand:
+    """A deliberate refusal: a BrokerError carries its response code; a bad header or body is SYSTEM_ERROR."""
+    if isinstance(exc, BrokerError):
+        return cmd.response(exc.code, exc.remark)
+    return cmd.response(ResponseCode.SYSTEM_ERROR, str(exc))
 
 
 class RemotingServer:

@@ -1,0 +1,255 @@
+"""Broker configuration with RocketMQ's own ``broker.conf`` property names.
+
+Sources, later winning: defaults, a Java-properties file (``-c broker.conf``), ``NAMESRV_ADDR`` from the
+environment, then ``key=value`` arguments. An unknown key or a value of the wrong type raises
+``ConfigError`` naming the key. Java keys that tune things rocketq does not have (thread-pool sizes, Netty
+options) are accepted and ignored with a warning, so that an existing broker.conf still starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rocketq.errors import ConfigError
+
+log = logging.getLogger("rocketq.broker.config")
+
+DEFAULT_DELAY_LEVELS = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
+
+# Java broker keys that have no counterpart here; accepted so real broker.conf files load.
+IGNORED_JAVA_KEYS = frozenset(
+    {
+        "sendMessageThreadPoolNums", "pullMessageThreadPoolNums", "queryMessageThreadPoolNums",
+        "adminBrokerThreadPoolNums", "clientManageThreadPoolNums", "consumerManageThreadPoolNums",
+        "heartbeatThreadPoolNums", "endTransactionThreadPoolNums", "processReplyMessageThreadPoolNums",
+        "useEpollNativeSelector", "serverWorkerThreads", "serverCallbackExecutorThreads", "serverSelectorThreads",
+        "serverOnewaySemaphoreValue", "serverAsyncSemaphoreValue", "serverSocketSndBufSize", "serverSocketRcvBufSize",
+        "serverPooledByteBufAllocatorEnable", "transientStorePoolEnable", "transientStorePoolSize",
+        "useReentrantLockWhenPutMessage", "warmMapedFileEnable", "osPageCacheBusyTimeOutMills",
+        "storePathConsumeQueue", "storePathIndex", "storePathCommitLog", "isEnableBatchPush", "slaveReadEnable",
+        "aclEnable", "fetchNamesrvAddrByAddressServer", "rocketmqHome", "waitTimeMillsInPullQueue",
+        "waitTimeMillsInHeartbeatQueue", "waitTimeMillsInTransactionQueue", "sendThreadPoolQueueCapacity",
+        "pullThreadPoolQueueCapacity", "accessMessageInMemoryMaxRatio", "messageIndexEnable",
+        "messageIndexSafe", "cleanFileForciblyEnable", "brokerFastFailureEnable",
+    }
+)  # fmt: skip
+
+
+@dataclass
+class BrokerConfig:
+    """Every field is settable by its camelCase name (the name in Java's BrokerConfig/MessageStoreConfig)."""
+
+    brokerClusterName: str = "DefaultCluster"
+    brokerName: str = "broker-a"
+    brokerId: int = 0
+    brokerIP1: str = "127.0.0.1"
+    brokerIP2: str = ""
+    listenHost: str = "0.0.0.0"  # rocketq: address to bind (Java binds every interface)
+    listenPort: int = 10911
+    fastListenPortEnable: bool = True  # rocketq: also serve the VIP port listenPort - 2
+    haListenPort: int = 0  # 0 = listenPort + 1 (reserved for replication)
+    namesrvAddr: str = ""
+    storePathRootDir: str = str(Path.home() / "store")
+    brokerRole: str = "ASYNC_MASTER"
+    flushDiskType: str = "ASYNC_FLUSH"
+    brokerPermission: int = 6
+    autoCreateTopicEnable: bool = True
+    autoCreateSubscriptionGroup: bool = True
+    defaultTopicQueueNums: int = 8
+    clusterTopicEnable: bool = True
+    brokerTopicEnable: bool = True
+    traceTopicEnable: bool = False
+    traceOn: bool = True
+    regionId: str = "DefaultRegion"
+    messageDelayLevel: str = DEFAULT_DELAY_LEVELS
+    maxMessageSize: int = 4 * 1024 * 1024
+    mappedFileSizeCommitLog: int = 1024 * 1024 * 1024
+    mappedFileSizeConsumeQueue: int = 300_000 * 20
+    flushIntervalCommitLog: int = 500
+    flushCommitLogLeastPages: int = 4
+    flushCommitLogThoroughInterval: int = 10_000
+    syncFlushTimeout: int = 5_000
+    fileReservedTime: int = 72
+    deleteWhen: str = "04"
+    diskMaxUsedSpaceRatio: int = 75
+    maxHashSlotNum: int = 5_000_000
+    maxIndexNum: int = 20_000_000
+    checkCRCOnRecover: bool = True
+    maxTransferCountOnMessageInMemory: int = 32
+    maxTransferBytesOnMessageInMemory: int = 256 * 1024
+    waitTimeMillsInSendQueue: int = 200
+    sendQueueCapacity: int = 10_000  # rocketq: pending sends beyond this are refused with SYSTEM_BUSY
+    registerNameServerPeriod: int = 30_000
+    longPollingEnable: bool = True
+    shortPollingTimeMills: int = 1_000
+    clientChannelExpiredTimeMills: int = 120_000  # rocketq: Java hard-codes 120 s
+    clientScanIntervalMills: int = 10_000  # rocketq: Java hard-codes 10 s
+    consumerOffsetPersistIntervalMills: int = 5_000  # Java: flushConsumerOffsetInterval
+    enablePropertyFilter: bool = False
+    filterSupportRetry: bool = False
+    rejectTransactionMessage: bool = False
+    transactionTimeOut: int = 6_000
+    transactionCheckMax: int = 15
+    transactionCheckInterval: int = 60_000
+    offsetCheckInSlave: bool = False
+    lockMaxLiveTimeMills: int = 60_000  # rocketq: Java's rocketmq.broker.rebalance.lockMaxLiveTime
+    maxFrameSize: int = 16 * 1024 * 1024
+    extra: dict[str, str] = field(default_factory=dict, repr=False)  # ignored Java keys, for GET_BROKER_CONFIG
+
+    # ------------------------------------------------------------------------------------- derived
+
+    @property
+    def broker_addr(self) -> str:
+        return f"{self.brokerIP1}:{self.listenPort}"
+
+    @property
+    def ha_port(self) -> int:
+        return self.haListenPort or self.listenPort + 1
+
+    @property
+    def is_slave(self) -> bool:
+        return self.brokerRole == "SLAVE"
+
+    def namesrv_addrs(self) -> list[str]:
+        return [a.strip() for a in self.namesrvAddr.split(";") if a.strip()]
+
+    def delay_levels_ms(self) -> list[int]:
+        return parse_delay_levels(self.messageDelayLevel)
+
+    def as_properties(self) -> dict[str, str]:
+        out = {}
+        for f in dataclasses.fields(self):
+            if f.name == "extra":
+                continue
+            v = getattr(self, f.name)
+            out[f.name] = ("true" if v else "false") if isinstance(v, bool) else str(v)
+        out.update(self.extra)
+        return out
+
+    # -------------------------------------------------------------------------------------- build
+
+    @classmethod
+    def load(
+        cls,
+        conf_file: str | os.PathLike[str] | None = None,
+        overrides: Iterable[str] = (),
+        env: Mapping[str, str] | None = None,
+        base: Mapping[str, str] | None = None,
+    ) -> BrokerConfig:
+        values: dict[str, str] = dict(base or {})
+        if conf_file is not None:
+            values.update(read_properties(Path(conf_file)))
+        env = os.environ if env is None else env
+        if env.get("NAMESRV_ADDR") and "namesrvAddr" not in values:
+            values["namesrvAddr"] = env["NAMESRV_ADDR"]
+        for item in overrides:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise ConfigError(item, "expected key=value")
+            values[key.strip()] = value.strip()
+        return cls.from_mapping(values)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, str]) -> BrokerConfig:
+        cfg = cls()
+        types = {f.name: f.type for f in dataclasses.fields(cls) if f.name != "extra"}
+        for key, raw in values.items():
+            if key in IGNORED_JAVA_KEYS:
+                log.warning("config.ignored key=%s (no effect in rocketq)", key)
+                cfg.extra[key] = raw
+                continue
+            kind = types.get(key)
+            if kind is None:
+                raise ConfigError(key, "unknown broker configuration key")
+            setattr(cfg, key, _convert(key, raw, kind))
+        cfg.validate()
+        return cfg
+
+    def validate(self) -> None:
+        if self.brokerRole not in ("ASYNC_MASTER", "SYNC_MASTER", "SLAVE"):
+            raise ConfigError("brokerRole", f"must be ASYNC_MASTER, SYNC_MASTER or SLAVE, not {self.brokerRole!r}")
+        if self.flushDiskType not in ("ASYNC_FLUSH", "SYNC_FLUSH"):
+            raise ConfigError("flushDiskType", f"must be ASYNC_FLUSH or SYNC_FLUSH, not {self.flushDiskType!r}")
+        if not 0 <= self.listenPort < 65536:
+            raise ConfigError("listenPort", f"{self.listenPort} is not a port number")
+        if self.fastListenPortEnable and 0 < self.listenPort < 3:
+            raise ConfigError("listenPort", "must be >= 3 when fastListenPortEnable (VIP port = listenPort - 2)")
+        if not 10 <= self.diskMaxUsedSpaceRatio <= 95:
+            raise ConfigError("diskMaxUsedSpaceRatio", "must be between 10 and 95")
+        if self.maxMessageSize <= 0:
+            raise ConfigError("maxMessageSize", "must be positive")
+        if self.defaultTopicQueueNums <= 0:
+            raise ConfigError("defaultTopicQueueNums", "must be positive")
+        for hour in self.deleteWhen.split(";"):
+            if not hour.strip().isdigit() or not 0 <= int(hour) <= 23:
+                raise ConfigError("deleteWhen", f"{self.deleteWhen!r} is not a ';'-separated list of hours 00-23")
+        try:
+            self.delay_levels_ms()
+        except ValueError as exc:
+            raise ConfigError("messageDelayLevel", str(exc)) from None
+
+
+def _convert(key: str, raw: str, kind: Any) -> Any:
+    raw = raw.strip()
+    if kind in (bool, "bool"):
+        low = raw.lower()
+        if low in ("true", "false"):
+            return low == "true"
+        raise ConfigError(key, f"expected true or false, got {raw!r}")
+    if kind in (int, "int"):
+        try:
+            return int(raw)
+        except ValueError:
+            raise ConfigError(key, f"expected an integer, got {raw!r}") from None
+    return raw
+
+
+_UNITS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def parse_delay_levels(text: str) -> list[int]:
+    """``"1s 5s 1m"`` → ``[1000, 5000, 60000]`` (ms per level, level 1 first)."""
+    levels = []
+    for item in text.split():
+        unit = _UNITS.get(item[-1:])
+        if unit is None or not item[:-1].isdigit():
+            raise ValueError(f"bad delay level {item!r} (expected a number followed by s, m, h or d)")
+        levels.append(int(item[:-1]) * unit)
+    if not levels:
+        raise ValueError("no delay levels")
+    return levels
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """A Java .properties file: ``key=value`` or ``key: value``, ``#``/``!`` comments, ``\\`` continuations."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), f"cannot read config file: {exc}") from None
+    out: dict[str, str] = {}
+    pending = ""
+    for raw_line in text.splitlines():
+        line = raw_line.strip() if not pending else raw_line.lstrip()
+        if not pending and (not line or line[0] in "#!"):
+            continue
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            pending += line[:-1]
+            continue
+        line = pending + line
+        pending = ""
+        for i, ch in enumerate(line):
+            if ch in "=:" or ch.isspace():
+                key, rest = line[:i], line[i + 1 :].lstrip()
+                if ch.isspace() and rest[:1] in ("=", ":"):
+                    rest = rest[1:].lstrip()
+                break
+        else:
+            key, rest = line, ""
+        out[key.strip()] = rest.strip()
+    return out

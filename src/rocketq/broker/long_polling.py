@@ -1,0 +1,93 @@
+"""Held pulls (RocketMQ's PullRequestHoldService), callback-based: no task per parked request.
+
+A pull that finds nothing new is parked under (topic, queueId) with a timer. ``notify_arrival`` (called when
+the store dispatches a message) wakes the parked pulls whose offset is now behind the queue's max offset and
+whose tag filter matches the new message; the timer wakes it when the suspend timeout passes. A woken pull is
+re-run once without permission to park again, and its answer is written to its connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rocketq.protocol.command import RemotingCommand
+from rocketq.remoting.connection import Connection
+
+Rerun = Callable[[Connection, RemotingCommand], RemotingCommand | None]
+CodeFilter = Callable[[int], bool]
+
+
+@dataclass(slots=True, eq=False)
+class HeldPull:
+    conn: Connection
+    cmd: RemotingCommand
+    offset: int
+    matches_code: CodeFilter | None
+    timer: asyncio.TimerHandle | None = None
+    done: bool = False
+
+
+class PullHoldService:
+    def __init__(self, rerun: Rerun) -> None:
+        self._rerun = rerun
+        self._held: dict[tuple[str, int], list[HeldPull]] = {}
+
+    def hold(
+        self,
+        conn: Connection,
+        cmd: RemotingCommand,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        timeout: float,
+        matches_code: CodeFilter | None,
+    ) -> None:
+        key = (topic, queue_id)
+        held = HeldPull(conn, cmd, offset, matches_code)
+        held.timer = asyncio.get_running_loop().call_later(timeout, self._wake, key, held)
+        self._held.setdefault(key, []).append(held)
+
+    def notify_arrival(self, topic: str, queue_id: int, max_offset: int, tags_code: int | None) -> None:
+        key = (topic, queue_id)
+        waiting = self._held.get(key)
+        if not waiting:
+            return
+        for held in list(waiting):
+            if held.offset >= max_offset:
+                continue
+            if held.matches_code is not None and tags_code is not None and not held.matches_code(tags_code):
+                continue
+            self._wake(key, held)
+
+    def _wake(self, key: tuple[str, int], held: HeldPull) -> None:
+        if held.done:
+            return
+        held.done = True
+        if held.timer is not None:
+            held.timer.cancel()
+        waiting = self._held.get(key)
+        if waiting is not None:
+            with contextlib.suppress(ValueError):
+                waiting.remove(held)
+            if not waiting:
+                del self._held[key]
+        if held.conn.closed:
+            return
+        resp = self._rerun(held.conn, held.cmd)
+        if resp is not None:
+            resp.opaque = held.cmd.opaque
+            held.conn.write(resp)
+
+    def held_count(self) -> int:
+        return sum(len(v) for v in self._held.values())
+
+    def close(self) -> None:
+        for waiting in self._held.values():
+            for held in waiting:
+                held.done = True
+                if held.timer is not None:
+                    held.timer.cancel()
+        self._held.clear()

@@ -1,0 +1,81 @@
+"""Committed consumer offsets, ``topic@group → {queueId: offset}``, persisted to ``config/consumerOffset.json``.
+
+The file uses quoted integer keys (``{"offsetTable":{"T@g":{"0":5}}}``); fastjson reads both forms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from rocketq.broker.persist import read_json, write_json_atomic
+
+TOPIC_GROUP_SEPARATOR = "@"
+
+
+class ConsumerOffsetManager:
+    def __init__(self, config_dir: Path) -> None:
+        self.path = config_dir / "consumerOffset.json"
+        self.table: dict[str, dict[int, int]] = {}
+        self._dirty = False
+
+    def load(self) -> None:
+        obj = read_json(self.path)
+        if obj is None:
+            return
+        for key, queues in (obj.get("offsetTable") or {}).items():
+            self.table[key] = {int(q): int(o) for q, o in queues.items()}
+
+    def persist(self) -> None:
+        write_json_atomic(self.path, self.to_json())
+        self._dirty = False
+
+    def persist_if_dirty(self) -> None:
+        if self._dirty:
+            self.persist()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"offsetTable": {k: {str(q): o for q, o in sorted(v.items())} for k, v in sorted(self.table.items())}}
+
+    def commit(self, group: str, topic: str, queue_id: int, offset: int) -> None:
+        self.table.setdefault(f"{topic}{TOPIC_GROUP_SEPARATOR}{group}", {})[queue_id] = offset
+        self._dirty = True
+
+    def query(self, group: str, topic: str, queue_id: int) -> int:
+        """The committed offset, or -1 when the group has none for this queue."""
+        return self.table.get(f"{topic}{TOPIC_GROUP_SEPARATOR}{group}", {}).get(queue_id, -1)
+
+    def offsets_of(self, group: str, topic: str) -> dict[int, int]:
+        return dict(self.table.get(f"{topic}{TOPIC_GROUP_SEPARATOR}{group}", {}))
+
+    def groups_of_topic(self, topic: str) -> set[str]:
+        out = set()
+        for key in self.table:
+            t, _, g = key.partition(TOPIC_GROUP_SEPARATOR)
+            if t == topic:
+                out.add(g)
+        return out
+
+    def topics_of_group(self, group: str) -> set[str]:
+        out = set()
+        for key in self.table:
+            t, _, g = key.rpartition(TOPIC_GROUP_SEPARATOR)
+            if g == group:
+                out.add(t)
+        return out
+
+    def items(self) -> Iterator[tuple[str, str, dict[int, int]]]:
+        for key, queues in self.table.items():
+            t, _, g = key.rpartition(TOPIC_GROUP_SEPARATOR)
+            yield t, g, queues
+
+    def remove_topic(self, topic: str) -> None:
+        for key in [k for k in self.table if k.rpartition(TOPIC_GROUP_SEPARATOR)[0] == topic]:
+            del self.table[key]
+            self._dirty = True
+
+    def remove_group(self, group: str) -> None:
+        for key in [k for k in self.table if k.rpartition(TOPIC_GROUP_SEPARATOR)[2] == group]:
+            del self.table[key]
+            self._dirty = True

@@ -1,0 +1,236 @@
+"""Admin requests: topics, subscription groups, stats, runtime info, connections, broker config."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import rocketq
+from rocketq.broker.subscription_manager import SubscriptionGroupConfig
+from rocketq.broker.topic_manager import NOT_ALLOWED_SEND_TOPICS, topic_name_error
+from rocketq.codes import RequestCode, ResponseCode
+from rocketq.protocol.bodies import TopicConfig, dumps, encode_kv_table, loads
+from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.headers import (
+    ConsumerGroupRequestHeader,
+    CreateTopicRequestHeader,
+    DeleteSubscriptionGroupRequestHeader,
+    GetConsumeStatsRequestHeader,
+    TopicRequestHeader,
+)
+from rocketq.remoting.connection import Connection
+
+if TYPE_CHECKING:
+    from rocketq.broker.controller import BrokerController
+
+
+def _mq_key(topic: str, broker_name: str, queue_id: int) -> dict[str, Any]:
+    return {"brokerName": broker_name, "queueId": queue_id, "topic": topic}
+
+
+class AdminProcessors:
+    def __init__(self, broker: BrokerController) -> None:
+        self.broker = broker
+
+    def register(self) -> None:
+        d = self.broker.dispatcher
+        d.register(RequestCode.UPDATE_AND_CREATE_TOPIC, self.create_topic)
+        d.register(RequestCode.DELETE_TOPIC_IN_BROKER, self.delete_topic)
+        d.register(RequestCode.GET_ALL_TOPIC_CONFIG, self.all_topic_config)
+        d.register(RequestCode.GET_TOPIC_STATS_INFO, self.topic_stats)
+        d.register(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, self.create_group)
+        d.register(RequestCode.DELETE_SUBSCRIPTIONGROUP, self.delete_group)
+        d.register(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, self.all_groups)
+        d.register(RequestCode.GET_CONSUME_STATS, self.consume_stats)
+        d.register(RequestCode.GET_BROKER_RUNTIME_INFO, self.runtime_info)
+        d.register(RequestCode.GET_CONSUMER_CONNECTION_LIST, self.consumer_connections)
+        d.register(RequestCode.GET_PRODUCER_CONNECTION_LIST, self.producer_connections)
+        d.register(RequestCode.GET_BROKER_CONFIG, self.broker_config)
+        d.register(RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, self.consumed_by_who)
+        d.register(RequestCode.GET_ALL_CONSUMER_OFFSET, self.all_consumer_offsets)
+
+    def create_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        h = CreateTopicRequestHeader.from_ext(cmd.ext_fields)
+        error = topic_name_error(h.topic)
+        if error is not None:
+            return cmd.response(ResponseCode.SYSTEM_ERROR, error)
+        if h.topic in NOT_ALLOWED_SEND_TOPICS:
+            return cmd.response(ResponseCode.SYSTEM_ERROR, f"The topic[{h.topic}] is conflict with system topic.")
+        if h.read_queue_nums <= 0 or h.write_queue_nums <= 0:
+            return cmd.response(ResponseCode.SYSTEM_ERROR, "queue numbers must be positive")
+        tc = TopicConfig(
+            h.topic,
+            h.read_queue_nums,
+            h.write_queue_nums,
+            h.perm,
+            h.topic_filter_type,
+            h.topic_sys_flag or 0,
+            h.order,
+        )
+        self.broker.topics.update(tc)
+        self.broker.schedule_register()
+        return cmd.response(ResponseCode.SUCCESS)
+
+    def delete_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        h = TopicRequestHeader.from_ext(cmd.ext_fields)
+        self.broker.topics.delete(h.topic)
+        self.broker.offsets.remove_topic(h.topic)
+        self.broker.store.delete_topics({h.topic})
+        self.broker.schedule_register()
+        return cmd.response(ResponseCode.SUCCESS)
+
+    def all_topic_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        return cmd.response(ResponseCode.SUCCESS, body=dumps(self.broker.topics.wrapper_json()))
+
+    def topic_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        h = TopicRequestHeader.from_ext(cmd.ext_fields)
+        tc = self.broker.topics.get(h.topic)
+        if tc is None:
+            return cmd.response(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist")
+        store = self.broker.store
+        name = self.broker.config.brokerName
+        # TopicStatsTable uses MessageQueue objects as map keys (a fastjson quirk); we emit a list of
+        # [key, value] pairs under "offsetTable" that our admin client reads, plus the object-key form's data.
+        entries = []
+        for qid in range(tc.write_queue_nums):
+            max_off = store.get_max_offset_in_queue(h.topic, qid)
+            last_ts = store.get_message_store_time_stamp(h.topic, qid, max_off - 1) if max_off > 0 else 0
+            entries.append(
+                {
+                    "mq": _mq_key(h.topic, name, qid),
+                    "minOffset": store.get_min_offset_in_queue(h.topic, qid),
+                    "maxOffset": max_off,
+                    "lastUpdateTimestamp": last_ts,
+                }
+            )
+        return cmd.response(ResponseCode.SUCCESS, body=_object_key_table("offsetTable", entries, "mq"))
+
+    def create_group(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        obj = loads(cmd.body)
+        if not isinstance(obj, dict) or not obj.get("groupName"):
+            return cmd.response(ResponseCode.SYSTEM_ERROR, "SubscriptionGroupConfig body without groupName")
+        self.broker.groups.update(SubscriptionGroupConfig.from_json(obj))
+        return cmd.response(ResponseCode.SUCCESS)
+
+    def delete_group(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        h = DeleteSubscriptionGroupRequestHeader.from_ext(cmd.ext_fields)
+        self.broker.groups.delete(h.group_name)
+        self.broker.offsets.remove_group(h.group_name)
+        return cmd.response(ResponseCode.SUCCESS)
+
+    def all_groups(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        return cmd.response(ResponseCode.SUCCESS, body=dumps(self.broker.groups.to_json()))
+
+    def consume_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        h = GetConsumeStatsRequestHeader.from_ext(cmd.ext_fields)
+        broker = self.broker
+        topics = [h.topic] if h.topic else sorted(broker.offsets.topics_of_group(h.consumer_group))
+        entries = []
+        for topic in topics:
+            tc = broker.topics.get(topic)
+            if tc is None:
+                continue
+            committed = broker.offsets.offsets_of(h.consumer_group, topic)
+            for qid in range(tc.write_queue_nums):
+                max_off = broker.store.get_max_offset_in_queue(topic, qid)
+                consumer_off = committed.get(qid, -1)
+                last_ts = 0
+                if consumer_off > 0:
+                    last_ts = broker.store.get_message_store_time_stamp(topic, qid, consumer_off - 1)
+                entries.append(
+                    {
+                        "mq": _mq_key(topic, broker.config.brokerName, qid),
+                        "brokerOffset": max_off,
+                        "consumerOffset": consumer_off,
+                        "lastTimestamp": last_ts,
+                    }
+                )
+        tps = broker.stats.get_tps()
+        return cmd.response(
+            ResponseCode.SUCCESS, body=_object_key_table("offsetTable", entries, "mq", extra={"consumeTps": tps})
+        )
+
+    def runtime_info(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        broker = self.broker
+        store = broker.store
+        table = {
+            "brokerVersionDesc": f"rocketq {rocketq.__version__} (V4_9_8 protocol)",
+            "brokerVersion": "409",
+            "bootTimestamp": str(broker.boot_timestamp),
+            "msgPutTotalTodayNow": str(broker.stats.put_total),
+            "msgGetTotalTodayNow": str(broker.stats.get_total),
+            "putTps": f"{broker.stats.put_tps():.2f}",
+            "getTransferedTps": f"{broker.stats.get_tps():.2f}",
+            "commitLogMinOffset": str(store.get_min_phy_offset()),
+            "commitLogMaxOffset": str(store.get_max_phy_offset()),
+            "earliestMessageTimeStamp": str(store.get_earliest_message_time_any()),
+            "sendThreadPoolQueueSize": str(broker.send.queue_size()),
+            "sendThreadPoolQueueCapacity": str(broker.config.sendQueueCapacity),
+            "pullThreadPoolQueueSize": "0",
+            "heldPullRequests": str(broker.pull_holds.held_count()),
+            "brokerName": broker.config.brokerName,
+            "brokerRole": broker.config.brokerRole,
+            "flushDiskType": broker.config.flushDiskType,
+        }
+        for k, v in store.runtime_info().items():
+            table.setdefault(k, str(v))
+        return cmd.response(ResponseCode.SUCCESS, body=encode_kv_table(table))
+
+    def consumer_connections(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        h = ConsumerGroupRequestHeader.from_ext(cmd.ext_fields)
+        info = self.broker.consumers.get(h.consumer_group)
+        if info is None or not info.channels:
+            return cmd.response(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{h.consumer_group}] not online")
+        body = {
+            "connectionSet": [
+                {"clientAddr": ch.conn.remote, "clientId": ch.client_id, "language": ch.language, "version": ch.version}
+                for ch in info.channels.values()
+            ],
+            "consumeFromWhere": info.consume_from_where,
+            "consumeType": info.consume_type,
+            "messageModel": info.message_model,
+            "subscriptionTable": {t: s.to_json() for t, s in info.subscriptions.items()},
+        }
+        return cmd.response(ResponseCode.SUCCESS, body=dumps(body))
+
+    def producer_connections(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        group = cmd.ext_fields.get("producerGroup", "")
+        channels = self.broker.producers.groups.get(group, {})
+        body = {
+            "connectionSet": [
+                {"clientAddr": ch.conn.remote, "clientId": ch.client_id, "language": ch.language, "version": ch.version}
+                for ch in channels.values()
+            ]
+        }
+        return cmd.response(ResponseCode.SUCCESS, body=dumps(body))
+
+    def broker_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        props = self.broker.config.as_properties()
+        text = "\n".join(f"{k}={v}" for k, v in sorted(props.items())) + "\n"
+        version = self.broker.topics.data_version.to_json()
+        return cmd.response(ResponseCode.SUCCESS, body=text.encode(), ext_fields={"version": dumps(version).decode()})
+
+    def consumed_by_who(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        h = TopicRequestHeader.from_ext(cmd.ext_fields)
+        groups = set(self.broker.consumers.groups_subscribing(h.topic)) | self.broker.offsets.groups_of_topic(h.topic)
+        return cmd.response(ResponseCode.SUCCESS, body=dumps({"groupList": sorted(groups)}))
+
+    def all_consumer_offsets(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        return cmd.response(ResponseCode.SUCCESS, body=dumps(self.broker.offsets.to_json()))
+
+
+def _object_key_table(name: str, entries: list[dict[str, Any]], key: str, extra: dict[str, Any] | None = None) -> bytes:
+    """fastjson writes ``{MessageQueue-object: value}`` maps, which standard JSON cannot express.
+
+    We write the same map in fastjson's form (what Java admin tools parse) by splicing object keys into the
+    text, so Java's mqadmin reads it; our own admin client parses this form too.
+    """
+    parts = []
+    for e in entries:
+        k = dumps(e[key]).decode()
+        v = dumps({kk: vv for kk, vv in e.items() if kk != key}).decode()
+        parts.append(f"{k}:{v}")
+    head = "{" + f'"{name}":{{' + ",".join(parts) + "}"
+    if extra:
+        for k, v in extra.items():
+            head += f',"{k}":{dumps(v).decode()}'
+    return (head + "}").encode()

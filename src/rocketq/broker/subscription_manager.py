@@ -1,0 +1,109 @@
+"""Consumer-group configurations, persisted to ``config/subscriptionGroup.json``."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rocketq.broker.persist import read_json, write_json_atomic
+from rocketq.protocol.bodies import DataVersion
+
+SYSTEM_GROUPS = (
+    "TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "__MONITOR_CONSUMER", "CLIENT_INNER_PRODUCER",
+    "SELF_TEST_P_GROUP", "SELF_TEST_C_GROUP", "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PERMISSION",
+    "CID_ONSAPI_OWNER", "CID_ONSAPI_PULL", "CID_RMQ_SYS_TRACE",
+)  # fmt: skip
+
+
+@dataclass(slots=True)
+class SubscriptionGroupConfig:
+    group_name: str
+    consume_enable: bool = True
+    consume_from_min_enable: bool = True
+    consume_broadcast_enable: bool = True
+    retry_queue_nums: int = 1
+    retry_max_times: int = 16
+    broker_id: int = 0
+    which_broker_when_consume_slowly: int = 1
+    notify_consumer_ids_changed_enable: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "brokerId": self.broker_id,
+            "consumeBroadcastEnable": self.consume_broadcast_enable,
+            "consumeEnable": self.consume_enable,
+            "consumeFromMinEnable": self.consume_from_min_enable,
+            "groupName": self.group_name,
+            "notifyConsumerIdsChangedEnable": self.notify_consumer_ids_changed_enable,
+            "retryMaxTimes": self.retry_max_times,
+            "retryQueueNums": self.retry_queue_nums,
+            "whichBrokerWhenConsumeSlowly": self.which_broker_when_consume_slowly,
+        }
+
+    @classmethod
+    def from_json(cls, o: dict[str, Any]) -> SubscriptionGroupConfig:
+        return cls(
+            group_name=str(o["groupName"]),
+            consume_enable=bool(o.get("consumeEnable", True)),
+            consume_from_min_enable=bool(o.get("consumeFromMinEnable", True)),
+            consume_broadcast_enable=bool(o.get("consumeBroadcastEnable", True)),
+            retry_queue_nums=int(o.get("retryQueueNums", 1)),
+            retry_max_times=int(o.get("retryMaxTimes", 16)),
+            broker_id=int(o.get("brokerId", 0)),
+            which_broker_when_consume_slowly=int(o.get("whichBrokerWhenConsumeSlowly", 1)),
+            notify_consumer_ids_changed_enable=bool(o.get("notifyConsumerIdsChangedEnable", True)),
+        )
+
+
+class SubscriptionGroupManager:
+    def __init__(self, config_dir: Path, *, auto_create: bool = True) -> None:
+        self.path = config_dir / "subscriptionGroup.json"
+        self.auto_create = auto_create
+        self.table: dict[str, SubscriptionGroupConfig] = {g: SubscriptionGroupConfig(g) for g in SYSTEM_GROUPS}
+        self.data_version = DataVersion(int(time.time() * 1000), 0)
+
+    def load(self) -> None:
+        obj = read_json(self.path)
+        if obj is None:
+            return
+        for name, raw in (obj.get("subscriptionGroupTable") or {}).items():
+            self.table[name] = SubscriptionGroupConfig.from_json(raw)
+        if obj.get("dataVersion"):
+            self.data_version = DataVersion.from_json(obj["dataVersion"])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dataVersion": self.data_version.to_json(),
+            "subscriptionGroupTable": {k: v.to_json() for k, v in sorted(self.table.items())},
+        }
+
+    def persist(self) -> None:
+        write_json_atomic(self.path, self.to_json())
+
+    def _changed(self) -> None:
+        self.data_version = DataVersion(int(time.time() * 1000), self.data_version.counter + 1)
+        self.persist()
+
+    def get(self, group: str) -> SubscriptionGroupConfig | None:
+        return self.table.get(group)
+
+    def find_or_create(self, group: str) -> SubscriptionGroupConfig | None:
+        """The group's config, auto-created when ``autoCreateSubscriptionGroup`` (None otherwise)."""
+        cfg = self.table.get(group)
+        if cfg is None and self.auto_create:
+            cfg = SubscriptionGroupConfig(group)
+            self.table[group] = cfg
+            self._changed()
+        return cfg
+
+    def update(self, cfg: SubscriptionGroupConfig) -> None:
+        self.table[cfg.group_name] = cfg
+        self._changed()
+
+    def delete(self, group: str) -> bool:
+        if self.table.pop(group, None) is None:
+            return False
+        self._changed()
+        return True

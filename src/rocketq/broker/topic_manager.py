@@ -1,0 +1,160 @@
+"""Topic configurations of one broker, persisted to ``config/topics.json`` (TopicConfigSerializeWrapper)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from pathlib import Path
+
+from rocketq.broker.persist import read_json, write_json_atomic
+from rocketq.protocol.bodies import (
+    PERM_INHERIT,
+    PERM_READ,
+    PERM_WRITE,
+    DataVersion,
+    TopicConfig,
+    encode_topic_config_wrapper,
+)
+
+log = logging.getLogger("rocketq.broker.topics")
+
+AUTO_CREATE_TOPIC = "TBW102"
+SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
+TRANS_HALF_TOPIC = "RMQ_SYS_TRANS_HALF_TOPIC"
+TRANS_OP_HALF_TOPIC = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+TRANS_CHECK_MAX_TIME_TOPIC = "TRANS_CHECK_MAX_TIME_TOPIC"
+SELF_TEST_TOPIC = "SELF_TEST_TOPIC"
+OFFSET_MOVED_EVENT = "OFFSET_MOVED_EVENT"
+BENCHMARK_TOPIC = "BenchmarkTest"
+RETRY_PREFIX = "%RETRY%"
+DLQ_PREFIX = "%DLQ%"
+
+# Topics clients may not send to directly (AbstractSendMessageProcessor / TopicValidator).
+NOT_ALLOWED_SEND_TOPICS = frozenset(
+    {SCHEDULE_TOPIC, TRANS_HALF_TOPIC, TRANS_OP_HALF_TOPIC, TRANS_CHECK_MAX_TIME_TOPIC, SELF_TEST_TOPIC,
+     OFFSET_MOVED_EVENT}
+)  # fmt: skip
+
+_TOPIC_RE = re.compile(r"^[%|a-zA-Z0-9_-]+$")
+MAX_TOPIC_LENGTH = 127
+
+
+def topic_name_error(topic: str) -> str | None:
+    """Why a topic name is invalid, or None (TopicValidator.validateTopic)."""
+    if not topic:
+        return "the specified topic is blank"
+    if len(topic) > MAX_TOPIC_LENGTH:
+        return f"the specified topic is longer than topic max length {MAX_TOPIC_LENGTH}"
+    if not _TOPIC_RE.match(topic):
+        return f"the specified topic [{topic}] contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
+    return None
+
+
+class TopicConfigManager:
+    def __init__(
+        self,
+        config_dir: Path,
+        *,
+        cluster_name: str,
+        broker_name: str,
+        default_topic_queue_nums: int = 8,
+        auto_create_topic_enable: bool = True,
+        cluster_topic_enable: bool = True,
+        broker_topic_enable: bool = True,
+        delay_level_count: int = 18,
+    ) -> None:
+        self.path = config_dir / "topics.json"
+        self.table: dict[str, TopicConfig] = {}
+        self.data_version = DataVersion(int(time.time() * 1000), 0)
+        self._system: dict[str, TopicConfig] = {}
+        self._add_system(SELF_TEST_TOPIC, 1, 1)
+        if auto_create_topic_enable:
+            self._add_system(
+                AUTO_CREATE_TOPIC,
+                default_topic_queue_nums,
+                default_topic_queue_nums,
+                PERM_INHERIT | PERM_READ | PERM_WRITE,
+            )
+        self._add_system(BENCHMARK_TOPIC, 1024, 1024)
+        perm = PERM_INHERIT | (PERM_READ | PERM_WRITE if cluster_topic_enable else 0)
+        self._add_system(cluster_name, 16, 16, perm)
+        perm = PERM_INHERIT | (PERM_READ | PERM_WRITE if broker_topic_enable else 0)
+        self._add_system(broker_name, 1, 1, perm)
+        self._add_system(OFFSET_MOVED_EVENT, 1, 1)
+        self._add_system(SCHEDULE_TOPIC, delay_level_count, delay_level_count)
+        self._add_system(f"{cluster_name}_REPLY_TOPIC", 1, 1)
+
+    def _add_system(self, name: str, read: int, write: int, perm: int = PERM_READ | PERM_WRITE) -> None:
+        tc = TopicConfig(name, read, write, perm)
+        self._system[name] = tc
+        self.table[name] = tc
+
+    # ----------------------------------------------------------------------------------- persistence
+
+    def load(self) -> None:
+        obj = read_json(self.path)
+        if obj is None:
+            return
+        for name, raw in (obj.get("topicConfigTable") or {}).items():
+            tc = TopicConfig.from_json(raw)
+            self.table[name] = tc
+        dv = obj.get("dataVersion")
+        if dv:
+            self.data_version = DataVersion.from_json(dv)
+
+    def persist(self) -> None:
+        write_json_atomic(self.path, encode_topic_config_wrapper(self.data_version, self.table))
+
+    def _changed(self) -> None:
+        self.data_version = DataVersion(int(time.time() * 1000), self.data_version.counter + 1)
+        self.persist()
+
+    # --------------------------------------------------------------------------------------- queries
+
+    def get(self, topic: str) -> TopicConfig | None:
+        return self.table.get(topic)
+
+    def wrapper_json(self) -> dict[str, object]:
+        return encode_topic_config_wrapper(self.data_version, self.table)
+
+    # --------------------------------------------------------------------------------------- changes
+
+    def update(self, tc: TopicConfig) -> TopicConfig:
+        old = self.table.get(tc.topic_name)
+        self.table[tc.topic_name] = tc
+        if old != tc:
+            log.info("topic.updated name=%s config=%s", tc.topic_name, tc)
+            self._changed()
+        return tc
+
+    def delete(self, topic: str) -> bool:
+        if self.table.pop(topic, None) is None:
+            return False
+        self._changed()
+        return True
+
+    def create_in_send(
+        self, topic: str, default_topic: str, queue_nums: int, topic_sys_flag: int = 0
+    ) -> TopicConfig | None:
+        """Auto-create ``topic`` from its template, as createTopicInSendMessageMethod does (None = refused)."""
+        existing = self.table.get(topic)
+        if existing is not None:
+            return existing
+        template = self.table.get(default_topic)
+        if template is None:
+            return None
+        if default_topic == AUTO_CREATE_TOPIC and AUTO_CREATE_TOPIC not in self._system:
+            return None
+        if not template.perm & PERM_INHERIT:
+            return None
+        nums = max(1, min(queue_nums, template.write_queue_nums))
+        tc = TopicConfig(topic, nums, nums, template.perm & ~PERM_INHERIT, topic_sys_flag=topic_sys_flag)
+        return self.update(tc)
+
+    def create_system_if_absent(self, topic: str, queue_nums: int, perm: int = PERM_READ | PERM_WRITE) -> TopicConfig:
+        """Retry, DLQ and transaction topics are created on demand with a fixed queue count."""
+        existing = self.table.get(topic)
+        if existing is not None:
+            return existing
+        return self.update(TopicConfig(topic, queue_nums, queue_nums, perm))

@@ -1,0 +1,90 @@
+from pathlib import Path
+
+import pytest
+
+from rocketq.broker.config import BrokerConfig, parse_delay_levels, read_properties
+from rocketq.errors import ConfigError
+
+
+def test_defaults_match_rocketmq() -> None:
+    cfg = BrokerConfig()
+    assert cfg.listenPort == 10911
+    assert cfg.brokerClusterName == "DefaultCluster"
+    assert cfg.flushDiskType == "ASYNC_FLUSH"
+    assert cfg.maxMessageSize == 4 * 1024 * 1024
+    assert cfg.fileReservedTime == 72
+    assert cfg.deleteWhen == "04"
+    assert cfg.diskMaxUsedSpaceRatio == 75
+    assert cfg.waitTimeMillsInSendQueue == 200
+    assert cfg.defaultTopicQueueNums == 8
+    assert cfg.ha_port == 10912
+
+
+def test_properties_file_and_overrides(tmp_path: Path) -> None:
+    conf = tmp_path / "broker.conf"
+    conf.write_text(
+        "# comment\n! another\nbrokerClusterName = MyCluster\nbrokerName=broker-x\nbrokerId:0\n"
+        "listenPort 10999\nflushDiskType=SYNC_FLUSH\nsendMessageThreadPoolNums=16\n"
+        "messageDelayLevel=1s 2s \\\n   3s\n"
+    )
+    cfg = BrokerConfig.load(conf, ["listenPort=11000", "autoCreateTopicEnable=false"], env={})
+    assert cfg.brokerClusterName == "MyCluster"
+    assert cfg.brokerName == "broker-x"
+    assert cfg.listenPort == 11000
+    assert cfg.flushDiskType == "SYNC_FLUSH"
+    assert cfg.autoCreateTopicEnable is False
+    assert cfg.delay_levels_ms() == [1000, 2000, 3000]
+    assert cfg.extra == {"sendMessageThreadPoolNums": "16"}
+
+
+def test_unknown_key_is_named() -> None:
+    with pytest.raises(ConfigError) as info:
+        BrokerConfig.load(None, ["brokerNmae=x"], env={})
+    assert info.value.key == "brokerNmae"
+    assert "brokerNmae" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("item", "key"),
+    [
+        ("listenPort=abc", "listenPort"),
+        ("autoCreateTopicEnable=yes", "autoCreateTopicEnable"),
+        ("flushDiskType=SOMETIMES", "flushDiskType"),
+        ("brokerRole=LEADER", "brokerRole"),
+        ("deleteWhen=25", "deleteWhen"),
+        ("messageDelayLevel=1x", "messageDelayLevel"),
+        ("diskMaxUsedSpaceRatio=99", "diskMaxUsedSpaceRatio"),
+    ],
+)
+def test_bad_values_name_the_key(item: str, key: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        BrokerConfig.load(None, [item], env={})
+    assert info.value.key == key
+
+
+def test_not_key_value() -> None:
+    with pytest.raises(ConfigError):
+        BrokerConfig.load(None, ["justakey"], env={})
+
+
+def test_namesrv_addr_from_environment_and_argument_wins() -> None:
+    assert BrokerConfig.load(None, [], env={"NAMESRV_ADDR": "1.2.3.4:9876"}).namesrvAddr == "1.2.3.4:9876"
+    cfg = BrokerConfig.load(None, ["namesrvAddr=5.6.7.8:9876;9.9.9.9:9876"], env={"NAMESRV_ADDR": "1.2.3.4:9876"})
+    assert cfg.namesrv_addrs() == ["5.6.7.8:9876", "9.9.9.9:9876"]
+
+
+def test_missing_config_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        BrokerConfig.load(tmp_path / "nope.conf", [], env={})
+
+
+def test_delay_levels_default() -> None:
+    levels = parse_delay_levels("1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h")
+    assert len(levels) == 18
+    assert levels[0] == 1000 and levels[4] == 60_000 and levels[-1] == 7_200_000
+
+
+def test_read_properties_separators(tmp_path: Path) -> None:
+    p = tmp_path / "x.properties"
+    p.write_text("a=1\nb : 2\nc 3\nd=\n")
+    assert read_properties(p) == {"a": "1", "b": "2", "c": "3", "d": ""}
