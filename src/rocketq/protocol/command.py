@@ -116,7 +116,10 @@ def encode_header(cmd: RemotingCommand) -> bytes:
     if cmd.serialize_type == SERIALIZE_JSON:
         return _encode_json_header(cmd)
     if cmd.serialize_type == SERIALIZE_ROCKETMQ:
-        return _encode_binary_header(cmd)
+        try:
+            return _encode_binary_header(cmd)
+        except struct.error as exc:  # a value outside its i16/i32 field (code, version, key length, ...)
+            raise ProtocolError(f"cannot encode ROCKETMQ header: {exc}") from exc
     raise ProtocolError(f"unknown serialize type {cmd.serialize_type}")
 
 
