@@ -15,18 +15,22 @@ class FrameDecoder:
 
     A length that is negative, shorter than the header-length word, or larger than ``max_frame_size``
     raises ``ProtocolError``; after that the decoder is poisoned and the connection should be closed.
+
+    Frames decoded before a bad one in the same ``feed`` are still returned (Netty hands them on before it
+    reports the error); ``error`` is then set and the next ``feed`` raises it.
     """
 
-    __slots__ = ("_buf", "_failed", "max_frame_size")
+    __slots__ = ("_buf", "_failed", "error", "max_frame_size")
 
     def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self._buf = bytearray()
         self._failed = False
+        self.error: ProtocolError | None = None
         self.max_frame_size = max_frame_size
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[RemotingCommand]:
         if self._failed:
-            raise ProtocolError("decoder already failed")
+            raise self.error or ProtocolError("decoder already failed")
         buf = self._buf
         buf += data
         out: list[RemotingCommand] = []
@@ -42,9 +46,14 @@ class FrameDecoder:
                 start = pos + 4
                 out.append(decode_frame(memoryview(buf)[start : start + length]))
                 pos = start + length
-        except ProtocolError:
+        except ProtocolError as exc:
             self._failed = True
-            raise
+            self.error = exc
+            # Drop the buffer without resizing it: the traceback may still hold views of it.
+            self._buf = bytearray()
+            if not out:
+                raise
+            return out
         if pos:
             del buf[:pos]
         return out

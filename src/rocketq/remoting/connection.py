@@ -81,6 +81,9 @@ class Connection(asyncio.Protocol):
                     self.language = cmd.language
                 self.version = cmd.version
                 self._dispatcher.dispatch(self, cmd)
+        if self._decoder.error is not None:  # good frames came before a bad one: answered, now close
+            log.warning("frame.rejected remote=%s error=%s", self.remote, self._decoder.error)
+            self.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True

@@ -219,3 +219,13 @@ def test_frame_decoder_waits_for_the_whole_frame() -> None:
     (cmd,) = decoder.feed(frame[-1:] + frame)[:1]
     assert bytes(cmd.body) == b"xyz"
     assert decoder.buffered == 0
+
+
+def test_frames_before_a_bad_one_are_returned_then_the_error_is_raised() -> None:
+    good = encode(RemotingCommand(code=105, opaque=1))
+    decoder = FrameDecoder()
+    (cmd,) = decoder.feed(good + struct.pack(">i", -1) + b"junk")
+    assert cmd.opaque == 1
+    assert isinstance(decoder.error, ProtocolError)
+    with pytest.raises(ProtocolError):
+        decoder.feed(good)

@@ -1,0 +1,413 @@
+"""asyncio remoting: request/response, timeouts, oneway, errors, reconnects, idle close, shutdown, bad frames.
+
+Real sockets on 127.0.0.1 with ephemeral ports; every server and client is closed by its fixture.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from rocketq.codes import RequestCode, ResponseCode
+from rocketq.errors import RemotingClosedError, RemotingConnectError, RemotingTimeoutError
+from rocketq.protocol import SERIALIZE_ROCKETMQ, RemotingCommand, decode_frame, encode
+from rocketq.remoting import Connection, RemotingClient, RemotingDispatcher, RemotingServer
+
+ECHO = 1000
+SLOW = 1001
+BOOM = 1002
+ABOOM = 1003
+BLOCK = 1004
+RECORD = 1005
+CALLBACK = 1006
+
+WAIT = 5.0  # upper bound for things that must happen "soon"; never a pass/fail timing threshold
+
+
+class Harness:
+    def __init__(self) -> None:
+        self.dispatcher = RemotingDispatcher("test")
+        self.server: RemotingServer | None = None
+        self.clients: list[RemotingClient] = []
+        self.recorded: list[RemotingCommand] = []
+        self.release = asyncio.Event()
+        self._register()
+
+    def _register(self) -> None:
+        d = self.dispatcher
+
+        def echo(conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+            return cmd.response(ResponseCode.SUCCESS, cmd.remark, dict(cmd.ext_fields), cmd.body)
+
+        async def slow(conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+            await asyncio.sleep(float(cmd.ext_fields.get("delay", "0")))
+            return cmd.response(ResponseCode.SUCCESS, ext_fields={"tag": cmd.ext_fields.get("tag", "")})
+
+        def boom(conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+            raise ValueError("sync processor exploded")
+
+        async def aboom(conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+            raise RuntimeError("async processor exploded")
+
+        async def block(conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+            await self.release.wait()
+            return cmd.response(ResponseCode.SUCCESS)
+
+        def record(conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+            self.recorded.append(cmd)
+            return cmd.response(ResponseCode.SUCCESS, ext_fields={"seen": str(len(self.recorded))})
+
+        async def callback(conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+            # Server → client request over the same connection (e.g. CHECK_TRANSACTION_STATE).
+            reply = await conn.request(RemotingCommand.request(RequestCode.CHECK_TRANSACTION_STATE), timeout=WAIT)
+            return cmd.response(ResponseCode.SUCCESS, ext_fields={"client_said": reply.remark or ""})
+
+        d.register(ECHO, echo)
+        d.register(SLOW, slow)
+        d.register(BOOM, boom)
+        d.register(ABOOM, aboom)
+        d.register(BLOCK, block)
+        d.register(RECORD, record)
+        d.register(CALLBACK, callback)
+
+    async def start(self, **kwargs: Any) -> str:
+        self.server = RemotingServer(self.dispatcher, "127.0.0.1", 0, **kwargs)
+        port = await self.server.start()
+        return f"127.0.0.1:{port}"
+
+    def client(self, **kwargs: Any) -> RemotingClient:
+        c = RemotingClient(**kwargs)
+        self.clients.append(c)
+        return c
+
+    async def close(self) -> None:
+        self.release.set()
+        for c in self.clients:
+            await c.close()
+        if self.server is not None:
+            await self.server.close()
+
+
+@pytest.fixture
+async def harness() -> AsyncIterator[Harness]:
+    h = Harness()
+    try:
+        yield h
+    finally:
+        await h.close()
+
+
+async def read_frame(reader: asyncio.StreamReader) -> RemotingCommand:
+    (length,) = struct.unpack(">i", await reader.readexactly(4))
+    return decode_frame(await reader.readexactly(length))
+
+
+async def eventually(predicate: Callable[[], bool | Awaitable[bool]], what: str) -> None:
+    async with asyncio.timeout(WAIT):
+        while True:
+            result = predicate()
+            if not isinstance(result, bool):
+                result = await result
+            if result:
+                return
+            await asyncio.sleep(0.01)
+    raise AssertionError(what)  # pragma: no cover
+
+
+# ------------------------------------------------------------------------------------ request/response
+
+
+async def test_request_response(harness: Harness) -> None:
+    addr = await harness.start()
+    client = harness.client()
+    req = RemotingCommand.request(ECHO, {"k": "v"}, b"payload")
+    resp = await client.invoke(addr, req, timeout=WAIT)
+    assert resp.is_response
+    assert resp.opaque == req.opaque
+    assert (resp.code, resp.ext_fields, bytes(resp.body)) == (ResponseCode.SUCCESS, {"k": "v"}, b"payload")
+
+
+async def test_async_processor_and_out_of_order_completion(harness: Harness) -> None:
+    addr = await harness.start()
+    client = harness.client()
+    first = client.invoke(addr, RemotingCommand.request(SLOW, {"delay": "0.2", "tag": "a"}), timeout=WAIT)
+    second = client.invoke(addr, RemotingCommand.request(SLOW, {"delay": "0", "tag": "b"}), timeout=WAIT)
+    done_order: list[str] = []
+
+    async def run(coro: Awaitable[RemotingCommand]) -> None:
+        resp = await coro
+        done_order.append(resp.ext_fields["tag"])
+
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(run(first))
+        tg.create_task(run(second))
+    assert sorted(done_order) == ["a", "b"]  # each response matched to its own request by opaque
+
+
+async def test_many_concurrent_requests_share_one_connection(harness: Harness) -> None:
+    addr = await harness.start()
+    client = harness.client()
+    resps = await asyncio.gather(
+        *(client.invoke(addr, RemotingCommand.request(ECHO, {"i": str(i)}), timeout=WAIT) for i in range(50))
+    )
+    assert [r.ext_fields["i"] for r in resps] == [str(i) for i in range(50)]
+    assert len(harness.server.connections) == 1  # type: ignore[union-attr]
+
+
+async def test_response_mirrors_the_request_serialization(harness: Harness) -> None:
+    addr = await harness.start()
+    host, port = addr.split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        req = RemotingCommand(code=ECHO, opaque=77, ext_fields={"a": "b"}, serialize_type=SERIALIZE_ROCKETMQ)
+        writer.write(encode(req))
+        resp = await read_frame(reader)
+        assert (resp.opaque, resp.serialize_type, resp.ext_fields) == (77, SERIALIZE_ROCKETMQ, {"a": "b"})
+        cpp = RemotingCommand(code=ECHO, opaque=78, language="CPP", serialize_type=SERIALIZE_ROCKETMQ)
+        writer.write(encode(cpp))
+        assert (await read_frame(reader)).serialize_type == 0  # C++ peers only read JSON
+    finally:
+        writer.close()
+        await writer.wait_closed()
+
+
+async def test_server_to_client_request(harness: Harness) -> None:
+    addr = await harness.start()
+    client_dispatcher = RemotingDispatcher("client")
+    client_dispatcher.register(
+        RequestCode.CHECK_TRANSACTION_STATE, lambda conn, cmd: cmd.response(ResponseCode.SUCCESS, "committed")
+    )
+    client = harness.client(dispatcher=client_dispatcher)
+    resp = await client.invoke(addr, RemotingCommand.request(CALLBACK), timeout=WAIT)
+    assert resp.ext_fields == {"client_said": "committed"}
+
+
+# -------------------------------------------------------------------------------------------- timeouts
+
+
+async def test_per_call_timeout(harness: Harness) -> None:
+    addr = await harness.start()
+    client = harness.client()
+    with pytest.raises(RemotingTimeoutError):
+        await client.invoke(addr, RemotingCommand.request(BLOCK), timeout=0.1)
+    conn = await client.connection(addr)
+    assert conn.pending_count == 0
+    # The connection is still usable, and the late response (after release) is dropped quietly.
+    harness.release.set()
+    resp = await client.invoke(addr, RemotingCommand.request(ECHO, {"x": "1"}), timeout=WAIT)
+    assert resp.ext_fields == {"x": "1"}
+
+
+async def test_timeout_is_a_builtin_timeout_error_too(harness: Harness) -> None:
+    addr = await harness.start()
+    with pytest.raises(TimeoutError):
+        await harness.client().invoke(addr, RemotingCommand.request(BLOCK), timeout=0.05)
+
+
+# ---------------------------------------------------------------------------------------------- oneway
+
+
+async def test_oneway_is_processed_but_not_answered(harness: Harness) -> None:
+    addr = await harness.start()
+    host, port = addr.split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        oneway = RemotingCommand.request(RECORD, {"n": "1"}, oneway=True)
+        oneway.opaque = 1
+        normal = RemotingCommand.request(RECORD, {"n": "2"})
+        normal.opaque = 2
+        writer.write(encode(oneway) + encode(normal))
+        # Requests are answered in order, so a reply to the oneway request would come first.
+        first = await read_frame(reader)
+        assert first.opaque == 2
+        assert first.ext_fields == {"seen": "2"}
+        assert [c.ext_fields["n"] for c in harness.recorded] == ["1", "2"]
+    finally:
+        writer.close()
+        await writer.wait_closed()
+
+
+async def test_client_invoke_oneway(harness: Harness) -> None:
+    addr = await harness.start()
+    client = harness.client()
+    await client.invoke_oneway(addr, RemotingCommand.request(RECORD, {"n": "1"}))
+    await eventually(lambda: len(harness.recorded) == 1, "oneway request processed")
+    assert harness.recorded[0].is_oneway
+    conn = await client.connection(addr)
+    assert conn.pending_count == 0
+
+
+# ---------------------------------------------------------------------------------------------- errors
+
+
+async def test_unknown_code_is_answered_with_request_code_not_supported(harness: Harness) -> None:
+    addr = await harness.start()
+    resp = await harness.client().invoke(addr, RemotingCommand.request(9999), timeout=WAIT)
+    assert resp.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
+    assert resp.remark == " request type 9999 not supported"
+
+
+@pytest.mark.parametrize(("code", "text"), [(BOOM, "sync processor exploded"), (ABOOM, "async processor exploded")])
+async def test_processor_exception_is_system_error(harness: Harness, code: int, text: str) -> None:
+    addr = await harness.start()
+    client = harness.client()
+    resp = await client.invoke(addr, RemotingCommand.request(code), timeout=WAIT)
+    assert resp.code == ResponseCode.SYSTEM_ERROR
+    assert text in (resp.remark or "")
+    # The connection survives the processor's failure.
+    assert (await client.invoke(addr, RemotingCommand.request(ECHO), timeout=WAIT)).code == ResponseCode.SUCCESS
+
+
+async def test_connect_error() -> None:
+    # Bind and release a port so nothing listens on it.
+    server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    server.close()
+    await server.wait_closed()
+    client = RemotingClient(connect_timeout=WAIT)
+    try:
+        with pytest.raises(RemotingConnectError):
+            await client.invoke(f"127.0.0.1:{port}", RemotingCommand.request(ECHO), timeout=WAIT)
+    finally:
+        await client.close()
+
+
+async def test_bad_address() -> None:
+    client = RemotingClient()
+    try:
+        with pytest.raises(RemotingConnectError):
+            await client.invoke("no-port", RemotingCommand.request(ECHO))
+    finally:
+        await client.close()
+
+
+# ------------------------------------------------------------------------------- reconnect / idle / close
+
+
+async def test_reconnect_after_the_server_closed_the_connection(harness: Harness) -> None:
+    addr = await harness.start()
+    client = harness.client()
+    assert (await client.invoke(addr, RemotingCommand.request(ECHO), timeout=WAIT)).code == 0
+    first = await client.connection(addr)
+    for conn in list(harness.server.connections):  # type: ignore[union-attr]
+        conn.close()
+    async with asyncio.timeout(WAIT):
+        await first.wait_closed()
+    resp = await client.invoke(addr, RemotingCommand.request(ECHO, {"again": "1"}), timeout=WAIT)
+    assert resp.ext_fields == {"again": "1"}
+    assert await client.connection(addr) is not first
+
+
+async def test_pending_request_fails_when_the_connection_drops(harness: Harness) -> None:
+    addr = await harness.start()
+    client = harness.client()
+    pending = asyncio.ensure_future(client.invoke(addr, RemotingCommand.request(BLOCK), timeout=WAIT))
+    await eventually(lambda: len(harness.server.connections) == 1, "connected")  # type: ignore[union-attr]
+    await eventually(lambda: harness.dispatcher._tasks != set(), "request in flight")
+    for conn in list(harness.server.connections):  # type: ignore[union-attr]
+        conn.abort()
+    with pytest.raises(RemotingClosedError):
+        await pending
+
+
+async def test_server_closes_idle_connections(harness: Harness) -> None:
+    addr = await harness.start(idle_timeout=0.1, idle_scan_interval=0.02)
+    client = harness.client()
+    await client.invoke(addr, RemotingCommand.request(ECHO), timeout=WAIT)
+    conn = await client.connection(addr)
+    async with asyncio.timeout(WAIT):
+        await conn.wait_closed()
+    assert conn.closed
+
+
+async def test_client_closes_idle_connections(harness: Harness) -> None:
+    addr = await harness.start()
+    client = harness.client(idle_timeout=0.05)
+    await client.invoke(addr, RemotingCommand.request(ECHO), timeout=WAIT)
+    conn = await client.connection(addr)
+    async with asyncio.timeout(WAIT):
+        await conn.wait_closed()
+    await eventually(lambda: not harness.server.connections, "server saw the close")  # type: ignore[union-attr]
+
+
+async def test_graceful_shutdown(harness: Harness) -> None:
+    addr = await harness.start()
+    client = harness.client()
+    assert (await client.invoke(addr, RemotingCommand.request(ECHO), timeout=WAIT)).code == 0
+    in_flight = asyncio.ensure_future(client.invoke(addr, RemotingCommand.request(BLOCK), timeout=WAIT))
+    await eventually(lambda: harness.dispatcher._tasks != set(), "request in flight")
+    assert harness.server is not None
+    async with asyncio.timeout(WAIT):
+        await harness.server.close()
+    assert not harness.dispatcher._tasks  # processor tasks were cancelled and awaited
+    with pytest.raises(RemotingClosedError):
+        await in_flight
+    with pytest.raises(RemotingConnectError):
+        await harness.client().invoke(addr, RemotingCommand.request(ECHO), timeout=WAIT)
+    harness.server = None
+
+
+async def test_client_close_fails_pending_requests(harness: Harness) -> None:
+    addr = await harness.start()
+    client = RemotingClient()
+    pending = asyncio.ensure_future(client.invoke(addr, RemotingCommand.request(BLOCK), timeout=WAIT))
+    await eventually(lambda: harness.dispatcher._tasks != set(), "request in flight")
+    await client.close()
+    with pytest.raises(RemotingClosedError):
+        await pending
+    with pytest.raises(RemotingConnectError):
+        await client.invoke(addr, RemotingCommand.request(ECHO))
+
+
+# -------------------------------------------------------------------------------------- malformed input
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        struct.pack(">i", -1),  # negative length
+        struct.pack(">i", 2),  # shorter than the header-length word
+        struct.pack(">i", 64 * 1024 * 1024),  # over the 16 MiB frame limit
+        struct.pack(">II", 6, 2) + b"{}",  # header length beyond the frame
+        struct.pack(">II", 8, 4) + b"nope",  # header is not JSON
+        struct.pack(">II", 8, 0x05000004) + b"{}{}",  # unknown serialize type
+    ],
+    ids=["negative", "too-short", "too-long", "header-overrun", "bad-json", "bad-type"],
+)
+async def test_malformed_frame_closes_only_that_connection(harness: Harness, garbage: bytes) -> None:
+    addr = await harness.start()
+    good = harness.client()
+    assert (await good.invoke(addr, RemotingCommand.request(ECHO), timeout=WAIT)).code == 0
+    host, port = addr.split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(garbage)
+        async with asyncio.timeout(WAIT):
+            assert await reader.read() == b""  # EOF: the server closed the offending connection
+        resp = await good.invoke(addr, RemotingCommand.request(ECHO, {"still": "here"}), timeout=WAIT)
+        assert resp.ext_fields == {"still": "here"}
+        assert len(harness.server.connections) == 1  # type: ignore[union-attr]
+    finally:
+        writer.close()
+        await writer.wait_closed()
+
+
+async def test_valid_frames_before_a_bad_one_are_still_answered(harness: Harness) -> None:
+    addr = await harness.start()
+    host, port = addr.split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        req = RemotingCommand.request(ECHO, {"ok": "1"})
+        req.opaque = 5
+        writer.write(encode(req) + struct.pack(">i", -7))
+        resp = await read_frame(reader)
+        assert (resp.opaque, resp.ext_fields) == (5, {"ok": "1"})
+        async with asyncio.timeout(WAIT):
+            assert await reader.read() == b""
+    finally:
+        writer.close()
+        await writer.wait_closed()
