@@ -98,6 +98,7 @@ class BrokerConfig:
     transactionCheckMax: int = 15
     transactionCheckInterval: int = 60_000
     offsetCheckInSlave: bool = False
+    scheduleIntervalMills: int = 100  # rocketq: how often each delay level is checked for due messages
     lockMaxLiveTimeMills: int = 60_000  # rocketq: Java's rocketmq.broker.rebalance.lockMaxLiveTime
     maxFrameSize: int = 16 * 1024 * 1024
     extra: dict[str, str] = field(default_factory=dict, repr=False)  # ignored Java keys, for GET_BROKER_CONFIG

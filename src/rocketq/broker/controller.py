@@ -18,7 +18,9 @@ from rocketq.broker.processors.clients import ClientProcessors
 from rocketq.broker.processors.pull import PullProcessor
 from rocketq.broker.processors.query import QueryProcessors
 from rocketq.broker.processors.send import SendProcessor
+from rocketq.broker.processors.send_back import SendBackProcessor
 from rocketq.broker.registration import NamesrvRegistration
+from rocketq.broker.schedule import ScheduleService
 from rocketq.broker.semantics import MessageSemantics
 from rocketq.broker.stats import BrokerStats
 from rocketq.broker.subscription_manager import SubscriptionGroupManager
@@ -80,7 +82,7 @@ class BrokerController:
         self.producers = ProducerManager()
         self.locks = QueueLockManager(config.lockMaxLiveTimeMills / 1000.0)
         self.stats = BrokerStats()
-        self.semantics = MessageSemantics()
+        self.semantics = MessageSemantics(len(config.delay_levels_ms()))
         self.store = MessageStore(store_config_from(config))
         self.dispatcher = RemotingDispatcher("broker")
         self.dispatcher.close_listeners.append(self._on_connection_closed)
@@ -89,6 +91,7 @@ class BrokerController:
         self.pull = PullProcessor(self)
         self.pull_holds = PullHoldService(self.pull.rerun)
         self.registration = NamesrvRegistration(self)
+        self.schedule = ScheduleService(self, interval=config.scheduleIntervalMills / 1000.0)
         self.servers: list[RemotingServer] = []
         self.boot_timestamp = int(time.time() * 1000)
         self._tasks: list[asyncio.Task[None]] = []
@@ -107,12 +110,14 @@ class BrokerController:
         self.topics.load()
         self.groups.load()
         self.offsets.load()
+        self.schedule.load()
         if not self.store.load():
             raise RuntimeError(f"the store under {cfg.storePathRootDir} could not be loaded")
         self.store.arrival_listener = self._on_message_arrival
         self.store.start()
         self.topics.persist()
-        for proc in (self.send, self.pull, ClientProcessors(self), QueryProcessors(self), AdminProcessors(self)):
+        processors = (self.send, self.pull, SendBackProcessor(self), ClientProcessors(self), QueryProcessors(self))
+        for proc in (*processors, AdminProcessors(self)):
             proc.register()
         self.dispatcher.hooks.append(self._wrap_broker_errors)
         main = RemotingServer(self.dispatcher, cfg.listenHost, cfg.listenPort, max_frame_size=cfg.maxFrameSize)
@@ -127,6 +132,8 @@ class BrokerController:
                 log.warning("broker.fast_port_unavailable port=%s error=%s", cfg.listenPort - 2, exc)
         self.send.store_host = (cfg.brokerIP1, cfg.listenPort)
         self.send.start()
+        if not cfg.is_slave:
+            self.schedule.start()
         self.registration.start()
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._housekeeping()))
@@ -161,6 +168,7 @@ class BrokerController:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self.pull_holds.close()
+        await self.schedule.stop()
         for server in self.servers:
             await server.close()
         await self.send.stop()

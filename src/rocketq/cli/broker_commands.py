@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
 
     s = sub.add_parser("standalone", help="run a name server and a broker in one process")
     s.add_argument("--dir", default="./data", help="data directory (store under DIR/store, default ./data)")
-    s.add_argument("--namesrv-port", type=int, default=9876)
+    s.add_argument("--namesrv-port", type=int, default=9876, help="name server port (0 = any free port)")
     s.add_argument("-c", "--config", help="a broker.conf (Java properties) file")
     s.add_argument("overrides", nargs="*", metavar="key=value", help="broker.conf properties")
     s.set_defaults(func=_run_standalone)
@@ -79,7 +79,6 @@ def _run_standalone(args: argparse.Namespace) -> int:
     data = Path(args.dir)
     base = {
         "storePathRootDir": str(data / "store"),
-        "namesrvAddr": f"127.0.0.1:{args.namesrv_port}",
     }
     try:
         cfg = BrokerConfig.load(args.config, list(args.overrides), base=base)
@@ -91,7 +90,9 @@ def _run_standalone(args: argparse.Namespace) -> int:
         namesrv = NamesrvServer(
             NamesrvConfig(listen_host=cfg.listenHost, listen_port=args.namesrv_port, home_dir=data / "namesrv")
         )
-        await namesrv.start()
+        port = await namesrv.start()
+        if not cfg.namesrvAddr:  # the embedded name server, on the port it actually got
+            cfg.namesrvAddr = f"127.0.0.1:{port}"
         broker = BrokerController(cfg)
         try:
             await broker.start()

@@ -1,0 +1,164 @@
+"""Delayed delivery by level (RocketMQ 4.9's ScheduleMessageService).
+
+A message with ``DELAY`` = L > 0 is stored under ``SCHEDULE_TOPIC_XXXX``, queue L − 1, with its real topic and
+queue in ``REAL_TOPIC``/``REAL_QID``; the store puts its delivery time in the consume-queue tags slot. One
+task walks each level's queue in order (messages of one level become due in store order) and re-puts due
+messages to their real topic and queue with ``DELAY`` removed. Progress per level is persisted to
+``config/delayOffset.json`` so a restart neither loses nor repeats (beyond the last persisted batch)
+deliveries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rocketq.broker.persist import read_json, write_json_atomic
+from rocketq.broker.topic_manager import SCHEDULE_TOPIC
+from rocketq.protocol.message import (
+    PROP_DELAY,
+    PROP_REAL_QID,
+    PROP_REAL_TOPIC,
+    SYSFLAG_TX_MASK,
+    SYSFLAG_TX_PREPARED,
+    SYSFLAG_TX_ROLLBACK,
+    decode_record,
+)
+from rocketq.store import GetMessageStatus, StoreMessage
+
+if TYPE_CHECKING:
+    from rocketq.broker.controller import BrokerController
+
+log = logging.getLogger("rocketq.broker.schedule")
+
+
+def clamp_level(level: int, max_level: int) -> int:
+    return min(level, max_level)
+
+
+def to_schedule_topic(msg: StoreMessage, max_level: int) -> StoreMessage:
+    """Rewrite a message that carries DELAY > 0 to the schedule topic (CommitLog.asyncPutMessage)."""
+    raw = msg.properties.get(PROP_DELAY, "").strip()
+    try:
+        level = int(raw)
+    except ValueError:
+        return msg
+    tx = msg.sys_flag & SYSFLAG_TX_MASK
+    if level <= 0 or tx in (SYSFLAG_TX_PREPARED, SYSFLAG_TX_ROLLBACK):
+        return msg
+    level = clamp_level(level, max_level)
+    msg.properties[PROP_DELAY] = str(level)
+    msg.properties[PROP_REAL_TOPIC] = msg.topic
+    msg.properties[PROP_REAL_QID] = str(msg.queue_id)
+    msg.topic = SCHEDULE_TOPIC
+    msg.queue_id = level - 1
+    msg.tags_code = None  # the store computes the delivery time for the tags slot
+    return msg
+
+
+class ScheduleService:
+    def __init__(self, broker: BrokerController, interval: float = 0.1) -> None:
+        self.broker = broker
+        self.levels = broker.config.delay_levels_ms()
+        self.interval = interval
+        self.path = Path(broker.config.storePathRootDir) / "config" / "delayOffset.json"
+        self.offsets: dict[int, int] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._dirty = False
+        self._last_persist = 0.0
+
+    def load(self) -> None:
+        obj = read_json(self.path)
+        if obj:
+            self.offsets = {int(k): int(v) for k, v in (obj.get("offsetTable") or {}).items()}
+
+    def persist(self) -> None:
+        write_json_atomic(self.path, {"offsetTable": {str(k): v for k, v in sorted(self.offsets.items())}})
+        self._dirty = False
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._loop())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        self.persist()
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                delivered = self.deliver_due()
+            except Exception:
+                log.exception("schedule.failed")
+                delivered = 0
+            now = time.monotonic()
+            if self._dirty and now - self._last_persist > 1.0:
+                self.persist()
+                self._last_persist = now
+            if not delivered:
+                await asyncio.sleep(self.interval)
+            else:
+                await asyncio.sleep(0)
+
+    def deliver_due(self, limit: int = 256) -> int:
+        """Re-put every due message (at most ``limit`` per level per call); returns how many moved."""
+        store = self.broker.store
+        now_ms = int(time.time() * 1000)
+        moved = 0
+        for level, delay_ms in enumerate(self.levels, start=1):
+            qid = level - 1
+            offset = self.offsets.get(level, 0)
+            min_offset = store.get_min_offset_in_queue(SCHEDULE_TOPIC, qid)
+            offset = max(offset, min_offset)
+            for _ in range(limit):
+                result = store.get_message(SCHEDULE_TOPIC, qid, offset, 1, None)
+                try:
+                    if result.status != GetMessageStatus.FOUND:
+                        if result.status in (GetMessageStatus.OFFSET_TOO_SMALL, GetMessageStatus.OFFSET_OVERFLOW_BADLY):
+                            offset = result.next_begin_offset
+                            continue
+                        break
+                    rec = decode_record(result.buffers[0])
+                finally:
+                    result.release()
+                if rec.store_timestamp + delay_ms > now_ms:
+                    break
+                self._reput(rec)
+                offset += 1
+                moved += 1
+                self._dirty = True
+            self.offsets[level] = offset
+        return moved
+
+    def _reput(self, rec: object) -> None:
+        from rocketq.protocol.message import MessageRecord
+
+        assert isinstance(rec, MessageRecord)
+        props = dict(rec.properties)
+        props.pop(PROP_DELAY, None)
+        real_topic = props.get(PROP_REAL_TOPIC, rec.topic)
+        try:
+            real_qid = int(props.get(PROP_REAL_QID, "0"))
+        except ValueError:
+            real_qid = 0
+        msg = StoreMessage(
+            topic=real_topic,
+            queue_id=real_qid,
+            body=rec.body,
+            flag=rec.flag,
+            properties=props,
+            sys_flag=rec.sys_flag,
+            born_timestamp=rec.born_timestamp,
+            born_host=rec.born_host,
+            store_host=rec.store_host,
+            reconsume_times=rec.reconsume_times,
+            prepared_transaction_offset=rec.prepared_transaction_offset,
+            tags_code=None,
+        )
+        result = self.broker.store.put_message(msg)
+        if result.status.name != "PUT_OK":
+            log.error("schedule.reput_failed topic=%s status=%s", real_topic, result.status.name)
