@@ -1,0 +1,95 @@
+"""Client-side unique message ids (``UNIQ_KEY``), laid out like Java's ``MessageClientIDSetter``.
+
+Upper-case hex of 16 bytes for an IPv4 client (28 for IPv6)::
+
+    ip (4|16) | pid (2, low 16 bits) | class-loader hash (4; here: a random per-process int)
+    | ms since the start of the current month, local time (4) | counter (2, wraps)
+
+The first part is fixed per process; the time and counter change per id. ``id_ip``/``id_pid``/``id_time_ms``
+read an id back (Java ``getIPFromID``/``getPidFromID``/``getNearlyTimeFromID``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import ipaddress
+import itertools
+import os
+import random
+import struct
+import threading
+import time
+from collections.abc import Callable
+
+_I32 = struct.Struct(">i")
+_U32 = struct.Struct(">I")
+_U16 = struct.Struct(">H")
+
+
+def _month_window(now_ms: int) -> tuple[int, int]:
+    """Start of the month containing ``now_ms`` and start of the next one, local time, in epoch ms."""
+    local = _dt.datetime.fromtimestamp(now_ms / 1000)
+    start = local.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    nxt = start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+    return int(start.timestamp() * 1000), int(nxt.timestamp() * 1000)
+
+
+class UniqIdGenerator:
+    """Thread-safe generator of UNIQ_KEY ids. ``clock`` returns epoch ms (injectable for tests)."""
+
+    def __init__(
+        self,
+        ip: str,
+        pid: int | None = None,
+        loader_hash: int | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        try:
+            ip_bytes = ipaddress.ip_address(ip).packed
+        except ValueError:
+            ip_bytes = _fake_ip()
+        pid = os.getpid() if pid is None else pid
+        loader_hash = random.getrandbits(32) if loader_hash is None else loader_hash
+        self._fix = (ip_bytes + _U16.pack(pid & 0xFFFF) + _U32.pack(loader_hash & 0xFFFFFFFF)).hex().upper()
+        self._clock = clock or (lambda: time.time_ns() // 1_000_000)
+        self._counter = itertools.count()
+        self._lock = threading.Lock()
+        self._start, self._next_start = _month_window(self._clock())
+
+    def create(self) -> str:
+        now = self._clock()
+        with self._lock:
+            if now >= self._next_start:
+                self._start, self._next_start = _month_window(now)
+            diff = now - self._start
+            count = next(self._counter)
+        if -1_000_000 < diff < 0:  # clock stepped back a little (NTP): Java clamps to 0
+            diff = 0
+        return self._fix + (_U32.pack(diff & 0xFFFFFFFF) + _U16.pack(count & 0xFFFF)).hex().upper()
+
+
+def _fake_ip() -> bytes:
+    # Java createFakeIP: the low 4 bytes of the current time in ms.
+    return struct.pack(">q", time.time_ns() // 1_000_000)[4:]
+
+
+def id_ip(msg_id: str) -> str:
+    raw = bytes.fromhex(msg_id)
+    return str(ipaddress.ip_address(raw[:16] if len(raw) == 28 else raw[:4]))
+
+
+def id_pid(msg_id: str) -> int:
+    raw = bytes.fromhex(msg_id)
+    return int(_U16.unpack_from(raw, len(raw) - 12)[0])
+
+
+def id_time_ms(msg_id: str, now_ms: int | None = None) -> int:
+    """Approximate creation time of an id (within the current or the previous month, like Java)."""
+    raw = bytes.fromhex(msg_id)
+    span = int(_U32.unpack_from(raw, len(raw) - 6)[0])
+    now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+    start, _ = _month_window(now)
+    if start + span >= now:
+        prev = _dt.datetime.fromtimestamp(start / 1000 - 1)
+        start, _ = _month_window(int(prev.timestamp() * 1000))
+    return start + span

@@ -1,0 +1,99 @@
+"""Client-side checks (Java ``Validators`` / ``TopicValidator``) and the Java encodings of properties and batches."""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from rocketq.client.errors import InvalidMessageError
+from rocketq.errors import ClientError
+
+if TYPE_CHECKING:
+    from rocketq.client.message import Message
+
+TOPIC_MAX_LENGTH = 127
+GROUP_MAX_LENGTH = 255
+_LEGAL = re.compile(r"^[%|a-zA-Z0-9_-]+$")
+
+NOT_ALLOWED_SEND_TOPICS = frozenset(
+    {
+        "SCHEDULE_TOPIC_XXXX",
+        "RMQ_SYS_TRANS_HALF_TOPIC",
+        "RMQ_SYS_TRANS_OP_HALF_TOPIC",
+        "TRANS_CHECK_MAX_TIME_TOPIC",
+        "SELF_TEST_TOPIC",
+        "OFFSET_MOVED_EVENT",
+    }
+)
+
+
+def check_topic(topic: str) -> None:
+    if not topic or not topic.strip():
+        raise InvalidMessageError("the specified topic is blank")
+    if len(topic) > TOPIC_MAX_LENGTH:
+        raise InvalidMessageError(f"the specified topic is longer than topic max length {TOPIC_MAX_LENGTH}")
+    if not _LEGAL.match(topic):
+        raise InvalidMessageError(f"the specified topic [{topic}] contains illegal characters, allowing only "
+                                  "^[%|a-zA-Z0-9_-]+$")  # fmt: skip
+
+
+def check_group(group: str) -> None:
+    if not group or not group.strip():
+        raise ClientError("the specified group is blank")
+    if len(group) > GROUP_MAX_LENGTH:
+        raise ClientError(f"the specified group is longer than group max length {GROUP_MAX_LENGTH}")
+    if not _LEGAL.match(group):
+        raise ClientError(f"the specified group [{group}] contains illegal characters, allowing only "
+                          "^[%|a-zA-Z0-9_-]+$")  # fmt: skip
+
+
+def check_message(msg: Message, max_message_size: int) -> None:
+    check_topic(msg.topic)
+    if msg.topic in NOT_ALLOWED_SEND_TOPICS:
+        raise InvalidMessageError(f"sending message to topic [{msg.topic}] is forbidden")
+    if msg.body is None:
+        raise InvalidMessageError("the message body is null")
+    if len(msg.body) == 0:
+        raise InvalidMessageError("the message body length is zero")
+    if len(msg.body) > max_message_size:
+        raise InvalidMessageError(f"the message body size over max value, MAX: {max_message_size}")
+
+
+def properties_to_string(props: Mapping[str, str]) -> str:
+    """Java ``messageProperties2String``: ``k\\x01v`` joined by ``\\x02`` (no trailing separator)."""
+    return "\x02".join(f"{k}\x01{v}" for k, v in props.items() if v is not None)
+
+
+_BATCH_HEAD = struct.Struct(">iiiii")  # total size, magic 0, body crc 0, flag, body length
+_I16 = struct.Struct(">h")
+
+
+def encode_batch_item(flag: int, body: bytes, props: Mapping[str, str]) -> bytes:
+    """One message of a SEND_BATCH_MESSAGE body (Java ``MessageDecoder.encodeMessage``)."""
+    props_b = properties_to_string(props).encode()
+    total = 20 + len(body) + 2 + len(props_b)
+    return b"".join((_BATCH_HEAD.pack(total, 0, 0, flag, len(body)), body, _I16.pack(len(props_b)), props_b))
+
+
+def split_batch(encoded: Sequence[bytes], max_size: int) -> list[list[int]]:
+    """Group item indexes into consecutive runs whose encoded size stays ≤ ``max_size``.
+
+    Raises ``InvalidMessageError`` for an item that alone exceeds the limit.
+    """
+    groups: list[list[int]] = []
+    current: list[int] = []
+    size = 0
+    for i, item in enumerate(encoded):
+        n = len(item)
+        if n > max_size:
+            raise InvalidMessageError(f"message {i} of the batch is {n} bytes encoded, over the {max_size} limit")
+        if current and size + n > max_size:
+            groups.append(current)
+            current, size = [], 0
+        current.append(i)
+        size += n
+    if current:
+        groups.append(current)
+    return groups

@@ -1,0 +1,66 @@
+"""Settings shared by every client (Java ``ClientConfig``). Durations are seconds (floats)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, field
+
+__all__ = ["ClientConfig", "local_ip", "resolve_namesrv_addr"]
+
+NAMESRV_ADDR_ENV = "NAMESRV_ADDR"
+
+
+def resolve_namesrv_addr(addr: str | None) -> list[str]:
+    """``"a:9876;b:9876"`` (or ``$NAMESRV_ADDR`` when None) → list of addresses."""
+    raw = addr if addr is not None else os.environ.get(NAMESRV_ADDR_ENV, "")
+    return [a.strip() for a in raw.replace(",", ";").split(";") if a.strip()]
+
+
+def local_ip() -> str:
+    """A non-loopback IPv4 address of this host when one exists (Java ``RemotingUtil.getLocalAddress``)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        # No packet is sent: connect() on UDP only picks the outgoing interface.
+        sock.connect(("10.255.255.255", 1))
+        ip = str(sock.getsockname()[0])
+    except OSError:
+        ip = "127.0.0.1"
+    finally:
+        sock.close()
+    return ip
+
+
+@dataclass(slots=True)
+class ClientConfig:
+    """Connection and scheduling settings of one client instance.
+
+    ``instance_name`` ``"DEFAULT"`` is replaced by ``"<pid>#<ns>"`` for producers and clustering consumers
+    (Java ``changeInstanceNameToPID``), so several clients in one process get distinct client ids.
+    """
+
+    namesrv_addr: str | None = None
+    client_ip: str = field(default_factory=local_ip)
+    instance_name: str = field(default_factory=lambda: os.environ.get("ROCKETMQ_CLIENT_NAME", "DEFAULT"))
+    unit_name: str | None = None
+    #: Route refresh interval (Java ``pollNameServerInterval``).
+    poll_name_server_interval: float = 30.0
+    #: Heartbeat interval (Java ``heartbeatBrokerInterval``).
+    heartbeat_broker_interval: float = 30.0
+    #: Consumer offset commit interval (Java ``persistConsumerOffsetInterval``).
+    persist_consumer_offset_interval: float = 5.0
+    #: Timeout of name-server and admin-style broker calls (Java ``mqClientApiTimeout``).
+    mq_client_api_timeout: float = 3.0
+    #: Timeout to open a TCP connection.
+    connect_timeout: float = 3.0
+    #: Language announced in every request header; Java brokers parse it as a ``LanguageCode`` name.
+    language: str = "PYTHON"
+
+    def namesrv_list(self) -> list[str]:
+        return resolve_namesrv_addr(self.namesrv_addr)
+
+    def build_client_id(self) -> str:
+        cid = f"{self.client_ip}@{self.instance_name}"
+        if self.unit_name:
+            cid += f"@{self.unit_name}"
+        return cid

@@ -1,0 +1,724 @@
+"""The producer (Java ``DefaultMQProducer`` / ``TransactionMQProducer``), asyncio-native.
+
+Send modes:
+
+* ``await producer.send(msg)`` — synchronous semantics: waits for the broker's answer; on a transport error or
+  a retriable broker code it retries up to ``retry_times_when_send_failed`` times, each time on a queue of
+  *another* broker when there is one;
+* ``producer.send_async(msg, on_success=..., on_exception=...)`` — returns a future at once; the callbacks (and
+  the future) get the outcome. Transport failures are retried ``retry_times_when_send_async_failed`` times on the
+  *same* broker;
+* ``await producer.send_oneway(msg)`` — fire and forget (flag ONEWAY, no answer);
+* ``queue=`` or ``selector=``/``arg=`` on any of them send to one chosen queue (no retry); ``send_orderly(msg,
+  key)`` is ``selector=select_by_hash``;
+* ``send_batch(msgs)`` — one SEND_BATCH_MESSAGE per ≤ ``max_message_size`` chunk of the list.
+
+Requests are those of a Java 4.9.8 client: SEND_MESSAGE_V2 (310) / SEND_BATCH_MESSAGE (320) with the V2 header
+keys, a ``UNIQ_KEY`` per message, zlib bodies from ``compress_msg_body_over_howmuch`` bytes with sysFlag
+``0x1 | 0x300``, and ``TBW102`` as ``defaultTopic`` so the broker can create unknown topics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Protocol
+
+from rocketq.client._instance import ClientInstance, unique_instance_name
+from rocketq.client._route import AUTO_CREATE_TOPIC_KEY, RETRY_GROUP_TOPIC_PREFIX, TopicPublishInfo
+from rocketq.client._tasks import TaskSet
+from rocketq.client._uniq_id import UniqIdGenerator
+from rocketq.client._util import call_user, now_ms
+from rocketq.client._validators import (
+    check_group,
+    check_message,
+    encode_batch_item,
+    properties_to_string,
+    split_batch,
+)
+from rocketq.client.config import ClientConfig
+from rocketq.client.errors import (
+    BrokerNotFoundError,
+    ClientNotStartedError,
+    InvalidMessageError,
+    NoRouteError,
+    SendFailedError,
+    SendTimeoutError,
+)
+from rocketq.client.latency import MQFaultStrategy
+from rocketq.client.message import Message, MessageExt, SendResult, SendStatus
+from rocketq.client.selectors import MessageQueueSelector, select_by_hash
+from rocketq.codes import ResponseCode
+from rocketq.errors import BrokerError, ClientError, RemotingError
+from rocketq.protocol.bodies import MessageQueue
+from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.headers import (
+    CheckTransactionStateRequestHeader,
+    EndTransactionRequestHeader,
+    SendMessageRequestHeader,
+)
+from rocketq.protocol.message import (
+    PROP_MAX_RECONSUME_TIMES,
+    PROP_PGROUP,
+    PROP_RECONSUME_TIME,
+    PROP_TRAN_MSG,
+    PROP_UNIQ_KEY,
+    SYSFLAG_COMPRESSED,
+    SYSFLAG_TX_COMMIT,
+    SYSFLAG_TX_NOT,
+    SYSFLAG_TX_PREPARED,
+    SYSFLAG_TX_ROLLBACK,
+    parse_offset_msg_id,
+)
+
+__all__ = [
+    "LocalTransactionState",
+    "Producer",
+    "TransactionListener",
+    "TransactionProducer",
+    "TransactionSendResult",
+]
+
+log = logging.getLogger("rocketq.client.producer")
+
+DEFAULT_PRODUCER_GROUP = "DEFAULT_PRODUCER"
+COMPRESSION_ZLIB_FLAG = 0x300
+#: Java ``DefaultMQProducer.retryResponseCodes``.
+DEFAULT_RETRY_RESPONSE_CODES = frozenset(
+    {
+        ResponseCode.TOPIC_NOT_EXIST,
+        ResponseCode.SERVICE_NOT_AVAILABLE,
+        ResponseCode.SYSTEM_ERROR,
+        ResponseCode.NO_PERMISSION,
+        ResponseCode.NO_BUYER_ID,
+        ResponseCode.NOT_IN_CURRENT_UNIT,
+    }
+)
+
+SendCallback = Callable[[SendResult], Any]
+ExceptionCallback = Callable[[BaseException], Any]
+
+
+class _Mode(enum.Enum):
+    SYNC = "SYNC"
+    ASYNC = "ASYNC"
+    ONEWAY = "ONEWAY"
+
+
+class Producer:
+    """Sends messages. Use as ``async with Producer("group", namesrv_addr="127.0.0.1:9876") as p: ...``.
+
+    Durations are seconds. ``retry_times_when_send_failed`` (2) extra attempts for ``send``;
+    ``retry_times_when_send_async_failed`` (2) for ``send_async``; ``send_latency_fault_enable`` turns on
+    latency-based broker avoidance (see ``rocketq.client.latency``).
+    """
+
+    def __init__(
+        self,
+        group: str = DEFAULT_PRODUCER_GROUP,
+        *,
+        namesrv_addr: str | None = None,
+        config: ClientConfig | None = None,
+        send_msg_timeout: float = 3.0,
+        retry_times_when_send_failed: int = 2,
+        retry_times_when_send_async_failed: int = 2,
+        retry_another_broker_when_not_store_ok: bool = False,
+        compress_msg_body_over_howmuch: int = 4096,
+        compress_level: int = 5,
+        max_message_size: int = 4 * 1024 * 1024,
+        default_topic_queue_nums: int = 4,
+        create_topic_key: str = AUTO_CREATE_TOPIC_KEY,
+        send_latency_fault_enable: bool = False,
+        retry_response_codes: frozenset[int] = DEFAULT_RETRY_RESPONSE_CODES,
+    ) -> None:
+        check_group(group)
+        self.group = group
+        self.config = config or ClientConfig()
+        if namesrv_addr is not None:
+            self.config.namesrv_addr = namesrv_addr
+        self.send_msg_timeout = send_msg_timeout
+        self.retry_times_when_send_failed = retry_times_when_send_failed
+        self.retry_times_when_send_async_failed = retry_times_when_send_async_failed
+        self.retry_another_broker_when_not_store_ok = retry_another_broker_when_not_store_ok
+        self.compress_msg_body_over_howmuch = compress_msg_body_over_howmuch
+        self.compress_level = compress_level
+        self.max_message_size = max_message_size
+        self.default_topic_queue_nums = default_topic_queue_nums
+        self.create_topic_key = create_topic_key
+        self.retry_response_codes = retry_response_codes
+        self.fault_strategy = MQFaultStrategy(send_latency_fault_enable)
+        self.topic_publish_info_table: dict[str, TopicPublishInfo] = {}
+        self._instance: ClientInstance | None = None
+        self._owns_instance = True
+        self._tasks = TaskSet(log)
+        self._id_gen: UniqIdGenerator | None = None
+        self._running = False
+
+    # -- lifecycle ----------------------------------------------------------------------------------------
+
+    @property
+    def instance(self) -> ClientInstance:
+        if self._instance is None or not self._running:
+            raise ClientNotStartedError(f"the producer {self.group!r} is not started")
+        return self._instance
+
+    @property
+    def client_id(self) -> str:
+        return self.instance.client_id
+
+    async def start(self, instance: ClientInstance | None = None) -> None:
+        """Connect lazily and start the background work. ``instance`` shares another client's instance."""
+        if self._running:
+            return
+        if instance is None:
+            if self.config.instance_name == "DEFAULT":
+                self.config.instance_name = unique_instance_name()
+            instance = ClientInstance(self.config)
+            self._owns_instance = True
+        else:
+            self._owns_instance = False
+        instance.register_producer(self)
+        self._instance = instance
+        self._id_gen = UniqIdGenerator(self.config.client_ip)
+        self.topic_publish_info_table.setdefault(self.create_topic_key, TopicPublishInfo())
+        self._tasks = TaskSet(log)
+        self._running = True
+        if self._owns_instance:
+            await instance.start()
+        await instance.send_heartbeat_to_all_brokers()
+        log.info("producer.started group=%s client_id=%s", self.group, instance.client_id)
+
+    async def shutdown(self) -> None:
+        """Wait for in-flight async sends (up to the send timeout), unregister from the brokers, disconnect."""
+        if not self._running or self._instance is None:
+            return
+        instance = self._instance
+        await self._tasks.wait(self.send_msg_timeout)
+        await self._tasks.aclose()
+        self._running = False
+        await instance.unregister_producer(self.group)
+        if self._owns_instance:
+            await instance.shutdown()
+        log.info("producer.stopped group=%s", self.group)
+
+    async def __aenter__(self) -> Producer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.shutdown()
+
+    # -- ProducerInner (called by the instance) ---------------------------------------------------------------
+
+    def publish_topics(self) -> list[str]:
+        return list(self.topic_publish_info_table)
+
+    def is_publish_topic_need_update(self, topic: str) -> bool:
+        info = self.topic_publish_info_table.get(topic)
+        return info is not None and not info.ok()
+
+    def update_topic_publish_info(self, topic: str, info: TopicPublishInfo) -> None:
+        self.topic_publish_info_table[topic] = info
+
+    async def check_transaction_state(
+        self, addr: str, msg: MessageExt, header: CheckTransactionStateRequestHeader
+    ) -> None:
+        log.warning("check_transaction.ignored group=%s msg_id=%s (not a TransactionProducer)", self.group, msg.msg_id)
+
+    # -- public API ---------------------------------------------------------------------------------------
+
+    async def send(
+        self,
+        msg: Message,
+        *,
+        queue: MessageQueue | None = None,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
+        timeout: float | None = None,
+    ) -> SendResult:
+        """Send and wait for the broker's answer. See the module docstring for retries."""
+        timeout = self.send_msg_timeout if timeout is None else timeout
+        if queue is not None or selector is not None:
+            return await self._send_to_queue(msg, queue, selector, arg, timeout, _Mode.SYNC)
+        return await self._send_default(msg, timeout)
+
+    def send_async(
+        self,
+        msg: Message,
+        *,
+        on_success: SendCallback | None = None,
+        on_exception: ExceptionCallback | None = None,
+        queue: MessageQueue | None = None,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
+        timeout: float | None = None,
+    ) -> asyncio.Future[SendResult]:
+        """Start a send and return at once. Await the returned future, or pass callbacks (or both).
+
+        Callbacks run on the event loop and must not block; an exception in a callback is logged.
+        """
+        self.instance  # noqa: B018 - raises ClientNotStartedError early, like Java's makeSureStateOK
+        timeout = self.send_msg_timeout if timeout is None else timeout
+        fut: asyncio.Future[SendResult] = asyncio.get_running_loop().create_future()
+
+        async def run() -> None:
+            try:
+                if queue is not None or selector is not None:
+                    result = await self._send_to_queue(msg, queue, selector, arg, timeout, _Mode.ASYNC)
+                else:
+                    result = await self._send_async_default(msg, timeout)
+            except asyncio.CancelledError:
+                fut.cancel()
+                raise
+            except Exception as exc:
+                if not fut.done():
+                    fut.set_exception(exc)
+                    if on_exception is not None:
+                        fut.exception()  # delivered through the callback
+                _run_callback(on_exception, exc)
+                return
+            if not fut.done():
+                fut.set_result(result)
+            _run_callback(on_success, result)
+
+        self._tasks.spawn(run(), f"send-async-{msg.topic}")
+        return fut
+
+    async def send_oneway(
+        self,
+        msg: Message,
+        *,
+        queue: MessageQueue | None = None,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
+    ) -> None:
+        """Send without waiting for (or getting) an answer."""
+        if queue is not None or selector is not None:
+            await self._send_to_queue(msg, queue, selector, arg, self.send_msg_timeout, _Mode.ONEWAY)
+            return
+        self._check_message(msg)
+        info = await self._find_publish_info(msg.topic)
+        mq = self.fault_strategy.select_one_message_queue(info, None)
+        await self._send_kernel(msg, mq, _Mode.ONEWAY, self.send_msg_timeout)
+
+    async def send_orderly(self, msg: Message, sharding_key: Any, *, timeout: float | None = None) -> SendResult:
+        """Send to the queue picked by the hash of ``sharding_key`` (same key → same queue → ordered)."""
+        return await self.send(msg, selector=select_by_hash, arg=sharding_key, timeout=timeout)
+
+    async def send_batch(
+        self, msgs: Sequence[Message], *, queue: MessageQueue | None = None, timeout: float | None = None
+    ) -> list[SendResult]:
+        """Send messages of one topic as batches, split so each batch body is ≤ ``max_message_size``.
+
+        Returns one ``SendResult`` per batch sent (its ``msg_id`` lists the messages' ids, comma-separated).
+        Batches cannot carry delayed messages or go to retry topics (Java ``MessageBatch`` rules).
+        """
+        if not msgs:
+            raise InvalidMessageError("the batch is empty")
+        first = msgs[0]
+        for m in msgs:
+            if m.delay_level > 0:
+                raise InvalidMessageError("delay level is not supported for batching")
+            if m.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+                raise InvalidMessageError("retry group topic is not supported for batching")
+            if m.topic != first.topic:
+                raise InvalidMessageError("the topic of the messages in one batch should be the same")
+            if m.wait_store_msg_ok != first.wait_store_msg_ok:
+                raise InvalidMessageError("the wait_store_msg_ok of the messages in one batch should the same")
+            check_message(m, self.max_message_size)
+            self._set_uniq_id(m)
+        encoded = [encode_batch_item(m.flag, m.body, m.properties) for m in msgs]
+        results = []
+        for group in split_batch(encoded, self.max_message_size):
+            batch = _Batch(first.topic, [msgs[i] for i in group], b"".join(encoded[i] for i in group))
+            batch.properties = {"WAIT": "true" if first.wait_store_msg_ok else "false"}
+            if queue is not None:
+                results.append(await self._send_to_queue(batch, queue, None, None, timeout or self.send_msg_timeout,
+                                                         _Mode.SYNC))  # fmt: skip
+            else:
+                results.append(await self._send_default(batch, timeout or self.send_msg_timeout))
+        return results
+
+    async def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
+        """The queues of ``topic`` a send may target (publish list, TBW102 fallback included)."""
+        info = await self._find_publish_info(topic)
+        return list(info.message_queues)
+
+    # -- internals ----------------------------------------------------------------------------------------
+
+    def _check_message(self, msg: Message) -> None:
+        self.instance  # noqa: B018
+        if isinstance(msg, _Batch):
+            return
+        check_message(msg, self.max_message_size)
+
+    def _set_uniq_id(self, msg: Message) -> None:
+        if PROP_UNIQ_KEY not in msg.properties:
+            assert self._id_gen is not None
+            msg.properties[PROP_UNIQ_KEY] = self._id_gen.create()
+
+    async def _find_publish_info(self, topic: str) -> TopicPublishInfo:
+        """Java ``tryToFindTopicPublishInfo``: the topic's route, else the TBW102 fallback, else NoRouteError."""
+        instance = self.instance
+        info = self.topic_publish_info_table.get(topic)
+        if info is None or not info.ok():
+            self.topic_publish_info_table.setdefault(topic, TopicPublishInfo())
+            await instance.update_topic_route(topic)
+            info = self.topic_publish_info_table[topic]
+        if not (info.have_topic_router_info or info.ok()):
+            await instance.update_topic_route(
+                topic, is_default=True, create_topic_key=self.create_topic_key,
+                default_topic_queue_nums=self.default_topic_queue_nums,
+            )  # fmt: skip
+            info = self.topic_publish_info_table[topic]
+        if not info.ok():
+            raise NoRouteError(topic)
+        return info
+
+    def _update_fault(self, broker_name: str, begin: float, isolation: bool) -> None:
+        self.fault_strategy.update_fault_item(broker_name, int((time.monotonic() - begin) * 1000), isolation)
+
+    async def _send_default(self, msg: Message, timeout: float) -> SendResult:
+        """Java ``sendDefaultImpl`` in SYNC mode."""
+        self._check_message(msg)
+        begin_first = time.monotonic()
+        info = await self._find_publish_info(msg.topic)
+        times_total = 1 + self.retry_times_when_send_failed
+        mq: MessageQueue | None = None
+        result: SendResult | None = None
+        last_exc: BaseException | None = None
+        brokers_sent: list[str] = []
+        call_timeout = False
+        for _ in range(times_total):
+            last_broker = mq.broker_name if mq is not None else None
+            mq = self.fault_strategy.select_one_message_queue(info, last_broker)
+            brokers_sent.append(mq.broker_name)
+            begin = time.monotonic()
+            cost = begin - begin_first
+            if timeout < cost:
+                call_timeout = True
+                break
+            try:
+                sent = await self._send_kernel(msg, mq, _Mode.SYNC, timeout - cost)
+                assert sent is not None
+                result = sent
+                self._update_fault(mq.broker_name, begin, False)
+                if result.status != SendStatus.SEND_OK and self.retry_another_broker_when_not_store_ok:
+                    continue
+                return result
+            except (RemotingError, ClientError) as exc:
+                self._update_fault(mq.broker_name, begin, True)
+                log.warning("send.retry topic=%s broker=%s error=%s", msg.topic, mq.broker_name, exc)
+                last_exc = exc
+                continue
+            except BrokerError as exc:
+                self._update_fault(mq.broker_name, begin, True)
+                last_exc = exc
+                if exc.code in self.retry_response_codes:
+                    log.warning("send.retry topic=%s broker=%s error=%s", msg.topic, mq.broker_name, exc)
+                    continue
+                if result is not None:
+                    return result
+                raise
+        if result is not None:
+            return result
+        elapsed = int((time.monotonic() - begin_first) * 1000)
+        text = f"send [{len(brokers_sent)}] times, still failed, cost [{elapsed}]ms, topic: {msg.topic}, " \
+               f"brokers sent: {brokers_sent}"  # fmt: skip
+        if call_timeout:
+            raise SendTimeoutError(f"send timed out after {timeout}s; {text}", brokers_sent) from last_exc
+        raise SendFailedError(text, brokers_sent) from last_exc
+
+    async def _send_async_default(self, msg: Message, timeout: float) -> SendResult:
+        """Java ASYNC mode: one queue; transport failures retried on the same broker."""
+        self._check_message(msg)
+        begin_first = time.monotonic()
+        info = await self._find_publish_info(msg.topic)
+        mq = self.fault_strategy.select_one_message_queue(info, None)
+        if timeout < time.monotonic() - begin_first:
+            raise SendTimeoutError(f"send timed out after {timeout}s", [mq.broker_name])
+        result = await self._send_kernel(msg, mq, _Mode.ASYNC, timeout - (time.monotonic() - begin_first))
+        assert result is not None
+        return result
+
+    async def _send_to_queue(
+        self,
+        msg: Message,
+        queue: MessageQueue | None,
+        selector: MessageQueueSelector | None,
+        arg: Any,
+        timeout: float,
+        mode: _Mode,
+    ) -> SendResult:
+        """Java ``send(msg, mq)`` / ``sendSelectImpl``: one chosen queue, no retry to other queues."""
+        self._check_message(msg)
+        begin = time.monotonic()
+        if queue is not None:
+            if queue.topic != msg.topic:
+                raise InvalidMessageError(f"message's topic {msg.topic!r} differs from the queue's {queue.topic!r}")
+            mq = queue
+        else:
+            assert selector is not None
+            info = await self._find_publish_info(msg.topic)
+            try:
+                mq = selector(list(info.message_queues), msg, arg)
+            except Exception as exc:
+                raise ClientError(f"select message queue threw an exception: {exc!r}") from exc
+            if mq is None:
+                raise ClientError("select message queue returned None")
+        cost = time.monotonic() - begin
+        if timeout < cost:
+            raise SendTimeoutError(f"send timed out after {timeout}s", [mq.broker_name])
+        result = await self._send_kernel(msg, mq, mode, timeout - cost)
+        if mode is _Mode.ONEWAY:
+            return _ONEWAY_RESULT
+        assert result is not None
+        return result
+
+    async def _send_kernel(self, msg: Message, mq: MessageQueue, mode: _Mode, timeout: float) -> SendResult | None:
+        """Java ``sendKernelImpl`` + ``MQClientAPIImpl.sendMessage``: build the request and send it once (ASYNC:
+        plus same-broker retries on transport failures)."""
+        begin = time.monotonic()
+        instance = self.instance
+        addr = instance.find_broker_address_in_publish(mq.broker_name)
+        if addr is None:
+            await self._find_publish_info(mq.topic)
+            addr = instance.find_broker_address_in_publish(mq.broker_name)
+        if addr is None:
+            raise BrokerNotFoundError(mq.broker_name)
+        is_batch = isinstance(msg, _Batch)
+        if not is_batch:
+            self._set_uniq_id(msg)
+        body = msg.body
+        sys_flag = 0
+        if not is_batch and len(body) >= self.compress_msg_body_over_howmuch:
+            body = zlib.compress(body, self.compress_level)
+            sys_flag |= SYSFLAG_COMPRESSED | COMPRESSION_ZLIB_FLAG
+        if msg.properties.get(PROP_TRAN_MSG, "").lower() == "true":
+            sys_flag |= SYSFLAG_TX_PREPARED
+        header_fields: dict[str, Any] = {
+            "producer_group": self.group,
+            "topic": msg.topic,
+            "default_topic": self.create_topic_key,
+            "default_topic_queue_nums": self.default_topic_queue_nums,
+            "queue_id": mq.queue_id,
+            "sys_flag": sys_flag,
+            "born_timestamp": now_ms(),
+            "flag": msg.flag,
+            "properties": properties_to_string(msg.properties),
+            "reconsume_times": 0,
+            "unit_mode": False,
+            "batch": is_batch,
+        }
+        if msg.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            reconsume = msg.properties.pop(PROP_RECONSUME_TIME, None)
+            if reconsume is not None:
+                header_fields["reconsume_times"] = int(reconsume)
+            max_reconsume = msg.properties.pop(PROP_MAX_RECONSUME_TIMES, None)
+            if max_reconsume is not None:
+                header_fields["max_reconsume_times"] = int(max_reconsume)
+        header = SendMessageRequestHeader(**header_fields)
+        cmd = instance.api.send_request(header, mq.broker_name, body)
+        batch_ids = [m.uniq_key or "" for m in msg.messages] if isinstance(msg, _Batch) else [msg.uniq_key or ""]
+        uniq_id = ",".join(batch_ids)
+        if mode is _Mode.ONEWAY:
+            await instance.api.invoke_oneway(addr, cmd)
+            return None
+        remaining = timeout - (time.monotonic() - begin)
+        if remaining <= 0:
+            raise SendTimeoutError(f"send timed out after {timeout}s", [mq.broker_name])
+        if mode is _Mode.SYNC:
+            resp = await instance.api.invoke(addr, cmd, remaining)
+            return instance.api.process_send_response(resp, addr, mq, uniq_id)
+        return await self._send_async_with_retry(cmd, addr, mq, uniq_id, remaining)
+
+    async def _send_async_with_retry(
+        self, cmd: RemotingCommand, addr: str, mq: MessageQueue, uniq_id: str, timeout: float
+    ) -> SendResult:
+        api = self.instance.api
+        begin_first = time.monotonic()
+        times = 0
+        while True:
+            begin = time.monotonic()
+            remaining = timeout - (begin - begin_first)
+            if remaining <= 0:
+                raise SendTimeoutError(f"send timed out after {timeout}s", [mq.broker_name])
+            try:
+                resp = await api.invoke(addr, cmd, remaining)
+            except RemotingError as exc:
+                self._update_fault(mq.broker_name, begin, True)
+                times += 1
+                if times > self.retry_times_when_send_async_failed:
+                    raise
+                log.warning("send_async.retry times=%d topic=%s addr=%s error=%s", times, mq.topic, addr, exc)
+                continue
+            try:
+                result = api.process_send_response(resp, addr, mq, uniq_id)
+            except BrokerError:
+                self._update_fault(mq.broker_name, begin, True)
+                raise
+            self._update_fault(mq.broker_name, begin, False)
+            return result
+
+
+def _run_callback(cb: Callable[[Any], Any] | None, value: Any) -> None:
+    if cb is None:
+        return
+    try:
+        cb(value)
+    except Exception:
+        log.exception("send.callback_failed")
+
+
+class _Batch(Message):
+    """The wire form of a batch: the encoded body plus the messages it holds (Java ``MessageBatch``)."""
+
+    __slots__ = ("messages",)
+
+    def __init__(self, topic: str, messages: list[Message], body: bytes) -> None:
+        super().__init__(topic, body)
+        self.messages = messages
+
+
+_ONEWAY_RESULT = SendResult(SendStatus.SEND_OK, "", "", MessageQueue("", "", -1), -1)
+
+
+# --------------------------------------------------------------------------------------------- transactions
+
+
+class LocalTransactionState(enum.Enum):
+    COMMIT_MESSAGE = "COMMIT_MESSAGE"
+    ROLLBACK_MESSAGE = "ROLLBACK_MESSAGE"
+    UNKNOW = "UNKNOW"
+
+
+_COMMIT_OR_ROLLBACK = {
+    LocalTransactionState.COMMIT_MESSAGE: SYSFLAG_TX_COMMIT,
+    LocalTransactionState.ROLLBACK_MESSAGE: SYSFLAG_TX_ROLLBACK,
+    LocalTransactionState.UNKNOW: SYSFLAG_TX_NOT,
+}
+
+
+class TransactionListener(Protocol):
+    """Both methods may be plain functions (run in a thread) or coroutine functions."""
+
+    def execute_local_transaction(self, msg: Message, arg: Any) -> Any: ...
+
+    def check_local_transaction(self, msg: MessageExt) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionSendResult:
+    send_result: SendResult
+    local_transaction_state: LocalTransactionState
+
+
+class TransactionProducer(Producer):
+    """Sends half messages, runs the local transaction, then commits or rolls back (END_TRANSACTION).
+
+    The broker asks about undecided transactions with CHECK_TRANSACTION_STATE; the listener's
+    ``check_local_transaction`` answers.
+    """
+
+    def __init__(
+        self, group: str, transaction_listener: TransactionListener, *, check_thread_pool_size: int = 1,
+        **kwargs: Any,
+    ) -> None:  # fmt: skip
+        super().__init__(group, **kwargs)
+        self.transaction_listener = transaction_listener
+        self._executor = ThreadPoolExecutor(max_workers=max(1, check_thread_pool_size),
+                                            thread_name_prefix=f"rocketq-tx-{group}")  # fmt: skip
+
+    async def shutdown(self) -> None:
+        await super().shutdown()
+        self._executor.shutdown(wait=False)
+
+    async def send_message_in_transaction(self, msg: Message, arg: Any = None) -> TransactionSendResult:
+        msg.properties.pop("DELAY", None)
+        check_message(msg, self.max_message_size)
+        msg.properties[PROP_TRAN_MSG] = "true"
+        msg.properties[PROP_PGROUP] = self.group
+        try:
+            result = await self.send(msg)
+        except Exception as exc:
+            raise ClientError(f"send message exception: {exc}") from exc
+        state = LocalTransactionState.UNKNOW
+        local_exc: BaseException | None = None
+        if result.status == SendStatus.SEND_OK:
+            if result.transaction_id is not None:
+                msg.properties["__transactionId__"] = result.transaction_id
+            msg.transaction_id = msg.uniq_key
+            try:
+                got = await call_user(self.transaction_listener.execute_local_transaction, msg, arg,
+                                      executor=self._executor)  # fmt: skip
+                state = got if isinstance(got, LocalTransactionState) else LocalTransactionState.UNKNOW
+            except Exception as exc:
+                log.info("transaction.local_failed msg_id=%s error=%r", result.msg_id, exc)
+                local_exc = exc
+        else:
+            state = LocalTransactionState.ROLLBACK_MESSAGE
+        try:
+            await self._end_transaction(result, state, local_exc)
+        except Exception as exc:
+            log.warning("transaction.end_failed state=%s error=%s", state.value, exc)
+        return TransactionSendResult(result, state)
+
+    async def _end_transaction(
+        self, result: SendResult, state: LocalTransactionState, local_exc: BaseException | None
+    ) -> None:
+        _, commit_log_offset = parse_offset_msg_id(result.offset_msg_id or result.msg_id)
+        broker_name = result.message_queue.broker_name
+        addr = self.instance.find_broker_address_in_publish(broker_name)
+        if addr is None:
+            raise BrokerNotFoundError(broker_name)
+        header = EndTransactionRequestHeader(
+            producer_group=self.group,
+            tran_state_table_offset=result.queue_offset,
+            commit_log_offset=commit_log_offset,
+            commit_or_rollback=_COMMIT_OR_ROLLBACK[state],
+            from_transaction_check=False,
+            msg_id=result.msg_id,
+            transaction_id=result.transaction_id,
+        )
+        remark = f"executeLocalTransactionBranch exception: {local_exc!r}" if local_exc is not None else None
+        await self.instance.api.end_transaction_oneway(addr, header, broker_name, remark)
+
+    async def check_transaction_state(
+        self, addr: str, msg: MessageExt, header: CheckTransactionStateRequestHeader
+    ) -> None:
+        async def run() -> None:
+            state = LocalTransactionState.UNKNOW
+            exc: BaseException | None = None
+            try:
+                got = await call_user(self.transaction_listener.check_local_transaction, msg, executor=self._executor)
+                if isinstance(got, LocalTransactionState):
+                    state = got
+            except Exception as e:
+                log.error("transaction.check_failed msg_id=%s error=%r", msg.msg_id, e)
+                exc = e
+            end = EndTransactionRequestHeader(
+                producer_group=self.group,
+                tran_state_table_offset=header.tran_state_table_offset,
+                commit_log_offset=header.commit_log_offset,
+                commit_or_rollback=_COMMIT_OR_ROLLBACK[state],
+                from_transaction_check=True,
+                msg_id=msg.properties.get(PROP_UNIQ_KEY) or msg.msg_id,
+                transaction_id=header.transaction_id,
+            )
+            remark = f"checkLocalTransactionState Exception: {exc!r}" if exc is not None else None
+            try:
+                await self.instance.api.end_transaction_oneway(addr, end, None, remark)
+            except (RemotingError, ClientError) as e:
+                log.warning("transaction.check_reply_failed addr=%s error=%s", addr, e)
+
+        self._tasks.spawn(run(), "check-transaction")
+
