@@ -1,0 +1,51 @@
+"""NamesrvConfig: defaults, validation and the Java-style properties view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rocketq.errors import ConfigError
+from rocketq.namesrv.config import NamesrvConfig, parse_properties
+
+
+def test_defaults() -> None:
+    c = NamesrvConfig()
+    assert (c.listen_host, c.listen_port) == ("0.0.0.0", 9876)
+    assert (c.scan_interval, c.broker_expiry, c.order_message_enable) == (10.0, 120.0, False)
+    assert c.resolved_kv_config_path == Path("data/namesrv/kvConfig.json")
+
+
+def test_explicit_kv_path(tmp_path: Path) -> None:
+    c = NamesrvConfig(home_dir=tmp_path, kv_config_path=tmp_path / "x.json")
+    assert c.resolved_kv_config_path == tmp_path / "x.json"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "key"),
+    [
+        ({"listen_port": 70000}, "listen_port"),
+        ({"scan_interval": 0}, "scan_interval"),
+        ({"broker_expiry": -1}, "broker_expiry"),
+        ({"idle_timeout": float("nan")}, "idle_timeout"),
+    ],
+)
+def test_invalid(kwargs: dict[str, float], key: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        NamesrvConfig(**kwargs)  # type: ignore[arg-type]
+    assert info.value.key == key
+
+
+def test_update_from_properties_reports_applied_keys() -> None:
+    c = NamesrvConfig()
+    applied = c.update_from_properties(
+        {"scanNotActiveBrokerInterval": "250", "serverChannelMaxIdleTimeSeconds": "30", "listenPort": "1", "x": "y"}
+    )
+    assert applied == ["scanNotActiveBrokerInterval", "serverChannelMaxIdleTimeSeconds"]
+    assert (c.scan_interval, c.idle_timeout, c.listen_port) == (0.25, 30.0, 9876)
+
+
+def test_parse_properties() -> None:
+    text = "# comment\n! also\n a = 1 \nb:2\nc\n\nd=x=y\n"
+    assert parse_properties(text) == {"a": "1", "b": "2", "c": "", "d": "x=y"}
