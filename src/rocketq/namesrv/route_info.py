@@ -311,28 +311,28 @@ class RouteInfoManager:
         ]
         for item in expired:
             log.warning("broker.expired addr=%s after=%.1fs", item.broker_addr, self.broker_expiry)
-            self.broker_live_table.pop(item.broker_addr, None)
-            self.on_channel_destroy(item.broker_addr, item.channel)
+            self._remove_broker_addr(item.broker_addr)
         return expired
 
     def on_channel_destroy(self, remote_addr: str | None, channel: object) -> None:
         """A broker's connection is gone: forget the broker registered over it.
 
         As Java does, the broker is found by its channel, falling back to ``remote_addr`` (the peer address)
-        when no live broker used this channel.
+        when no live broker used this channel. Unlike Java (which stops at the first), every broker registered
+        over the channel is removed: one rocketq process may register several brokers over one connection.
         """
-        found: str | None = None
-        if channel is not None:
-            for addr, live in self.broker_live_table.items():
-                if live.channel is channel:
-                    found = addr
-                    break
-        if found is None:
-            found = remote_addr
-        else:
-            log.info("broker.channel_destroyed addr=%s", found)
-        if not found:
-            return
+        found = (
+            [addr for addr, live in self.broker_live_table.items() if live.channel is channel]
+            if channel is not None
+            else []
+        )
+        for addr in found:
+            log.info("broker.channel_destroyed addr=%s", addr)
+            self._remove_broker_addr(addr)
+        if not found and remote_addr:
+            self._remove_broker_addr(remote_addr)
+
+    def _remove_broker_addr(self, found: str) -> None:
         self.broker_live_table.pop(found, None)
         self.filter_server_table.pop(found, None)
 

@@ -316,3 +316,26 @@ def test_registration_without_topic_wrapper() -> None:
     register(rim, wrap=None)
     assert rim.broker_live_table["10.0.0.1:10911"].data_version == DataVersion()
     assert rim.topic_queue_table == {}
+
+
+def test_channel_destroy_removes_every_broker_registered_over_the_channel() -> None:
+    rim, _ = manager()
+    chan = object()
+    register(rim, wrap=wrapper(1, T1=(4, 4, 6)), channel=chan)
+    register(rim, name="broker-b", addr="10.0.0.2:10911", wrap=wrapper(1, T1=(4, 4, 6)), channel=chan)
+    register(rim, name="broker-c", addr="10.0.0.3:10911", wrap=wrapper(1, T1=(4, 4, 6)), channel=object())
+    rim.on_channel_destroy("10.0.0.99:40000", chan)
+    assert set(rim.broker_addr_table) == {"broker-c"}
+    route = rim.pickup_topic_route_data("T1")
+    assert route is not None and [q.broker_name for q in route.queue_datas] == ["broker-c"]
+
+
+def test_expiry_removes_only_the_silent_broker_of_a_shared_channel() -> None:
+    rim, clock = manager()
+    chan = object()
+    register(rim, wrap=wrapper(1, T1=(4, 4, 6)), channel=chan)
+    clock.now += 100
+    register(rim, name="broker-b", addr="10.0.0.2:10911", wrap=wrapper(1, T1=(4, 4, 6)), channel=chan)
+    clock.now += 21
+    assert [e.broker_addr for e in rim.scan_not_active_broker()] == ["10.0.0.1:10911"]
+    assert set(rim.broker_addr_table) == {"broker-b"}
