@@ -77,10 +77,16 @@ class ProducerInner(Protocol):
 
 class ConsumerInner(Protocol):
     group: str
-    consume_type: str
-    message_model: str
-    consume_from_where: str
     rebalance_interval: float
+
+    @property
+    def consume_type(self) -> str: ...
+
+    @property
+    def message_model(self) -> str: ...
+
+    @property
+    def consume_from_where(self) -> str: ...
 
     def subscriptions(self) -> list[SubscriptionData]: ...
 
