@@ -1,0 +1,255 @@
+"""The commit log: every message of every topic, appended to ``<root>/commitlog/`` (RocketMQ's ``CommitLog``).
+
+One writer at a time: callers hold ``CommitLog.put_lock`` around ``append``/``append_batch`` (the store
+also dispatches under it). A record never spans two files; when ``size + 8`` bytes do not fit, the rest of
+the file gets an end-of-file blank record and the record goes to the next file. Record layout and write
+order: see ``rocketq.store.record``.
+
+Also here: the ``(topic, queue id) → next queue offset`` table, reads by physical offset, and the scan
+that recovery uses to find the end of the valid log.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from rocketq.errors import ProtocolError
+from rocketq.protocol.message import (
+    SYSFLAG_TX_MASK,
+    SYSFLAG_TX_PREPARED,
+    SYSFLAG_TX_ROLLBACK,
+    MessageRecord,
+    decode_record,
+)
+from rocketq.store.config import Clock, StoreConfig, system_clock
+from rocketq.store.mapped_file import MappedFile, SelectMappedBufferResult
+from rocketq.store.mapped_file_queue import MappedFileQueue
+from rocketq.store.record import (
+    END_FILE_MIN_BLANK_LENGTH,
+    RECORD_BLANK,
+    EncodedRecord,
+    RecordEncoder,
+    RecordInfo,
+    check_record,
+    commit_record,
+    read_size,
+    read_store_timestamp,
+    write_blank,
+    write_record,
+)
+from rocketq.store.results import AppendResult
+
+log = logging.getLogger(__name__)
+
+QueueKey = tuple[str, int]
+RecordCallback = Callable[[RecordInfo, MappedFile], None]
+
+
+class CommitLog:
+    def __init__(self, config: StoreConfig, clock: Clock = system_clock) -> None:
+        self.config = config
+        self.file_size = config.mapped_file_size_commit_log
+        self._clock = clock
+        self.mfq = MappedFileQueue(config.commit_log_dir, self.file_size, keep_fd=True, clock=clock)
+        self.encoder = RecordEncoder()
+        self.put_lock = threading.Lock()
+        #: next queue offset of each (topic, queue id); rebuilt from the consume queues on load
+        self.topic_queue_table: dict[QueueKey, int] = {}
+        #: store time of the newest record appended
+        self.last_store_timestamp = 0
+
+    def load(self) -> bool:
+        return self.mfq.load()
+
+    # ------------------------------------------------------------------------------------- appending
+
+    def _file_for(self, size: int) -> MappedFile:
+        mf = self.mfq.last_for_write()
+        if size + END_FILE_MIN_BLANK_LENGTH > mf.remaining:
+            pos = mf.wrote_position
+            write_blank(mf.mm, pos, mf.file_size - pos)
+            mf.wrote_position = mf.file_size
+            mf = self.mfq.last_for_write()
+        return mf
+
+    def append(self, rec: EncodedRecord, key: QueueKey) -> AppendResult:
+        """Append one record (caller holds ``put_lock``). ``rec.size + 8`` must fit in an empty file."""
+        store_ts = self._clock()
+        tx = rec.sys_flag & SYSFLAG_TX_MASK
+        has_queue = tx != SYSFLAG_TX_PREPARED and tx != SYSFLAG_TX_ROLLBACK
+        queue_offset = self.topic_queue_table.get(key, 0) if has_queue else 0
+        mf = self._file_for(rec.size)
+        pos = mf.wrote_position
+        phys = mf.file_from_offset + pos
+        write_record(mf.mm, pos, rec, queue_offset, phys, store_ts, True)
+        mf.wrote_position = pos + rec.size
+        mf.store_timestamp = mf.last_modified_ms = store_ts
+        self.last_store_timestamp = store_ts
+        if has_queue:
+            self.topic_queue_table[key] = queue_offset + 1
+        return AppendResult(phys, rec.size, store_ts, queue_offset, 1, rec.store_b)
+
+    def append_batch(self, recs: list[EncodedRecord], key: QueueKey) -> tuple[AppendResult, list[int]]:
+        """Append a batch contiguously with consecutive queue offsets; returns the result and each record's size."""
+        store_ts = self._clock()
+        total = 0
+        sizes = []
+        for r in recs:
+            sizes.append(r.size)
+            total += r.size
+        queue_offset = self.topic_queue_table.get(key, 0)
+        mf = self._file_for(total)
+        mm = mf.mm
+        start = mf.wrote_position
+        base = mf.file_from_offset
+        pos = start
+        offsets = []
+        for i, r in enumerate(recs):
+            offsets.append(base + pos)
+            write_record(mm, pos, r, queue_offset + i, base + pos, store_ts, i > 0)
+            pos += r.size
+        commit_record(mm, start, recs[0].size)  # the whole batch becomes visible to recovery at once
+        mf.wrote_position = pos
+        mf.store_timestamp = mf.last_modified_ms = store_ts
+        self.last_store_timestamp = store_ts
+        self.topic_queue_table[key] = queue_offset + len(recs)
+        result = AppendResult(base + start, total, store_ts, queue_offset, len(recs), recs[0].store_b, tuple(offsets))
+        return result, sizes
+
+    # --------------------------------------------------------------------------------------- reading
+
+    def get_min_offset(self) -> int:
+        mf = self.mfq.first()
+        return mf.file_from_offset if mf is not None else 0
+
+    def get_max_offset(self) -> int:
+        return self.mfq.get_max_offset()
+
+    def roll_next_file(self, offset: int) -> int:
+        return self.mfq.roll_next_file(offset)
+
+    def get_message(self, offset: int, size: int) -> SelectMappedBufferResult | None:
+        mf = self.mfq.find_by_offset(offset, offset == 0)
+        if mf is None:
+            return None
+        return mf.select(offset - mf.file_from_offset, size)
+
+    def get_data(self, offset: int) -> SelectMappedBufferResult | None:
+        """Everything written from ``offset`` to the end of its file (what a replica would stream next)."""
+        mf = self.mfq.find_by_offset(offset, offset == 0)
+        if mf is None:
+            return None
+        return mf.select(offset - mf.file_from_offset)
+
+    def _hold_record(self, offset: int) -> SelectMappedBufferResult | None:
+        mf = self.mfq.find_by_offset(offset)
+        if mf is None:
+            return None
+        pos = offset - mf.file_from_offset
+        if pos + 8 > mf.wrote_position:
+            return None
+        size = read_size(mf.mm, pos)
+        if size < 91:
+            return None
+        return mf.select(pos, size)
+
+    def select_one(self, offset: int) -> bytes | None:
+        res = self._hold_record(offset)
+        if res is None:
+            return None
+        try:
+            data = bytes(res.view)
+        finally:
+            res.release()
+        return data
+
+    def look_message(self, offset: int) -> MessageRecord | None:
+        res = self._hold_record(offset)
+        if res is None:
+            return None
+        try:
+            return decode_record(res.view)
+        except ProtocolError:
+            return None
+        finally:
+            res.release()
+
+    def pickup_store_timestamp(self, offset: int, size: int) -> int:
+        """STORETIMESTAMP of the message at ``offset``, -1 if it is gone."""
+        mf = self.mfq.find_by_offset(offset)
+        if mf is None or not mf.hold():
+            return -1
+        try:
+            pos = offset - mf.file_from_offset
+            ts = read_store_timestamp(mf.mm, pos) if pos + max(size, 91) <= mf.wrote_position else 0
+        finally:
+            mf.release()
+        return ts or -1
+
+    # -------------------------------------------------------------------------------------- recovery
+
+    def first_file_for_recovery(self, min_timestamp: int) -> int:
+        """Index of the last file whose first message is not newer than ``min_timestamp`` (else 0)."""
+        files = self.mfq.mapped_files
+        for i in range(len(files) - 1, -1, -1):
+            ts = read_store_timestamp(files[i].mm, 0)
+            if ts and ts <= min_timestamp:
+                return i
+        return 0
+
+    def scan(
+        self,
+        start_offset: int,
+        check_crc: bool,
+        on_record: RecordCallback | None,
+        stop_offset: int | None = None,
+    ) -> int:
+        """Walk valid records from ``start_offset`` (a record boundary); returns the offset where they end."""
+        files = self.mfq.mapped_files
+        mf = self.mfq.find_by_offset(start_offset)
+        if mf is None:
+            return start_offset
+        idx = files.index(mf)
+        pos = start_offset - mf.file_from_offset
+        while True:
+            if stop_offset is not None and mf.file_from_offset + pos >= stop_offset:
+                break
+            info = check_record(mf.mm, mf.view, pos, mf.file_size, mf.file_from_offset + pos, check_crc)
+            if isinstance(info, RecordInfo):
+                if on_record is not None:
+                    on_record(info, mf)
+                mf.store_timestamp = info.store_timestamp
+                pos += info.size
+            elif info == RECORD_BLANK and idx + 1 < len(files):
+                idx += 1
+                mf = files[idx]
+                pos = 0
+            else:
+                break
+        return mf.file_from_offset + pos
+
+    def set_end(self, end_offset: int) -> None:
+        """Make ``end_offset`` the end of the log: positions set, anything after it zeroed or deleted."""
+        files = self.mfq.mapped_files
+        if files and end_offset < files[-1].file_from_offset:
+            log.error(
+                "commit_log.truncate_middle end=%d last_file=%s: data after a damaged record is dropped",
+                end_offset, files[-1].file_name,
+            )
+        self.mfq.truncate_dirty_files(end_offset)
+        self.mfq.flushed_where = end_offset
+        last = self.mfq.last()
+        if last is not None:
+            self.last_store_timestamp = max(self.last_store_timestamp, last.store_timestamp)
+
+    # ------------------------------------------------------------------------------------- retention
+
+    def delete_expired_files(
+        self, expired_ms: int, delete_interval_ms: int, interval_forcibly_ms: int, clean_immediately: bool
+    ) -> int:
+        return self.mfq.delete_expired_by_time(expired_ms, delete_interval_ms, interval_forcibly_ms, clean_immediately)
+
+    def close(self) -> None:
+        self.mfq.close()

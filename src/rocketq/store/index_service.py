@@ -1,0 +1,204 @@
+"""The list of index files: build entries for stored messages, query by key, expire (RocketMQ's ``IndexService``).
+
+Keys per message: ``topic#UNIQ_KEY`` and ``topic#k`` for each space-separated ``KEYS`` entry; rollback
+messages are not indexed. A message at or below the last indexed commit-log offset is skipped, so
+re-dispatching the log after a crash does not add duplicates.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+
+from rocketq.protocol.message import SYSFLAG_TX_MASK, SYSFLAG_TX_ROLLBACK
+from rocketq.store.config import Clock, StoreConfig, system_clock
+from rocketq.store.fast_hash import index_key_hash
+from rocketq.store.index_file import IndexFile, index_file_name
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class QueryOffsetResult:
+    phy_offsets: list[int]
+    index_last_update_timestamp: int
+    index_last_update_phy_offset: int
+
+
+class IndexService:
+    def __init__(self, config: StoreConfig, clock: Clock = system_clock) -> None:
+        self.dir = config.index_dir
+        self.hash_slot_num = config.max_hash_slot_num
+        self.index_num = config.max_index_num
+        self.max_msgs_num_batch = config.max_msgs_num_batch
+        self._clock = clock
+        self._files: list[IndexFile] = []
+        self._lock = threading.Lock()
+        self._pending_destroy: list[IndexFile] = []
+        #: commit-log offset of the last message handed to build_index (-1: none)
+        self.last_indexed_phys = -1
+        self.last_indexed_timestamp = 0
+
+    # ------------------------------------------------------------------------------------ lifecycle
+
+    def load(self) -> bool:
+        if not os.path.isdir(self.dir):
+            return True
+        names = sorted(n for n in os.listdir(self.dir) if n.isdigit())
+        files: list[IndexFile] = []
+        for name in names:
+            try:
+                files.append(IndexFile(os.path.join(self.dir, name), self.hash_slot_num, self.index_num))
+            except ValueError:
+                log.error("index.load_failed file=%s (check max_hash_slot_num / max_index_num)", name)
+                for f in files:
+                    f.close()
+                return False
+        self._files = files
+        self._reload_last_indexed()
+        return True
+
+    def _reload_last_indexed(self) -> None:
+        self.last_indexed_phys = -1
+        self.last_indexed_timestamp = 0
+        if self._files:
+            last = self._files[-1]
+            if last.index_count > 1 or last.end_phy_offset > 0:
+                self.last_indexed_phys = last.end_phy_offset
+                self.last_indexed_timestamp = last.end_timestamp
+
+    def close(self) -> None:
+        for f in self._files:
+            f.close()
+        self._files = []
+
+    def destroy(self) -> None:
+        now = self._clock()
+        with self._lock:
+            files, self._files = self._files, []
+        for f in files:
+            if not f.destroy(3000, now):
+                self._pending_destroy.append(f)
+        self._reload_last_indexed()
+
+    @property
+    def files(self) -> list[IndexFile]:
+        return self._files
+
+    # -------------------------------------------------------------------------------------- writing
+
+    def _writable_file(self) -> IndexFile:
+        files = self._files
+        if files and not files[-1].is_write_full:
+            return files[-1]
+        prev = files[-1] if files else None
+        os.makedirs(self.dir, exist_ok=True)
+        now = self._clock()
+        name = index_file_name(now)
+        # names must be unique and increase with creation order, even with a coarse or fake clock
+        while (prev is not None and name <= prev.file_name) or os.path.exists(os.path.join(self.dir, name)):
+            now += 1
+            name = index_file_name(now)
+        f = IndexFile(
+            os.path.join(self.dir, name),
+            self.hash_slot_num,
+            self.index_num,
+            end_phy_offset=prev.end_phy_offset if prev else 0,
+            end_timestamp=prev.end_timestamp if prev else 0,
+        )
+        with self._lock:
+            self._files = [*self._files, f]
+        return f
+
+    def _put(self, key: str, phys: int, store_timestamp: int) -> None:
+        h = index_key_hash(key)
+        f = self._writable_file()
+        if not f.put_key(h, phys, store_timestamp):
+            self._writable_file().put_key(h, phys, store_timestamp)
+
+    def build_index(
+        self,
+        topic: str,
+        phys: int,
+        store_timestamp: int,
+        sys_flag: int,
+        uniq_key: str | None,
+        keys: str | None,
+    ) -> None:
+        if phys <= self.last_indexed_phys:
+            return
+        self.last_indexed_phys = phys
+        self.last_indexed_timestamp = store_timestamp
+        if sys_flag & SYSFLAG_TX_MASK == SYSFLAG_TX_ROLLBACK:
+            return
+        if uniq_key:
+            self._put(f"{topic}#{uniq_key}", phys, store_timestamp)
+        if keys:
+            for k in keys.split(" "):
+                if k:
+                    self._put(f"{topic}#{k}", phys, store_timestamp)
+
+    def flush(self) -> None:
+        for f in self._files:
+            f.flush()
+
+    # -------------------------------------------------------------------------------------- reading
+
+    def query_offset(self, topic: str, key: str, max_num: int, begin: int, end: int) -> QueryOffsetResult:
+        max_num = min(max_num, self.max_msgs_num_batch)
+        out: list[int] = []
+        last_ts = last_phys = 0
+        files = self._files
+        key_hash = index_key_hash(f"{topic}#{key}")
+        for i in range(len(files) - 1, -1, -1):
+            f = files[i]
+            if i == len(files) - 1:
+                last_ts, last_phys = f.end_timestamp, f.end_phy_offset
+            if f.is_time_matched(begin, end) and f.mf.hold():
+                try:
+                    f.select_phy_offsets(key_hash, max_num, begin, end, out)
+                finally:
+                    f.mf.release()
+            if f.begin_timestamp < begin or len(out) >= max_num:
+                break
+        return QueryOffsetResult(out, last_ts, last_phys)
+
+    # ------------------------------------------------------------------------------------ retention
+
+    def delete_expired(self, min_phy_offset: int) -> int:
+        """Delete index files (never the last) that only point below the commit log's first byte."""
+        files = self._files[:-1]
+        victims = [f for f in files if f.end_phy_offset < min_phy_offset]
+        if not victims:
+            return 0
+        gone = {id(f) for f in victims}
+        with self._lock:
+            self._files = [f for f in self._files if id(f) not in gone]
+        now = self._clock()
+        for f in victims:
+            if not f.destroy(3000, now):
+                self._pending_destroy.append(f)
+        return len(victims)
+
+    def retry_pending_destroy(self, interval_forcibly_ms: int) -> None:
+        now = self._clock()
+        self._pending_destroy = [f for f in self._pending_destroy if not f.destroy(interval_forcibly_ms, now)]
+
+    def truncate(self, phy_offset: int) -> None:
+        """Forget entries for messages at or past ``phy_offset`` (the commit log was truncated there)."""
+        while len(self._files) > 1:
+            last, prev = self._files[-1], self._files[-2]
+            if last.index_count <= 1:
+                if prev.end_phy_offset < phy_offset:
+                    break  # an empty file after an untouched one: keep it
+            elif last.begin_phy_offset < phy_offset:
+                break
+            with self._lock:
+                self._files = self._files[:-1]
+            if not last.destroy(3000, self._clock()):
+                self._pending_destroy.append(last)
+        if self._files:
+            self._files[-1].truncate(phy_offset)
+        self._reload_last_indexed()

@@ -1,0 +1,806 @@
+"""``MessageStore``: the facade the broker uses (RocketMQ's ``DefaultMessageStore``).
+
+Synchronous and thread-safe. Lifecycle: ``MessageStore(config)`` → ``load()`` (lock the directory, map the
+files, recover) → ``start()`` (flush and cleanup threads) → ... → ``shutdown()`` (final flush, clean-exit
+marker). Writes: ``put_message`` / ``put_messages`` append and dispatch (consume queue, index) in the caller's
+thread and return at once; under SYNC_FLUSH the caller then waits for durability with
+``request_flush(end_offset, callback)`` (or uses the blocking ``put_message_and_wait``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import errno
+import fcntl
+import logging
+import mmap
+import os
+import threading
+from collections.abc import Callable, Iterator
+
+from rocketq.protocol.message import (
+    PROP_DELAY,
+    PROP_KEYS,
+    PROP_REAL_QID,
+    PROP_REAL_TOPIC,
+    PROP_TAGS,
+    PROP_UNIQ_KEY,
+    SYSFLAG_TX_COMMIT,
+    SYSFLAG_TX_MASK,
+    SYSFLAG_TX_NOT,
+    MessageRecord,
+    encode_properties,
+)
+from rocketq.store.checkpoint import StoreCheckpoint
+from rocketq.store.cleanup import CleanupReport, CleanupService
+from rocketq.store.commit_log import CommitLog
+from rocketq.store.config import (
+    CQ_STORE_UNIT_SIZE,
+    Clock,
+    DiskUsage,
+    StoreConfig,
+    disk_usage_ratio,
+    parse_delay_levels,
+    system_clock,
+)
+from rocketq.store.consume_queue import CQ_UNIT, ConsumeQueue
+from rocketq.store.consume_queue_table import ConsumeQueueTable
+from rocketq.store.dispatcher import Dispatcher, goes_to_consume_queue
+from rocketq.store.errors import StoreLockedError, StoreNotAvailableError
+from rocketq.store.fast_hash import tags_code_of
+from rocketq.store.flush import (
+    CommitLogFlusher,
+    FlushLogicsService,
+    FlushRealTimeService,
+    GroupCommitService,
+    ServiceThread,
+)
+from rocketq.store.ha import NoReplication, ReplicationHook
+from rocketq.store.index_service import IndexService
+from rocketq.store.mapped_file import SelectMappedBufferResult
+from rocketq.store.message import StoreBatch, StoreMessage
+from rocketq.store.record import END_FILE_MIN_BLANK_LENGTH, EncodedRecord
+from rocketq.store.recovery import recover
+from rocketq.store.results import (
+    FlushCallback,
+    GetMessageResult,
+    GetMessageStatus,
+    MessageFilter,
+    PutMessageResult,
+    PutMessageStatus,
+)
+from rocketq.store.running_flags import WRITE_LOGICS_QUEUE_ERROR, RunningFlags
+from rocketq.store.stats import StatsService, StoreStats
+from rocketq.store.tags import SCHEDULE_TOPIC, compute_tags_code
+
+log = logging.getLogger(__name__)
+
+#: ``arrival_listener(topic, queue_id, next_logic_offset, tags_code, store_timestamp, properties)``
+ArrivalListener = Callable[[str, int, int, int, int, dict[str, str]], None]
+
+
+def _total_physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+class _CleanupThread(ServiceThread):
+    def __init__(self, store: MessageStore, interval_ms: int) -> None:
+        super().__init__("rocketq-store-cleanup")
+        self.store = store
+        self.interval = interval_ms / 1000
+
+    def run_once(self) -> None:
+        self.wait_for_running(self.interval)
+        if not self.is_stopped:
+            self.store.run_cleanup()
+
+
+class MessageStore:
+    """The message store. See the module docstring for the lifecycle and the put/flush protocol."""
+
+    def __init__(
+        self,
+        config: StoreConfig,
+        *,
+        clock: Clock = system_clock,
+        disk_usage: DiskUsage = disk_usage_ratio,
+    ) -> None:
+        self.config = config
+        self._clock = clock
+        self.delay_table = parse_delay_levels(config.message_delay_level)
+        self.max_delay_level = max(self.delay_table)
+        self.commit_log = CommitLog(config, clock)
+        self.cq_table = ConsumeQueueTable(config.consume_queue_dir, config.mapped_file_size_consume_queue, clock)
+        self.index: IndexService | None = IndexService(config, clock) if config.message_index_enable else None
+        self.dispatcher = Dispatcher(self.cq_table, self.index, self.delay_table)
+        self.flags = RunningFlags()
+        self.stats_service = StatsService(clock())
+        self.cleanup_service = CleanupService(
+            config, self.commit_log, self.cq_table, self.index, self.flags, clock, disk_usage
+        )
+        self._disk_usage = disk_usage
+        self.checkpoint: StoreCheckpoint | None = None
+        #: called after each stored message (not during recovery); must be quick and thread-safe
+        self.arrival_listener: ArrivalListener | None = None
+        self._replication: ReplicationHook = NoReplication()
+        self._flusher = CommitLogFlusher(self.commit_log.mfq, lambda: self.commit_log.last_store_timestamp)
+        self._flush_service: FlushRealTimeService | GroupCommitService | None = None
+        self._logics_service: FlushLogicsService | None = None
+        self._cleanup_thread: _CleanupThread | None = None
+        self._lock_fd: int | None = None
+        self._loaded = False
+        self._started = False
+        self._shutdown = False
+        self._memory_limit = _total_physical_memory() * config.access_message_in_memory_max_ratio // 100
+        self._cleanup_lock = threading.Lock()
+
+    # ===================================================================================== lifecycle
+
+    def load(self) -> bool:
+        """Lock the directory, map the files and recover. False if files do not match the configuration.
+
+        Raises ``StoreLockedError`` if another store holds the directory.
+        """
+        cfg = self.config
+        os.makedirs(cfg.store_path_root_dir, exist_ok=True)
+        self._lock_dir()
+        last_exit_ok = not os.path.exists(cfg.abort_path)
+        ok = self.commit_log.load() and self.cq_table.load() and (self.index is None or self.index.load())
+        if not ok:
+            self._close_files()
+            self._unlock_dir()
+            return False
+        self.checkpoint = StoreCheckpoint(cfg.checkpoint_path)
+        recover(
+            self.commit_log, self.cq_table, self.index, self.dispatcher, self.checkpoint,
+            last_exit_ok=last_exit_ok, check_crc=cfg.check_crc_on_recover,
+        )
+        # From here until a clean shutdown, a restart must treat the store as crashed.
+        with open(cfg.abort_path, "wb"):
+            pass
+        self._loaded = True
+        log.info(
+            "store.loaded root=%s clean=%s min=%d max=%d queues=%d",
+            cfg.store_path_root_dir, last_exit_ok, self.get_min_phy_offset(), self.get_max_phy_offset(),
+            len(self.cq_table),
+        )
+        return True
+
+    def _lock_dir(self) -> None:
+        fd = os.open(self.config.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise StoreLockedError(f"store {self.config.store_path_root_dir} is in use") from exc
+            raise
+        self._lock_fd = fd
+
+    def _unlock_dir(self) -> None:
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def start(self) -> None:
+        """Start the flush threads and (if ``clean_resource_interval`` > 0) the cleanup thread."""
+        if not self._loaded:
+            raise StoreNotAvailableError("load() the store before start()")
+        if self._started:
+            return
+        cfg = self.config
+        if cfg.is_sync_flush:
+            self._flush_service = GroupCommitService(self._flusher, cfg.sync_flush_timeout)
+        else:
+            self._flush_service = FlushRealTimeService(
+                self._flusher, cfg.flush_interval_commit_log, cfg.flush_commit_log_least_pages,
+                cfg.flush_commit_log_thorough_interval,
+            )
+        self._logics_service = FlushLogicsService(
+            self._flush_logics, cfg.flush_interval_consume_queue, cfg.flush_consume_queue_least_pages,
+            cfg.flush_consume_queue_thorough_interval, tick=self.stats_service.tick,
+        )
+        self._flush_service.start()
+        self._logics_service.start()
+        if cfg.clean_resource_interval > 0:
+            self._cleanup_thread = _CleanupThread(self, cfg.clean_resource_interval)
+            self._cleanup_thread.start()
+        self._started = True
+
+    def _stop_threads(self) -> None:
+        for svc in (self._cleanup_thread, self._flush_service, self._logics_service):
+            if svc is not None:
+                svc.shutdown()
+        self._cleanup_thread = self._flush_service = self._logics_service = None
+
+    def shutdown(self) -> None:
+        """Stop threads, flush everything, write the checkpoint, remove the abort marker, unlock."""
+        if self._shutdown or not self._loaded:
+            self._shutdown = True
+            self._unlock_dir()
+            return
+        self._shutdown = True
+        self._stop_threads()
+        with self.commit_log.put_lock:
+            self.commit_log.mfq.flush_all()
+            self._flusher.flushed_store_timestamp = self.commit_log.last_store_timestamp
+            self._flush_logics(0)
+        self._close_files()
+        if self.flags.is_writeable() or self.flags.is_disk_full():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.config.abort_path)
+        self._unlock_dir()
+        log.info("store.shutdown root=%s", self.config.store_path_root_dir)
+
+    def abandon(self) -> None:
+        """Release threads, files and the lock as a crash would: no final flush, the abort marker stays.
+
+        For tests of recovery in one process (a real crash test kills a child process instead).
+        """
+        self._shutdown = True
+        self._stop_threads()
+        self._close_files()
+        self._unlock_dir()
+
+    def _close_files(self) -> None:
+        self.commit_log.close()
+        self.cq_table.close()
+        if self.index is not None:
+            self.index.close()
+        if self.checkpoint is not None:
+            self.checkpoint.close()
+
+    def __enter__(self) -> MessageStore:
+        if not self._loaded and not self.load():
+            raise StoreNotAvailableError("store files do not match the configuration")
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    def _flush_logics(self, least_pages: int) -> None:
+        """Flush consume queues and index; on a thorough pass (0 pages) advance and write the checkpoint."""
+        ts = self.dispatcher.last_dispatched_store_timestamp  # read first: everything before it is written
+        self.cq_table.flush(least_pages)
+        if least_pages == 0:
+            if self.index is not None:
+                self.index.flush()
+            cp = self.checkpoint
+            if cp is not None:
+                if ts > 0:
+                    cp.logics_msg_timestamp = ts
+                    cp.index_msg_timestamp = ts
+                if self._flusher.flushed_store_timestamp > 0:
+                    cp.physic_msg_timestamp = self._flusher.flushed_store_timestamp
+                cp.flush()
+
+    # ===================================================================================== writing
+
+    def _check_writable(self) -> PutMessageStatus | None:
+        if self._shutdown or not self._loaded:
+            return PutMessageStatus.SERVICE_NOT_AVAILABLE
+        if not self.flags.is_writeable():
+            return PutMessageStatus.SERVICE_NOT_AVAILABLE
+        return None
+
+    def is_disk_full(self) -> bool:
+        return self.flags.is_disk_full()
+
+    def _fail(self, status: PutMessageStatus) -> PutMessageResult:
+        self.stats_service.put_failed += 1
+        return PutMessageResult(status)
+
+    def put_message(self, msg: StoreMessage) -> PutMessageResult:
+        """Append one message and dispatch it; returns at once (see ``request_flush`` for SYNC_FLUSH)."""
+        status = self._check_writable()
+        if status is not None:
+            return self._fail(status)
+        cfg = self.config
+        if len(msg.body) > cfg.max_message_size:
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
+        topic = msg.topic
+        queue_id = msg.queue_id
+        props = msg.properties
+        props_str = msg.properties_str
+        tx = msg.sys_flag & SYSFLAG_TX_MASK
+        if (
+            PROP_DELAY in props
+            and cfg.schedule_rewrite_enable
+            and (tx in (SYSFLAG_TX_NOT, SYSFLAG_TX_COMMIT))
+            and topic != SCHEDULE_TOPIC
+        ):
+            try:
+                level = int(props[PROP_DELAY])
+            except ValueError:
+                level = 0
+            if level > 0:
+                level = min(level, self.max_delay_level)
+                props = {**props, PROP_DELAY: str(level), PROP_REAL_TOPIC: topic, PROP_REAL_QID: str(queue_id)}
+                props_str = None
+                topic, queue_id = SCHEDULE_TOPIC, level - 1
+        enc = self.commit_log.encoder
+        topic_tail = enc.topic_tail(topic)
+        if topic_tail is None:
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
+        props_b = (encode_properties(props) if props_str is None else props_str).encode()
+        rec = enc.encode(
+            topic_tail, msg.body, props_b, queue_id, msg.flag, msg.sys_flag, msg.born_timestamp, msg.born_host,
+            msg.store_host, msg.reconsume_times, msg.prepared_transaction_offset,
+        )
+        if rec is None:
+            return self._fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
+        if rec.size + END_FILE_MIN_BLANK_LENGTH > self.commit_log.file_size:
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
+        tags_code = msg.tags_code
+        if tags_code is None and topic != SCHEDULE_TOPIC:
+            tags_code = tags_code_of(props.get(PROP_TAGS))
+        uniq_key = props.get(PROP_UNIQ_KEY)
+        keys = props.get(PROP_KEYS)
+        key = (topic, queue_id)
+        with self.commit_log.put_lock:
+            if self._shutdown:
+                return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
+            try:
+                result = self.commit_log.append(rec, key)
+            except OSError:
+                log.exception("store.append_failed topic=%s", topic)
+                return self._fail(PutMessageStatus.CREATE_MAPEDFILE_FAILED)
+            if topic == SCHEDULE_TOPIC:
+                tags_code = compute_tags_code(topic, props, result.store_timestamp, self.delay_table)
+            assert tags_code is not None
+            try:
+                self.dispatcher.dispatch(
+                    topic, queue_id, result.wrote_offset, rec.size, tags_code, result.store_timestamp,
+                    result.logics_offset, rec.sys_flag, uniq_key, keys,
+                )
+            except OSError:
+                log.exception("store.dispatch_failed topic=%s: logics queue error, writes refused", topic)
+                self.flags.set(WRITE_LOGICS_QUEUE_ERROR)
+            self.stats_service.on_put(topic, 1, rec.size)
+        listener = self.arrival_listener
+        if listener is not None and goes_to_consume_queue(rec.sys_flag):
+            listener(topic, queue_id, result.logics_offset + 1, tags_code, result.store_timestamp, props)
+        return PutMessageResult(PutMessageStatus.PUT_OK, result)
+
+    def put_messages(self, batch: StoreBatch) -> PutMessageResult:
+        """Append a batch (consecutive queue offsets, contiguous in one commit-log file) and dispatch it."""
+        status = self._check_writable()
+        if status is not None:
+            return self._fail(status)
+        if not batch.items:
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
+        tx = batch.sys_flag & SYSFLAG_TX_MASK
+        if tx != SYSFLAG_TX_NOT or PROP_DELAY in batch.properties:
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)  # RocketMQ refuses transactional/delayed batches
+        wire_size = sum(22 + len(i.body) + len(encode_properties(i.properties).encode()) for i in batch.items)
+        if wire_size > self.config.max_message_size:
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
+        enc = self.commit_log.encoder
+        topic = batch.topic
+        topic_tail = enc.topic_tail(topic)
+        if topic_tail is None:
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
+        recs: list[EncodedRecord] = []
+        tags: list[int] = []
+        keys: list[tuple[str | None, str | None]] = []
+        all_props: list[dict[str, str]] = []
+        for item in batch.items:
+            props = {**item.properties, **batch.properties} if batch.properties else item.properties
+            rec = enc.encode(
+                topic_tail, item.body, encode_properties(props).encode(), batch.queue_id, item.flag, batch.sys_flag,
+                batch.born_timestamp, batch.born_host, batch.store_host, batch.reconsume_times, 0,
+            )
+            if rec is None:
+                return self._fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
+            recs.append(rec)
+            tags.append(tags_code_of(props.get(PROP_TAGS)))
+            keys.append((props.get(PROP_UNIQ_KEY), props.get(PROP_KEYS)))
+            all_props.append(props)
+        if sum(r.size for r in recs) + END_FILE_MIN_BLANK_LENGTH > self.commit_log.file_size:
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
+        key = (topic, batch.queue_id)
+        with self.commit_log.put_lock:
+            if self._shutdown:
+                return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
+            try:
+                result, sizes = self.commit_log.append_batch(recs, key)
+            except OSError:
+                log.exception("store.append_failed topic=%s", topic)
+                return self._fail(PutMessageStatus.CREATE_MAPEDFILE_FAILED)
+            offsets = result.record_offsets or ()
+            units = [(off, size, t) for off, size, t in zip(offsets, sizes, tags, strict=True)]
+            try:
+                self.dispatcher.dispatch_batch(
+                    topic, batch.queue_id, units, result.logics_offset, result.store_timestamp, recs[0].sys_flag, keys
+                )
+            except OSError:
+                log.exception("store.dispatch_failed topic=%s: logics queue error, writes refused", topic)
+                self.flags.set(WRITE_LOGICS_QUEUE_ERROR)
+            self.stats_service.on_put(topic, len(recs), result.wrote_bytes)
+        listener = self.arrival_listener
+        if listener is not None:
+            for i, props in enumerate(all_props):
+                listener(topic, batch.queue_id, result.logics_offset + i + 1, tags[i], result.store_timestamp, props)
+        return PutMessageResult(PutMessageStatus.PUT_OK, result)
+
+    # -------------------------------------------------------------------------------- durability
+
+    def request_flush(self, end_offset: int, callback: FlushCallback) -> None:
+        """Call ``callback(True)`` once the commit log is durable through ``end_offset``.
+
+        ``callback(False)`` if that takes more than ``sync_flush_timeout``. Under ASYNC_FLUSH the callback
+        runs at once with True. The callback may run on this thread or a store thread.
+        """
+        svc = self._flush_service
+        if not self.config.is_sync_flush or self.commit_log.mfq.flushed_where >= end_offset:
+            callback(True)
+        elif isinstance(svc, GroupCommitService):
+            svc.put_request(end_offset, callback)
+        else:
+            callback(False)  # not started or already shut down
+
+    def add_replication_waiter(self, offset: int, callback: FlushCallback) -> None:
+        """``callback(True)`` once replicas have ``offset`` (immediately: no HA yet, see ``rocketq.store.ha``)."""
+        self._replication.add_replication_waiter(offset, callback)
+
+    def set_replication_hook(self, hook: ReplicationHook) -> None:
+        self._replication = hook
+
+    def _wait(self, register: Callable[[FlushCallback], None]) -> bool:
+        done = threading.Event()
+        outcome = [False]
+
+        def cb(ok: bool) -> None:
+            outcome[0] = ok
+            done.set()
+
+        register(cb)
+        done.wait(self.config.sync_flush_timeout / 1000 + 1.0)
+        return outcome[0]
+
+    def _wait_durable(self, result: PutMessageResult, wait: bool) -> PutMessageResult:
+        ar = result.append_result
+        if not result.is_ok or ar is None or not self.config.is_sync_flush or not wait:
+            return result
+        end = ar.end_offset
+        if not self._wait(lambda cb: self.request_flush(end, cb)):
+            return PutMessageResult(PutMessageStatus.FLUSH_DISK_TIMEOUT, ar)
+        if not self._wait(lambda cb: self.add_replication_waiter(end, cb)):
+            return PutMessageResult(PutMessageStatus.FLUSH_SLAVE_TIMEOUT, ar)
+        return result
+
+    def put_message_and_wait(self, msg: StoreMessage) -> PutMessageResult:
+        """``put_message``, then (SYNC_FLUSH, unless ``WAIT=false``) block until flushed.
+
+        Status FLUSH_DISK_TIMEOUT if the flush took longer than ``sync_flush_timeout``.
+        """
+        return self._wait_durable(self.put_message(msg), msg.wait_store_msg_ok)
+
+    def put_messages_and_wait(self, batch: StoreBatch) -> PutMessageResult:
+        return self._wait_durable(self.put_messages(batch), batch.wait_store_msg_ok)
+
+    # ===================================================================================== reading
+
+    def _check_readable(self) -> None:
+        if self._shutdown or not self._loaded:
+            raise StoreNotAvailableError("message store is not loaded or has been shut down")
+
+    def _is_batch_full(self, size: int, max_msg_nums: int, total: int, count: int, in_disk: bool) -> bool:
+        if total == 0 or count == 0:
+            return False
+        if count >= max_msg_nums:
+            return True
+        cfg = self.config
+        if in_disk:
+            return (
+                total + size > cfg.max_transfer_bytes_on_message_in_disk
+                or count > cfg.max_transfer_count_on_message_in_disk - 1
+            )
+        return (
+            total + size > cfg.max_transfer_bytes_on_message_in_memory
+            or count > cfg.max_transfer_count_on_message_in_memory - 1
+        )
+
+    def get_message(
+        self,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        max_msg_nums: int,
+        message_filter: MessageFilter | None = None,
+    ) -> GetMessageResult:
+        """Read up to ``max_msg_nums`` messages of a queue from ``offset`` (RocketMQ's getMessage rules).
+
+        The result holds views of the mapped commit log; ``release()`` it once the bytes are sent.
+        """
+        self._check_readable()
+        max_offset_py = self.commit_log.get_max_offset()
+        cq = self.cq_table.find(topic, queue_id)
+        if cq is None:
+            self.stats_service.get_miss += 1
+            return GetMessageResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, 0, 0, 0)
+        min_offset = cq.min_offset_in_queue
+        max_offset = cq.max_offset_in_queue
+        if max_offset == 0:
+            status, next_offset = GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0
+        elif offset < min_offset:
+            status, next_offset = GetMessageStatus.OFFSET_TOO_SMALL, min_offset
+        elif offset == max_offset:
+            status, next_offset = GetMessageStatus.OFFSET_OVERFLOW_ONE, offset
+        elif offset > max_offset:
+            status, next_offset = GetMessageStatus.OFFSET_OVERFLOW_BADLY, max_offset
+        else:
+            buf = cq.get_index_buffer(offset)
+            if buf is None:
+                status, next_offset = GetMessageStatus.OFFSET_FOUND_NULL, cq.roll_next_file(offset)
+            else:
+                try:
+                    result = self._read_units(buf, offset, max_msg_nums, message_filter, max_offset_py)
+                finally:
+                    buf.release()
+                result.min_offset = min_offset
+                result.max_offset = max_offset
+                if result.status is GetMessageStatus.FOUND:
+                    self.stats_service.get_found += 1
+                    self.stats_service.get_transferred += result.message_count
+                else:
+                    self.stats_service.get_miss += 1
+                return result
+        self.stats_service.get_miss += 1
+        return GetMessageResult(status, next_offset, min_offset, max_offset)
+
+    def _read_units(
+        self,
+        buf: SelectMappedBufferResult,
+        offset: int,
+        max_msg_nums: int,
+        message_filter: MessageFilter | None,
+        max_offset_py: int,
+    ) -> GetMessageResult:
+        result = GetMessageResult(GetMessageStatus.NO_MATCHED_MESSAGE, offset, 0, 0)
+        view = buf.view
+        scan_bytes = min(buf.size, max(self.config.max_filter_message_count, max_msg_nums * CQ_STORE_UNIT_SIZE))
+        n_units = scan_bytes // CQ_STORE_UNIT_SIZE
+        memory_limit = self._memory_limit
+        commit_log = self.commit_log
+        next_phy_file_start = -1
+        max_phy_pulling = 0
+        i = 0
+        while i < n_units:
+            phys, size, tags_code = CQ_UNIT.unpack_from(view, i * CQ_STORE_UNIT_SIZE)
+            max_phy_pulling = phys
+            if next_phy_file_start != -1 and phys < next_phy_file_start:
+                i += 1
+                continue
+            in_disk = max_offset_py - phys > memory_limit
+            if self._is_batch_full(size, max_msg_nums, result.buffer_total_size, result.message_count, in_disk):
+                break
+            if message_filter is not None and not message_filter.is_matched_by_consume_queue(tags_code):
+                i += 1
+                continue
+            sel = commit_log.get_message(phys, size)
+            if sel is None:
+                if result.buffer_total_size == 0:
+                    result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
+                next_phy_file_start = commit_log.roll_next_file(phys)
+                i += 1
+                continue
+            if message_filter is not None and not message_filter.is_matched_by_commit_log(sel.view):
+                if result.buffer_total_size == 0:
+                    result.status = GetMessageStatus.NO_MATCHED_MESSAGE
+                sel.release()
+                i += 1
+                continue
+            result.add(sel, offset + i)
+            result.status = GetMessageStatus.FOUND
+            next_phy_file_start = -1
+            i += 1
+        result.next_begin_offset = offset + i
+        result.suggest_pulling_from_slave = max_offset_py - max_phy_pulling > memory_limit
+        return result
+
+    def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        cq = self.cq_table.find(topic, queue_id)
+        return cq.max_offset_in_queue if cq is not None else 0
+
+    def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        cq = self.cq_table.find(topic, queue_id)
+        return cq.min_offset_in_queue if cq is not None else 0
+
+    def get_commit_log_offset_in_queue(self, topic: str, queue_id: int, offset: int) -> int:
+        """Commit-log offset of the message at queue ``offset`` (0 if none)."""
+        cq = self.cq_table.find(topic, queue_id)
+        unit = cq.get_unit(offset) if cq is not None else None
+        return unit[0] if unit is not None else 0
+
+    def get_message_store_timestamp(self, topic: str, queue_id: int, offset: int) -> int:
+        """Store time of the message at queue ``offset``; -1 if there is none."""
+        cq = self.cq_table.find(topic, queue_id)
+        unit = cq.get_unit(offset) if cq is not None else None
+        if unit is None:
+            return -1
+        return self.commit_log.pickup_store_timestamp(unit[0], unit[1])
+
+    def get_earliest_message_time(self, topic: str, queue_id: int) -> int:
+        """Store time of the oldest message still in the queue; -1 if there is none."""
+        cq = self.cq_table.find(topic, queue_id)
+        if cq is None:
+            return -1
+        return self.get_message_store_timestamp(topic, queue_id, cq.min_offset_in_queue)
+
+    def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
+        """Queue offset of the message stored closest to ``timestamp`` (RocketMQ 4.9's binary search).
+
+        The consume-queue file searched is the first whose last message is not older than ``timestamp``
+        (the last file otherwise). Inside it: an exact match, else the nearer neighbour, else the only side
+        found. 0 if the queue does not exist.
+        """
+        cq = self.cq_table.find(topic, queue_id)
+        if cq is None:
+            return 0
+        files = cq.mfq.mapped_files
+        if not files:
+            return 0
+        pickup = self.commit_log.pickup_store_timestamp
+
+        def last_time(mf_index: int) -> int:
+            mf = files[mf_index]
+            if mf.wrote_position < CQ_STORE_UNIT_SIZE:
+                return -1
+            phys, size, _ = CQ_UNIT.unpack_from(mf.mm, mf.wrote_position - CQ_STORE_UNIT_SIZE)
+            return pickup(phys, size)
+
+        pick = bisect.bisect_left(range(len(files)), True, key=lambda k: last_time(k) >= timestamp)
+        mf = files[min(pick, len(files) - 1)]
+        if not mf.hold():
+            return 0
+        try:
+            return self._search_time_in_file(cq, mf.file_from_offset, mf.wrote_position, mf.mm, timestamp)
+        finally:
+            mf.release()
+
+    def _search_time_in_file(
+        self, cq: ConsumeQueue, file_from: int, limit: int, mm: mmap.mmap, timestamp: int
+    ) -> int:
+        unit = CQ_STORE_UNIT_SIZE
+        low = cq.min_logic_offset - file_from if cq.min_logic_offset > file_from else 0
+        high = limit - unit
+        min_phys = self.commit_log.get_min_offset()
+        target = left = right = -1
+        left_value = right_value = -1
+        while high >= low:
+            mid = (low + high) // (2 * unit) * unit
+            phys, size, _ = CQ_UNIT.unpack_from(mm, mid)
+            if phys < min_phys:
+                low = mid + unit
+                left = mid
+                continue
+            store_time = self.commit_log.pickup_store_timestamp(phys, size)
+            if store_time < 0:
+                return 0
+            if store_time == timestamp:
+                target = mid
+                break
+            if store_time > timestamp:
+                high = mid - unit
+                right, right_value = mid, store_time
+            else:
+                low = mid + unit
+                left, left_value = mid, store_time
+        if target != -1:
+            pos = target
+        elif left_value == -1:
+            pos = right
+        elif right_value == -1:
+            pos = left
+        else:
+            pos = right if abs(timestamp - left_value) > abs(timestamp - right_value) else left
+        if pos < 0:
+            return cq.max_offset_in_queue
+        return (file_from + pos) // unit
+
+    def get_min_phy_offset(self) -> int:
+        """Offset of the first commit-log byte still kept (0 for an empty store)."""
+        return self.commit_log.get_min_offset()
+
+    def get_max_phy_offset(self) -> int:
+        return self.commit_log.get_max_offset()
+
+    def look_message_by_offset(self, commit_log_offset: int) -> MessageRecord | None:
+        self._check_readable()
+        return self.commit_log.look_message(commit_log_offset)
+
+    def select_one_message_by_offset(self, commit_log_offset: int) -> bytes | None:
+        """The raw stored record at ``commit_log_offset`` (a copy), or None."""
+        self._check_readable()
+        return self.commit_log.select_one(commit_log_offset)
+
+    def get_commit_log_data(self, offset: int) -> SelectMappedBufferResult | None:
+        """Held view of everything written from ``offset`` to the end of its file (for replication)."""
+        self._check_readable()
+        return self.commit_log.get_data(offset)
+
+    def query_message(self, topic: str, key: str, max_num: int, begin: int, end: int) -> list[MessageRecord]:
+        """Messages of ``topic`` whose UNIQ_KEY or one of whose KEYS is ``key``, stored within [begin, end]."""
+        self._check_readable()
+        if self.index is None:
+            return []
+        out: list[MessageRecord] = []
+        seen: set[int] = set()
+        last_query_time = end
+        for _ in range(3):
+            found = self.index.query_offset(topic, key, max_num, begin, last_query_time)
+            if not found.phy_offsets:
+                break
+            for m, off in enumerate(sorted(found.phy_offsets)):
+                rec = self.commit_log.look_message(off)
+                if rec is None:
+                    continue
+                if m == 0:
+                    last_query_time = rec.store_timestamp
+                if off in seen or rec.topic != topic:
+                    continue
+                if rec.uniq_key == key or key in rec.keys:
+                    seen.add(off)
+                    out.append(rec)
+            if out or last_query_time < begin:
+                break
+        out.sort(key=lambda r: r.commit_log_offset)
+        return out[:max_num]
+
+    # ============================================================================ topics and queues
+
+    def get_queue_ids(self, topic: str) -> list[int]:
+        return self.cq_table.queue_ids(topic)
+
+    def topics(self) -> list[str]:
+        return self.cq_table.topics()
+
+    def iter_queues(self) -> Iterator[tuple[str, int]]:
+        for cq in self.cq_table:
+            yield cq.topic, cq.queue_id
+
+    def delete_topics(self, topics: list[str] | set[str]) -> int:
+        """Delete the consume queues of ``topics`` (their commit-log records expire normally)."""
+        n = 0
+        with self.commit_log.put_lock:
+            for topic in topics:
+                if self.cq_table.delete_topic(topic):
+                    n += 1
+                table = self.commit_log.topic_queue_table
+                for key in [k for k in table if k[0] == topic]:
+                    del table[key]
+        return n
+
+    # ============================================================================ maintenance, stats
+
+    def run_cleanup(self) -> CleanupReport:
+        """One retention pass (the cleanup thread calls it every ``clean_resource_interval`` ms)."""
+        with self._cleanup_lock:
+            return self.cleanup_service.run()
+
+    def trigger_delete_files(self) -> None:
+        self.cleanup_service.trigger_delete_files()
+
+    def stats(self) -> StoreStats:
+        return self.stats_service.snapshot()
+
+    def runtime_info(self) -> dict[str, str]:
+        """RocketMQ's store runtime-info keys (GET_BROKER_RUNTIME_INFO)."""
+        info = self.stats_service.runtime_info(self._clock())
+        cfg = self.config
+        info["commitLogDiskRatio"] = str(self._disk_usage(cfg.commit_log_dir))
+        info["consumeQueueDiskRatio"] = str(self._disk_usage(cfg.store_path_root_dir))
+        info["commitLogMinOffset"] = str(self.get_min_phy_offset())
+        info["commitLogMaxOffset"] = str(self.get_max_phy_offset())
+        info["commitLogFlushedOffset"] = str(self.commit_log.mfq.flushed_where)
+        info["dispatchBehindBytes"] = "0"
+        info["pageCacheLockTimeMills"] = "0"
+        info["storeRunningFlags"] = str(self.flags.bits)
+        return info

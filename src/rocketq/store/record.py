@@ -1,0 +1,294 @@
+"""Commit-log records on the append path (encode straight into the mmap) and on recovery (validate).
+
+The record layout is the one of ``rocketq.protocol.message`` (RocketMQ's stored message), big-endian::
+
+    off  size  field
+      0     4  TOTALSIZE            written last: a zero TOTALSIZE ends the log
+      4     4  MAGICCODE            0xDAA320A7; 0xCBD43194 = end-of-file blank (TOTALSIZE = bytes left)
+      8     4  BODYCRC              zlib.crc32(body) & 0x7FFFFFFF
+     12     4  QUEUEID
+     16     4  FLAG
+     20     8  QUEUEOFFSET
+     28     8  PHYSICALOFFSET
+     36     4  SYSFLAG
+     40     8  BORNTIMESTAMP
+     48  8|20  BORNHOST             ip + port (i32); 20 bytes with SYSFLAG BORNHOST_V6
+   56|68    8  STORETIMESTAMP
+     ..  8|20  STOREHOST
+     ..     4  RECONSUMETIMES
+     ..     8  PREPARED TRANSACTION OFFSET
+     ..   4+n  BODY length + body
+     ..   1+t  TOPIC length (u8) + topic
+     ..   2+p  PROPERTIES length (i16) + properties
+
+Writes are ordered so that a process killed mid-append leaves no record that looks whole: every byte but
+TOTALSIZE goes first, then TOTALSIZE (for a batch, the first record's TOTALSIZE last of all). Files are
+created zero-filled and recovery zeroes any torn tail, so "TOTALSIZE == 0" reliably ends the log.
+"""
+
+from __future__ import annotations
+
+import mmap
+import struct
+import zlib
+from typing import Final
+
+from rocketq.protocol.message import (
+    BLANK_MAGIC,
+    MAX_PROPERTIES_LENGTH,
+    MAX_TOPIC_LENGTH,
+    MESSAGE_MAGIC,
+    SYSFLAG_BORNHOST_V6,
+    SYSFLAG_STOREHOST_V6,
+    Host,
+    encode_host,
+)
+
+#: a record is never written unless this many bytes remain after it (room for a blank)
+END_FILE_MIN_BLANK_LENGTH: Final = 8
+
+_I32 = struct.Struct(">i")
+_U32 = struct.Struct(">I")
+_I16 = struct.Struct(">h")
+_I64 = struct.Struct(">q")
+_SIZE_MAGIC = struct.Struct(">iI")
+_HEAD = struct.Struct(">iIiiiqqiq")  # TOTALSIZE .. BORNTIMESTAMP
+_FIXED: Final = {
+    (b, s): struct.Struct(f">iIiiiqqiq{b}sq{s}siqi") for b in (8, 20) for s in (8, 20)
+}  # TOTALSIZE .. BODY length, keyed by (born host length, store host length)
+
+#: ``check_record`` results that are not a record
+RECORD_END: Final = 0
+RECORD_BLANK: Final = -1
+
+_CACHE_MAX = 4096
+
+
+class EncodedRecord:
+    """Everything of a record that does not depend on where and when it is stored."""
+
+    __slots__ = (
+        "body",
+        "born_b",
+        "born_timestamp",
+        "crc",
+        "fixed",
+        "flag",
+        "prepared_transaction_offset",
+        "props_tail",
+        "queue_id",
+        "reconsume_times",
+        "size",
+        "store_b",
+        "sys_flag",
+        "topic_tail",
+    )
+
+    def __init__(
+        self,
+        fixed: struct.Struct,
+        size: int,
+        crc: int,
+        queue_id: int,
+        flag: int,
+        sys_flag: int,
+        born_timestamp: int,
+        born_b: bytes,
+        store_b: bytes,
+        reconsume_times: int,
+        prepared_transaction_offset: int,
+        body: bytes | memoryview,
+        topic_tail: bytes,
+        props_tail: bytes,
+    ) -> None:
+        self.fixed = fixed
+        self.size = size
+        self.crc = crc
+        self.queue_id = queue_id
+        self.flag = flag
+        self.sys_flag = sys_flag
+        self.born_timestamp = born_timestamp
+        self.born_b = born_b
+        self.store_b = store_b
+        self.reconsume_times = reconsume_times
+        self.prepared_transaction_offset = prepared_transaction_offset
+        self.body = body
+        self.topic_tail = topic_tail
+        self.props_tail = props_tail
+
+
+class RecordEncoder:
+    """Caches host and topic encodings; raises ValueError naming the status for bad input."""
+
+    def __init__(self) -> None:
+        self._hosts: dict[Host, bytes] = {}
+        self._topics: dict[str, bytes] = {}
+
+    def host_bytes(self, host: Host) -> bytes:
+        b = self._hosts.get(host)
+        if b is None:
+            if len(self._hosts) >= _CACHE_MAX:
+                self._hosts.clear()
+            b = self._hosts[host] = encode_host(host)
+        return b
+
+    def topic_tail(self, topic: str) -> bytes | None:
+        """``len(u8) + topic``, or None if the topic cannot be stored."""
+        t = self._topics.get(topic)
+        if t is None:
+            raw = topic.encode()
+            if not raw or len(raw) > MAX_TOPIC_LENGTH or "/" in topic or topic in (".", ".."):
+                return None
+            if len(self._topics) >= _CACHE_MAX:
+                self._topics.clear()
+            t = self._topics[topic] = bytes((len(raw),)) + raw
+        return t
+
+    def encode(
+        self,
+        topic_tail: bytes,
+        body: bytes | memoryview,
+        props_b: bytes,
+        queue_id: int,
+        flag: int,
+        sys_flag: int,
+        born_timestamp: int,
+        born_host: Host,
+        store_host: Host,
+        reconsume_times: int,
+        prepared_transaction_offset: int,
+    ) -> EncodedRecord | None:
+        """None when the properties are too long (PROPERTIES_SIZE_EXCEEDED)."""
+        if len(props_b) > MAX_PROPERTIES_LENGTH:
+            return None
+        born_b = self.host_bytes(born_host)
+        store_b = self.host_bytes(store_host)
+        sys_flag &= ~(SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6)
+        if len(born_b) == 20:
+            sys_flag |= SYSFLAG_BORNHOST_V6
+        if len(store_b) == 20:
+            sys_flag |= SYSFLAG_STOREHOST_V6
+        fixed = _FIXED[(len(born_b), len(store_b))]
+        size = fixed.size + len(body) + len(topic_tail) + 2 + len(props_b)
+        return EncodedRecord(
+            fixed, size, zlib.crc32(body) & 0x7FFFFFFF, queue_id, flag, sys_flag, born_timestamp, born_b, store_b,
+            reconsume_times, prepared_transaction_offset, body, topic_tail, _I16.pack(len(props_b)) + props_b,
+        )
+
+
+def write_record(
+    mm: mmap.mmap, pos: int, rec: EncodedRecord, queue_offset: int, phys: int, store_timestamp: int, commit: bool
+) -> None:
+    """Write ``rec`` at ``pos``; TOTALSIZE only when ``commit`` (else the caller commits it later)."""
+    fixed = rec.fixed
+    body = rec.body
+    fixed.pack_into(
+        mm, pos, 0, MESSAGE_MAGIC, rec.crc, rec.queue_id, rec.flag, queue_offset, phys, rec.sys_flag,
+        rec.born_timestamp, rec.born_b, store_timestamp, rec.store_b, rec.reconsume_times,
+        rec.prepared_transaction_offset, len(body),
+    )
+    p = pos + fixed.size
+    e = p + len(body)
+    mm[p:e] = body
+    t = rec.topic_tail
+    p = e + len(t)
+    mm[e:p] = t
+    mm[p : pos + rec.size] = rec.props_tail
+    if commit:
+        _I32.pack_into(mm, pos, rec.size)
+
+
+def commit_record(mm: mmap.mmap, pos: int, size: int) -> None:
+    _I32.pack_into(mm, pos, size)
+
+
+def write_blank(mm: mmap.mmap, pos: int, remaining: int) -> None:
+    """End-of-file filler: TOTALSIZE = bytes left in the file, MAGIC = BLANK (magic first, size last)."""
+    _U32.pack_into(mm, pos + 4, BLANK_MAGIC)
+    _I32.pack_into(mm, pos, remaining)
+
+
+class RecordInfo:
+    """What dispatch needs from a validated record."""
+
+    __slots__ = ("phys", "props_len", "props_pos", "queue_id", "queue_offset", "size", "store_timestamp", "sys_flag",
+                 "topic")
+
+    def __init__(
+        self,
+        phys: int,
+        size: int,
+        queue_id: int,
+        queue_offset: int,
+        sys_flag: int,
+        store_timestamp: int,
+        topic: bytes,
+        props_pos: int,
+        props_len: int,
+    ) -> None:
+        self.phys = phys
+        self.size = size
+        self.queue_id = queue_id
+        self.queue_offset = queue_offset
+        self.sys_flag = sys_flag
+        self.store_timestamp = store_timestamp
+        self.topic = topic
+        self.props_pos = props_pos
+        self.props_len = props_len
+
+
+def check_record(
+    mm: mmap.mmap, view: memoryview, pos: int, limit: int, phys: int, check_crc: bool
+) -> RecordInfo | int:
+    """Validate the record at ``pos`` (log offset ``phys``): RecordInfo, RECORD_BLANK, or RECORD_END.
+
+    Checks magic, size bounds, the stored physical offset, that the field lengths add up to TOTALSIZE and,
+    when asked, the body CRC (RocketMQ's ``checkMessageAndReturnSize``).
+    """
+    if pos + 8 > limit:
+        return RECORD_END
+    size, magic = _SIZE_MAGIC.unpack_from(mm, pos)
+    if magic == BLANK_MAGIC and size > 0:
+        return RECORD_BLANK
+    if magic != MESSAGE_MAGIC or size < 91 or pos + size > limit:
+        return RECORD_END
+    _, _, crc, queue_id, _flag, queue_offset, stored_phys, sys_flag, _born = _HEAD.unpack_from(mm, pos)
+    if stored_phys != phys:
+        return RECORD_END
+    p = pos + (68 if sys_flag & SYSFLAG_BORNHOST_V6 else 56)
+    (store_ts,) = _I64.unpack_from(mm, p)
+    p += (28 if sys_flag & SYSFLAG_STOREHOST_V6 else 16) + 12
+    (body_len,) = _I32.unpack_from(mm, p)
+    p += 4
+    end = pos + size
+    if body_len < 0 or p + body_len + 3 > end:
+        return RECORD_END
+    if check_crc and zlib.crc32(view[p : p + body_len]) & 0x7FFFFFFF != crc:
+        return RECORD_END
+    p += body_len
+    topic_len = view[p]
+    p += 1
+    if p + topic_len + 2 > end:
+        return RECORD_END
+    topic = bytes(view[p : p + topic_len])
+    p += topic_len
+    (props_len,) = _I16.unpack_from(mm, p)
+    p += 2
+    if props_len < 0 or p + props_len != end:
+        return RECORD_END
+    return RecordInfo(phys, size, queue_id, queue_offset, sys_flag, store_ts, topic, p, props_len)
+
+
+def read_size(mm: mmap.mmap, pos: int) -> int:
+    (size,) = _I32.unpack_from(mm, pos)
+    return int(size)
+
+
+def read_store_timestamp(mm: mmap.mmap, pos: int) -> int:
+    """STORETIMESTAMP of the record at ``pos`` (0 if there is no message there)."""
+    size, magic = _SIZE_MAGIC.unpack_from(mm, pos)
+    if magic != MESSAGE_MAGIC or size <= 0:
+        return 0
+    (sys_flag,) = _I32.unpack_from(mm, pos + 36)
+    (ts,) = _I64.unpack_from(mm, pos + (68 if sys_flag & SYSFLAG_BORNHOST_V6 else 56))
+    return int(ts)
