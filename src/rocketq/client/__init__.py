@@ -1,0 +1,97 @@
+"""rocketq client SDK: producers and consumers speaking the RocketMQ 4.x remoting protocol.
+
+Asyncio-native (``Producer``, ``PushConsumer``, ``LitePullConsumer``, ``AdminClient``); ``rocketq.client.sync``
+wraps them for blocking code. See ``docs/client.md``.
+"""
+
+from rocketq.client.admin import AdminClient
+from rocketq.client.allocate import (
+    AllocateMachineRoomNearby,
+    AllocateMessageQueueAveragely,
+    AllocateMessageQueueAveragelyByCircle,
+    AllocateMessageQueueByConfig,
+    AllocateMessageQueueByMachineRoom,
+    AllocateMessageQueueConsistentHash,
+    AllocateMessageQueueStrategy,
+)
+from rocketq.client.config import ClientConfig
+from rocketq.client.errors import (
+    BrokerNotFoundError,
+    ClientNotStartedError,
+    InvalidMessageError,
+    InvalidOffsetError,
+    NoRouteError,
+    QueueNotAssignedError,
+    SendFailedError,
+    SendTimeoutError,
+)
+from rocketq.client.lite_pull_consumer import LitePullConsumer
+from rocketq.client.message import Message, MessageExt, MessageQueue, PullResult, PullStatus, SendResult, SendStatus
+from rocketq.client.offset_store import LocalFileOffsetStore, OffsetStore, ReadOffsetType, RemoteBrokerOffsetStore
+from rocketq.client.process_queue import ProcessQueue
+from rocketq.client.producer import (
+    LocalTransactionState,
+    Producer,
+    TransactionListener,
+    TransactionProducer,
+    TransactionSendResult,
+)
+from rocketq.client.push_consumer import (
+    ConsumeConcurrentlyContext,
+    ConsumeConcurrentlyStatus,
+    ConsumeOrderlyContext,
+    ConsumeOrderlyStatus,
+    PushConsumer,
+)
+from rocketq.client.selectors import MessageQueueSelector, select_by_hash, select_by_random
+from rocketq.client.subscription import ConsumeFromWhere, ExpressionType, MessageModel, MessageSelector
+
+__all__ = [
+    "AdminClient",
+    "AllocateMachineRoomNearby",
+    "AllocateMessageQueueAveragely",
+    "AllocateMessageQueueAveragelyByCircle",
+    "AllocateMessageQueueByConfig",
+    "AllocateMessageQueueByMachineRoom",
+    "AllocateMessageQueueConsistentHash",
+    "AllocateMessageQueueStrategy",
+    "BrokerNotFoundError",
+    "ClientConfig",
+    "ClientNotStartedError",
+    "ConsumeConcurrentlyContext",
+    "ConsumeConcurrentlyStatus",
+    "ConsumeFromWhere",
+    "ConsumeOrderlyContext",
+    "ConsumeOrderlyStatus",
+    "ExpressionType",
+    "InvalidMessageError",
+    "InvalidOffsetError",
+    "LitePullConsumer",
+    "LocalFileOffsetStore",
+    "LocalTransactionState",
+    "Message",
+    "MessageExt",
+    "MessageModel",
+    "MessageQueue",
+    "MessageQueueSelector",
+    "MessageSelector",
+    "NoRouteError",
+    "OffsetStore",
+    "ProcessQueue",
+    "Producer",
+    "PullResult",
+    "PullStatus",
+    "PushConsumer",
+    "QueueNotAssignedError",
+    "ReadOffsetType",
+    "RemoteBrokerOffsetStore",
+    "SendFailedError",
+    "SendResult",
+    "SendStatus",
+    "SendTimeoutError",
+    "TransactionListener",
+    "TransactionProducer",
+    "TransactionSendResult",
+    "select_by_hash",
+    "select_by_random",
+]

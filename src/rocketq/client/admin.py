@@ -1,0 +1,413 @@
+"""Administration client (the parts of Java ``DefaultMQAdminExt`` that ``mqadmin`` uses most).
+
+::
+
+    async with AdminClient(namesrv_addr="127.0.0.1:9876") as admin:
+        await admin.create_topic("Orders", cluster="DefaultCluster", read_queue_nums=8, write_queue_nums=8)
+        for q in await admin.consume_progress("order-service"):
+            print(q.message_queue, q.lag)
+
+Topic creation and deletion go to every master of a cluster (or one broker address); everything that needs a
+broker finds it through the name server. Broker replies in fastjson's non-standard JSON (object map keys) are
+understood.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from rocketq.client import _fastjson
+from rocketq.client._instance import ClientInstance, unique_instance_name
+from rocketq.client._route import MASTER_ID, TopicRouteData, retry_topic
+from rocketq.client._uniq_id import id_time_ms
+from rocketq.client.config import ClientConfig
+from rocketq.client.errors import NoRouteError
+from rocketq.client.message import MessageExt
+from rocketq.codes import RequestCode, ResponseCode
+from rocketq.errors import BrokerError, ClientError, ProtocolError, RemotingError, error_for_code
+from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, MessageQueue, TopicConfig
+from rocketq.protocol.message import decode_record, iter_records, parse_offset_msg_id
+
+__all__ = [
+    "AdminClient",
+    "BrokerInfo",
+    "ConsumerConnection",
+    "QueueProgress",
+    "TopicQueueStatus",
+]
+
+log = logging.getLogger("rocketq.client.admin")
+
+LONG_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class TopicQueueStatus:
+    """One queue of GET_TOPIC_STATS_INFO."""
+
+    message_queue: MessageQueue
+    min_offset: int
+    max_offset: int
+    last_update_timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueueProgress:
+    """One queue of GET_CONSUME_STATS; ``lag`` = broker offset − consumer offset."""
+
+    message_queue: MessageQueue
+    broker_offset: int
+    consumer_offset: int
+    last_timestamp: int
+
+    @property
+    def lag(self) -> int:
+        return max(0, self.broker_offset - max(self.consumer_offset, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionInfo:
+    client_id: str
+    client_addr: str
+    language: str
+    version: int
+
+
+@dataclass(slots=True)
+class ConsumerConnection:
+    """GET_CONSUMER_CONNECTION_LIST."""
+
+    connections: list[ConnectionInfo]
+    consume_type: str = ""
+    message_model: str = ""
+    consume_from_where: str = ""
+    subscriptions: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class BrokerInfo:
+    cluster: str
+    broker_name: str
+    broker_id: int
+    addr: str
+    runtime: dict[str, str] = field(default_factory=dict)
+
+
+class AdminClient:
+    def __init__(self, *, namesrv_addr: str | None = None, config: ClientConfig | None = None,
+                 timeout: float = 5.0) -> None:  # fmt: skip
+        self.config = config or ClientConfig()
+        if namesrv_addr is not None:
+            self.config.namesrv_addr = namesrv_addr
+        if self.config.instance_name == "DEFAULT":
+            self.config.instance_name = unique_instance_name()
+        self.timeout = timeout
+        self._instance: ClientInstance | None = None
+
+    @property
+    def instance(self) -> ClientInstance:
+        if self._instance is None:
+            self._instance = ClientInstance(self.config)
+        return self._instance
+
+    async def start(self) -> None:
+        self.instance  # noqa: B018 - connections are opened lazily
+
+    async def close(self) -> None:
+        if self._instance is not None:
+            await self._instance.shutdown()
+            self._instance = None
+
+    async def __aenter__(self) -> AdminClient:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    @property
+    def _api(self) -> Any:
+        return self.instance.api
+
+    # -- cluster ------------------------------------------------------------------------------------------
+
+    async def cluster_info(self) -> dict[str, Any]:
+        """GET_BROKER_CLUSTER_INFO: ``{"brokerAddrTable": {...}, "clusterAddrTable": {...}}``."""
+        return dict(await self._api.get_broker_cluster_info(self.timeout))
+
+    async def brokers(self, cluster: str | None = None, *, runtime: bool = False) -> list[BrokerInfo]:
+        """Every broker address known to the name server (optionally of one cluster), with runtime stats."""
+        info = await self.cluster_info()
+        by_name: dict[str, Any] = info.get("brokerAddrTable") or {}
+        clusters: dict[str, list[str]] = info.get("clusterAddrTable") or {}
+        out: list[BrokerInfo] = []
+        for cl, names in sorted(clusters.items()):
+            if cluster is not None and cl != cluster:
+                continue
+            for name in sorted(names):
+                bd = by_name.get(name) or {}
+                for bid, addr in sorted((bd.get("brokerAddrs") or {}).items(), key=lambda kv: int(kv[0])):
+                    out.append(BrokerInfo(cl, name, int(bid), str(addr)))
+        if runtime:
+            async def fill(b: BrokerInfo) -> None:
+                try:
+                    b.runtime = await self.broker_runtime_info(b.addr)
+                except (RemotingError, BrokerError) as exc:
+                    b.runtime = {"error": str(exc)}
+
+            await asyncio.gather(*(fill(b) for b in out))
+        return out
+
+    async def master_addrs(self, cluster: str) -> list[str]:
+        addrs = [b.addr for b in await self.brokers(cluster) if b.broker_id == MASTER_ID]
+        if not addrs:
+            raise ClientError(f"no master broker in cluster {cluster!r}")
+        return addrs
+
+    async def broker_runtime_info(self, broker_addr: str) -> dict[str, str]:
+        """GET_BROKER_RUNTIME_INFO: the broker's KV table of counters and settings."""
+        obj = await self._api.broker_json(broker_addr, RequestCode.GET_BROKER_RUNTIME_INFO, None, self.timeout)
+        table = (obj or {}).get("table") or {}
+        return {str(k): str(v) for k, v in table.items()}
+
+    # -- topics -------------------------------------------------------------------------------------------
+
+    async def topic_list(self) -> list[str]:
+        return sorted(await self._api.get_all_topic_list(self.timeout))
+
+    async def topic_route(self, topic: str) -> TopicRouteData:
+        try:
+            return await self._api.get_topic_route(topic, self.timeout)  # type: ignore[no-any-return]
+        except BrokerError as exc:
+            if exc.code == ResponseCode.TOPIC_NOT_EXIST:
+                raise NoRouteError(topic, exc.remark) from exc
+            raise
+
+    async def create_topic(
+        self,
+        topic: str,
+        *,
+        cluster: str | None = None,
+        broker_addr: str | None = None,
+        read_queue_nums: int = 8,
+        write_queue_nums: int = 8,
+        perm: int = PERM_READ | PERM_WRITE,
+        order: bool = False,
+        topic_filter_type: str = "SINGLE_TAG",
+        topic_sys_flag: int = 0,
+    ) -> list[str]:
+        """UPDATE_AND_CREATE_TOPIC on one broker or every master of ``cluster``; returns the addresses used.
+
+        Creating an existing topic updates it (Java ``updateTopic`` is the same request).
+        """
+        addrs = await self._targets(cluster, broker_addr)
+        tc = TopicConfig(topic, read_queue_nums, write_queue_nums, perm, topic_filter_type, topic_sys_flag, order)
+        ext = {
+            "defaultTopic": "TBW102",
+            "order": "true" if tc.order else "false",
+            "perm": str(tc.perm),
+            "readQueueNums": str(tc.read_queue_nums),
+            "topic": tc.topic_name,
+            "topicFilterType": tc.topic_filter_type,
+            "topicSysFlag": str(tc.topic_sys_flag),
+            "writeQueueNums": str(tc.write_queue_nums),
+        }
+        for addr in addrs:
+            await self._api.create_topic(addr, ext, self.timeout)
+        return addrs
+
+    async def delete_topic(self, topic: str, *, cluster: str | None = None, broker_addr: str | None = None) -> None:
+        """DELETE_TOPIC_IN_BROKER on the brokers, then DELETE_TOPIC_IN_NAMESRV on every name server."""
+        for addr in await self._targets(cluster, broker_addr):
+            await self._api.delete_topic_in_broker(addr, topic, self.timeout)
+        for ns in self.config.namesrv_list():
+            cmd = self._api.request(RequestCode.DELETE_TOPIC_IN_NAMESRV, {"topic": topic})
+            resp = await self._api.invoke(ns, cmd, self.timeout)
+            if resp.code != ResponseCode.SUCCESS:
+                raise error_for_code(resp.code, resp.remark)
+
+    async def _targets(self, cluster: str | None, broker_addr: str | None) -> list[str]:
+        if broker_addr:
+            return [broker_addr]
+        if cluster:
+            return await self.master_addrs(cluster)
+        clusters = (await self.cluster_info()).get("clusterAddrTable") or {}
+        if len(clusters) == 1:
+            return await self.master_addrs(next(iter(clusters)))
+        raise ClientError("specify a cluster (-c) or a broker address (-b)")
+
+    async def topic_status(self, topic: str) -> list[TopicQueueStatus]:
+        """GET_TOPIC_STATS_INFO from every broker of the topic's route."""
+        route = await self.topic_route(topic)
+        out: list[TopicQueueStatus] = []
+        for bd in route.broker_datas:
+            addr = bd.select_broker_addr()
+            if addr is None:
+                continue
+            obj = await self._api.broker_json(addr, RequestCode.GET_TOPIC_STATS_INFO, {"topic": topic}, self.timeout)
+            for mq, v in _mq_table((obj or {}).get("offsetTable")):
+                out.append(TopicQueueStatus(mq, int(v.get("minOffset", 0)), int(v.get("maxOffset", 0)),
+                                            int(v.get("lastUpdateTimestamp", 0))))  # fmt: skip
+        return sorted(out, key=lambda s: s.message_queue)
+
+    # -- groups -------------------------------------------------------------------------------------------
+
+    async def _group_brokers(self, group: str, topic: str | None) -> list[str]:
+        # Java examineConsumeStats looks the group up through its retry topic's route.
+        for t in (retry_topic(group), topic):
+            if t is None:
+                continue
+            try:
+                route = await self._api.get_topic_route(t, self.timeout)
+            except BrokerError:
+                continue
+            addrs = [a for bd in route.broker_datas if (a := bd.select_broker_addr())]
+            if addrs:
+                return addrs
+        raise NoRouteError(retry_topic(group), "the group has no retry topic route (never consumed?)")
+
+    async def consume_progress(self, group: str, topic: str | None = None) -> list[QueueProgress]:
+        """GET_CONSUME_STATS on every broker the group consumes from: per-queue broker / consumer offsets."""
+        out: list[QueueProgress] = []
+        for addr in await self._group_brokers(group, topic):
+            ext = {"consumerGroup": group}
+            if topic:
+                ext["topic"] = topic
+            obj = await self._api.broker_json(addr, RequestCode.GET_CONSUME_STATS, ext, self.timeout)
+            for mq, v in _mq_table((obj or {}).get("offsetTable")):
+                out.append(QueueProgress(mq, int(v.get("brokerOffset", 0)), int(v.get("consumerOffset", 0)),
+                                         int(v.get("lastTimestamp", 0))))  # fmt: skip
+        return sorted(out, key=lambda p: p.message_queue)
+
+    async def consumer_connections(self, group: str) -> ConsumerConnection:
+        """GET_CONSUMER_CONNECTION_LIST (ConsumerNotOnlineError when nobody of the group is connected)."""
+        addrs = await self._group_brokers(group, None)
+        obj = await self._api.broker_json(addrs[0], RequestCode.GET_CONSUMER_CONNECTION_LIST,
+                                          {"consumerGroup": group}, self.timeout)  # fmt: skip
+        obj = obj or {}
+        conns = [
+            ConnectionInfo(
+                str(c.get("clientId", "")), str(c.get("clientAddr", "")), str(c.get("language", "")),
+                int(c.get("version", 0)),
+            )
+            for c in obj.get("connectionSet") or []
+        ]
+        subs = {str(t): str((s or {}).get("subString", "")) for t, s in (obj.get("subscriptionTable") or {}).items()}
+        return ConsumerConnection(
+            sorted(conns, key=lambda c: c.client_id), str(obj.get("consumeType", "")),
+            str(obj.get("messageModel", "")), str(obj.get("consumeFromWhere", "")), subs,
+        )  # fmt: skip
+
+    async def reset_offset_by_timestamp(
+        self, group: str, topic: str, timestamp_ms: int, *, force: bool = True
+    ) -> dict[MessageQueue, int]:
+        """Move ``group``'s offsets of ``topic`` to the first message stored at or after ``timestamp_ms``.
+
+        Uses INVOKE_BROKER_TO_RESET_OFFSET (the broker resets and tells online consumers). When a broker does
+        not support it or the group is offline, falls back to SEARCH_OFFSET_BY_TIMESTAMP + UPDATE_CONSUMER_OFFSET
+        per queue (Java's ``resetOffsetByTimestampOld``; only safe while the group's consumers are stopped).
+        """
+        route = await self.topic_route(topic)
+        result: dict[MessageQueue, int] = {}
+        for bd in route.broker_datas:
+            addr = bd.select_broker_addr()
+            if addr is None:
+                continue
+            ext = {"topic": topic, "group": group, "timestamp": str(timestamp_ms)}
+            ext["isForce"] = "true" if force else "false"
+            resp = await self._api.invoke(addr, self._api.request(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, ext),
+                                          self.timeout)  # fmt: skip
+            if resp.code == ResponseCode.SUCCESS:
+                obj = _fastjson.loads(resp.body) if resp.body else {}
+                for mq, off in _mq_table((obj or {}).get("offsetTable")):
+                    result[mq] = int(off)
+                continue
+            if resp.code not in (ResponseCode.REQUEST_CODE_NOT_SUPPORTED, ResponseCode.CONSUMER_NOT_ONLINE):
+                raise error_for_code(resp.code, resp.remark)
+            log.info("reset_offset.fallback broker=%s code=%s", bd.broker_name, resp.code)
+            for qd in route.queue_datas:
+                if qd.broker_name != bd.broker_name:
+                    continue
+                for qid in range(qd.read_queue_nums):
+                    mq = MessageQueue(topic, bd.broker_name, qid)
+                    offset = await self._api.search_offset(addr, mq, timestamp_ms, self.timeout)
+                    await self._api.update_consumer_offset(addr, group, mq, offset, self.timeout, oneway=False)
+                    result[mq] = offset
+        return result
+
+    # -- messages -----------------------------------------------------------------------------------------
+
+    async def view_message(self, offset_msg_id: str) -> MessageExt:
+        """VIEW_MESSAGE_BY_ID: the message at the commit-log offset encoded in a broker (offset) message id."""
+        (ip, port), offset = parse_offset_msg_id(offset_msg_id)
+        body = await self._api.view_message(f"{ip}:{port}", offset, self.timeout)
+        return MessageExt.from_record(decode_record(body))
+
+    async def query_message_by_key(
+        self, topic: str, key: str, *, max_num: int = 64, begin_ms: int = 0, end_ms: int = LONG_MAX,
+        uniq_key: bool = False,
+    ) -> list[MessageExt]:  # fmt: skip
+        """QUERY_MESSAGE on every broker of the topic; keeps the messages whose key (or msg id) really matches."""
+        route = await self.topic_route(topic)
+        found: list[MessageExt] = []
+        for bd in route.broker_datas:
+            addr = bd.select_broker_addr()
+            if addr is None:
+                continue
+            try:
+                _, body = await self._api.query_message(addr, topic, key, max_num, begin_ms, end_ms, self.timeout * 3,
+                                                        uniq_key=uniq_key)  # fmt: skip
+            except BrokerError as exc:
+                if exc.code == ResponseCode.QUERY_NOT_FOUND:
+                    continue
+                raise
+            for rec in iter_records(body):
+                msg = MessageExt.from_record(rec, bd.broker_name)
+                if uniq_key:
+                    if msg.msg_id == key:
+                        found.append(msg)
+                elif msg.topic == topic and key in msg.keys:
+                    found.append(msg)
+        if uniq_key and len(found) > 1:
+            found = [min(found, key=lambda m: m.store_timestamp)]
+        return found
+
+    async def query_message_by_id(self, msg_id: str, topic: str | None = None) -> list[MessageExt]:
+        """A broker offset id is looked up directly; otherwise ``msg_id`` is a UNIQ_KEY searched in ``topic``."""
+        try:
+            return [await self.view_message(msg_id)]
+        except (ProtocolError, BrokerError, RemotingError) as exc:
+            if topic is None:
+                raise ClientError(
+                    f"{msg_id} is not a readable offset message id ({exc}); give the topic to search it as a client "
+                    "message id"
+                ) from exc
+        try:
+            begin = max(0, id_time_ms(msg_id) - 1000)
+        except ValueError:
+            begin = 0
+        return await self.query_message_by_key(topic, msg_id, max_num=32, begin_ms=begin, uniq_key=True)
+
+
+def _mq_table(table: Any) -> list[tuple[MessageQueue, Any]]:
+    """A MessageQueue-keyed table in fastjson's object-key form, or as a list of ``{"mq": …, …}`` entries."""
+    out: list[tuple[MessageQueue, Any]] = []
+    if isinstance(table, dict):
+        for k, v in table.items():
+            try:
+                out.append((_fastjson.mq_from_key(k), v))
+            except (ProtocolError, ValueError) as exc:
+                log.debug("mq_table.bad_key key=%r error=%s", k, exc)
+    elif isinstance(table, list):
+        for e in table:
+            if isinstance(e, dict) and "mq" in e:
+                out.append((MessageQueue.from_json(e["mq"]), e))
+            elif isinstance(e, list | tuple) and len(e) == 2:
+                out.append((MessageQueue.from_json(e[0]), e[1]))
+    return out
