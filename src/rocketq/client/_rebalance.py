@@ -185,12 +185,18 @@ class RebalanceImpl(ABC):
 
     async def rebalance_by_topic(self, topic: str, is_order: bool) -> None:
         mq_set = self.topic_subscribe_info_table.get(topic)
+        if mq_set is None:
+            # Java waits for the next periodic route poll (30 s); asking now makes new topics usable sooner.
+            await self.instance.update_topic_route(topic)
+            mq_set = self.topic_subscribe_info_table.get(topic)
         if self.message_model == BROADCASTING:
             if mq_set is None:
                 log.warning("rebalance.no_route group=%s topic=%s", self.consumer_group, topic)
                 return
-            if await self.update_process_queue_table(topic, set(mq_set), is_order):
+            changed, requests = await self.update_process_queue_table(topic, set(mq_set), is_order)
+            if changed:
                 await self.message_queue_changed(topic, mq_set, mq_set)
+            self.dispatch_pull_requests(requests)
             return
         cid_all = await self.instance.find_consumer_id_list(topic, self.consumer_group)
         if mq_set is None and not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
@@ -203,10 +209,14 @@ class RebalanceImpl(ABC):
             divided = self.allocate(topic, mq_set, cid_all)
         except Exception:
             return
-        if await self.update_process_queue_table(topic, divided, is_order):
+        changed, requests = await self.update_process_queue_table(topic, divided, is_order)
+        if changed:
             log.info("rebalance.changed group=%s topic=%s client=%s cids=%d assigned=%s",
                      self.consumer_group, topic, self.instance.client_id, len(cid_all), sorted(divided))  # fmt: skip
             await self.message_queue_changed(topic, mq_set, divided)
+        # Java dispatches before messageQueueChanged; we dispatch after it, so the first pulls carry the
+        # subscription version the broker has just been told in the heartbeat (else SUBSCRIPTION_NOT_LATEST).
+        self.dispatch_pull_requests(requests)
 
     def truncate_message_queue_not_my_topic(self) -> None:
         for mq in list(self.process_queue_table):
@@ -215,7 +225,10 @@ class RebalanceImpl(ABC):
                 pq.dropped = True
                 log.info("rebalance.truncate group=%s mq=%s", self.consumer_group, mq)
 
-    async def update_process_queue_table(self, topic: str, mq_set: set[MessageQueue], is_order: bool) -> bool:
+    async def update_process_queue_table(
+        self, topic: str, mq_set: set[MessageQueue], is_order: bool
+    ) -> tuple[bool, list[PullRequest]]:
+        """Apply a new assignment; returns (changed, pull requests for the added queues, to dispatch)."""
         changed = False
         for mq, pq in list(self.process_queue_table.items()):
             if mq.topic != topic:
@@ -256,8 +269,7 @@ class RebalanceImpl(ABC):
             requests.append(PullRequest(self.consumer_group, mq, pq, next_offset))
             changed = True
             log.info("rebalance.add group=%s mq=%s offset=%d", self.consumer_group, mq, next_offset)
-        self.dispatch_pull_requests(requests)
-        return changed
+        return changed, requests
 
     async def remove_process_queue(self, mq: MessageQueue) -> None:
         pq = self.process_queue_table.pop(mq, None)
