@@ -113,3 +113,36 @@ def fakes() -> SimpleNamespace:
         FakeServer=FakeServer, route_body=route_body, namesrv_with_routes=namesrv_with_routes,
         SendRecorder=SendRecorder,
     )
+
+
+# ------------------------------------------------------------------------------------ embedded cluster
+
+FAST_DELAY_LEVELS = " ".join(["1s"] * 18)  # retries come back after 1 s instead of 10 s + n
+
+
+@pytest.fixture
+async def cluster(tmp_path: Any, request: pytest.FixtureRequest) -> Any:
+    from rocketq.testing import EmbeddedCluster
+
+    overrides: dict[str, Any] = {"messageDelayLevel": FAST_DELAY_LEVELS}
+    overrides.update(getattr(request, "param", {}) or {})
+    async with EmbeddedCluster(tmp_path / "cluster", **overrides) as c:
+        yield c
+
+
+@pytest.fixture
+def fast_config(cluster: Any) -> Any:
+    """A ClientConfig factory with short intervals, so tests never wait for 20-30 s timers."""
+    from rocketq.client import ClientConfig
+
+    def make(**kw: Any) -> ClientConfig:
+        values: dict[str, Any] = {
+            "namesrv_addr": cluster.namesrv_addr,
+            "poll_name_server_interval": 0.5,
+            "heartbeat_broker_interval": 1.0,
+            "persist_consumer_offset_interval": 0.5,
+        }
+        values.update(kw)
+        return ClientConfig(**values)
+
+    return make
