@@ -10,7 +10,7 @@ import asyncio
 import itertools
 import logging
 import time
-from typing import Protocol
+from typing import Protocol, cast
 
 from rocketq.errors import ProtocolError, RemotingClosedError, RemotingTimeoutError
 from rocketq.protocol.command import (
@@ -53,8 +53,8 @@ class Connection(asyncio.Protocol):
     # -- asyncio.Protocol -------------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        # No isinstance check: uvloop's TCPTransport does not subclass asyncio.Transport.
+        self._transport = cast(asyncio.Transport, transport)
         peer = transport.get_extra_info("peername")
         sock = transport.get_extra_info("sockname")
         if peer:
