@@ -82,7 +82,7 @@ class BrokerController:
         self.producers = ProducerManager()
         self.locks = QueueLockManager(config.lockMaxLiveTimeMills / 1000.0)
         self.stats = BrokerStats()
-        self.semantics = MessageSemantics(len(config.delay_levels_ms()))
+        self.semantics = MessageSemantics()
         self.store = MessageStore(store_config_from(config))
         self.dispatcher = RemotingDispatcher("broker")
         self.dispatcher.close_listeners.append(self._on_connection_closed)
@@ -189,7 +189,6 @@ class BrokerController:
             try:
                 self.consumers.scan_expired(expiry)
                 self.producers.scan_expired(expiry)
-                await asyncio.to_thread(self.store.run_cleanup)
             except Exception:
                 log.exception("housekeeping.failed")
 

@@ -1,7 +1,7 @@
 """Delayed delivery by level (RocketMQ 4.9's ScheduleMessageService).
 
-A message with ``DELAY`` = L > 0 is stored under ``SCHEDULE_TOPIC_XXXX``, queue L − 1, with its real topic and
-queue in ``REAL_TOPIC``/``REAL_QID``; the store puts its delivery time in the consume-queue tags slot. One
+The store rewrites a message with ``DELAY`` = L > 0 to ``SCHEDULE_TOPIC_XXXX``, queue L − 1, with its real topic
+and queue in ``REAL_TOPIC``/``REAL_QID``, and puts its delivery time in the consume-queue tags slot. One
 task walks each level's queue in order (messages of one level become due in store order) and re-puts due
 messages to their real topic and queue with ``DELAY`` removed. Progress per level is persisted to
 ``config/delayOffset.json`` so a restart neither loses nor repeats (beyond the last persisted batch)
@@ -22,9 +22,6 @@ from rocketq.protocol.message import (
     PROP_DELAY,
     PROP_REAL_QID,
     PROP_REAL_TOPIC,
-    SYSFLAG_TX_MASK,
-    SYSFLAG_TX_PREPARED,
-    SYSFLAG_TX_ROLLBACK,
     decode_record,
 )
 from rocketq.store import GetMessageStatus, StoreMessage
@@ -33,30 +30,6 @@ if TYPE_CHECKING:
     from rocketq.broker.controller import BrokerController
 
 log = logging.getLogger("rocketq.broker.schedule")
-
-
-def clamp_level(level: int, max_level: int) -> int:
-    return min(level, max_level)
-
-
-def to_schedule_topic(msg: StoreMessage, max_level: int) -> StoreMessage:
-    """Rewrite a message that carries DELAY > 0 to the schedule topic (CommitLog.asyncPutMessage)."""
-    raw = msg.properties.get(PROP_DELAY, "").strip()
-    try:
-        level = int(raw)
-    except ValueError:
-        return msg
-    tx = msg.sys_flag & SYSFLAG_TX_MASK
-    if level <= 0 or tx in (SYSFLAG_TX_PREPARED, SYSFLAG_TX_ROLLBACK):
-        return msg
-    level = clamp_level(level, max_level)
-    msg.properties[PROP_DELAY] = str(level)
-    msg.properties[PROP_REAL_TOPIC] = msg.topic
-    msg.properties[PROP_REAL_QID] = str(msg.queue_id)
-    msg.topic = SCHEDULE_TOPIC
-    msg.queue_id = level - 1
-    msg.tags_code = None  # the store computes the delivery time for the tags slot
-    return msg
 
 
 class ScheduleService:
@@ -122,7 +95,7 @@ class ScheduleService:
                             offset = result.next_begin_offset
                             continue
                         break
-                    rec = decode_record(result.buffers[0])
+                    rec = decode_record(result.buffers[0].view)
                 finally:
                     result.release()
                 if rec.store_timestamp + delay_ms > now_ms:

@@ -38,7 +38,8 @@ from rocketq.client import (
 )
 from rocketq.errors import RocketQError
 
-Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+# A string: _SubParsersAction is only subscriptable for type checkers on Python 3.11.
+Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
 AsyncCommand = Callable[[argparse.Namespace, AdminClient], Coroutine[Any, Any, Any]]
 
 

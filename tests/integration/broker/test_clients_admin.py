@@ -174,6 +174,7 @@ async def test_lock_batch_is_exclusive(wire: Wire) -> None:
 async def test_system_busy_under_stall(wire: Wire, cluster, monkeypatch) -> None:
     store = cluster.broker.store
     original = store.put_message
+    assert (await wire.send("TBusy", b"warm-up")).code == 0  # connection and topic exist: the burst arrives at once
 
     def stalled(msg):  # the first put blocks the writer well past waitTimeMillsInSendQueue (200 ms)
         monkeypatch.setattr(store, "put_message", original)

@@ -93,7 +93,7 @@ class AdminProcessors:
         entries = []
         for qid in range(tc.write_queue_nums):
             max_off = store.get_max_offset_in_queue(h.topic, qid)
-            last_ts = store.get_message_store_time_stamp(h.topic, qid, max_off - 1) if max_off > 0 else 0
+            last_ts = store.get_message_store_timestamp(h.topic, qid, max_off - 1) if max_off > 0 else 0
             entries.append(
                 {
                     "mq": _mq_key(h.topic, name, qid),
@@ -135,7 +135,7 @@ class AdminProcessors:
                 consumer_off = committed.get(qid, -1)
                 last_ts = 0
                 if consumer_off > 0:
-                    last_ts = broker.store.get_message_store_time_stamp(topic, qid, consumer_off - 1)
+                    last_ts = broker.store.get_message_store_timestamp(topic, qid, consumer_off - 1)
                 entries.append(
                     {
                         "mq": _mq_key(topic, broker.config.brokerName, qid),
@@ -162,7 +162,6 @@ class AdminProcessors:
             "getTransferedTps": f"{broker.stats.get_tps():.2f}",
             "commitLogMinOffset": str(store.get_min_phy_offset()),
             "commitLogMaxOffset": str(store.get_max_phy_offset()),
-            "earliestMessageTimeStamp": str(store.get_earliest_message_time_any()),
             "sendThreadPoolQueueSize": str(broker.send.queue_size()),
             "sendThreadPoolQueueCapacity": str(broker.config.sendQueueCapacity),
             "pullThreadPoolQueueSize": "0",

@@ -111,7 +111,7 @@ class PullProcessor:
         try:
             if status == GetMessageStatus.FOUND:
                 code = ResponseCode.SUCCESS
-                body = b"".join(result.buffers)
+                body = result.to_bytes()
                 broker.stats.on_get(result.message_count, len(body))
             elif status in (GetMessageStatus.NO_MATCHED_MESSAGE, GetMessageStatus.MESSAGE_WAS_REMOVING):
                 code = ResponseCode.PULL_RETRY_IMMEDIATELY

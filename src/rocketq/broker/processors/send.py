@@ -247,13 +247,7 @@ class SendProcessor:
         if topic.startswith(RETRY_PREFIX):
             return self._response(cmd, ResponseCode.MESSAGE_ILLEGAL, "batch request does not support retry group")
         items = decode_batch(cmd.body)
-        messages = []
-        for item in items:
-            props = dict(item.properties)
-            for k, v in batch_props.items():
-                props.setdefault(k, v)
-            props[PROP_CLUSTER] = self.config.brokerClusterName
-            messages.append((item.body, item.flag, props))
+        batch_props[PROP_CLUSTER] = self.config.brokerClusterName
         batch = StoreBatch(
             topic=topic,
             queue_id=queue_id,
@@ -261,7 +255,8 @@ class SendProcessor:
             born_timestamp=header.born_timestamp,
             born_host=conn.remote_host,
             store_host=self.store_host,
-            items=messages,
+            items=items,
+            properties=batch_props,
         )
         result = self.broker.store.put_messages(batch)
         return self._finish(conn, cmd, result, queue_id_for_reply=queue_id)
