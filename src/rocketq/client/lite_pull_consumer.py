@@ -148,6 +148,7 @@ class LitePullConsumer:
         self._pull_api: PullAPIWrapper | None = None
         self._tasks = TaskSet(log)
         self._running = False
+        self._stopping = False
         self._next_auto_commit = 0.0
 
     consume_type = CONSUME_ACTIVELY
@@ -255,6 +256,7 @@ class LitePullConsumer:
         self._tasks = TaskSet(log)
         instance.register_consumer(self)
         self._running = True
+        self._stopping = False
         self._next_auto_commit = time.monotonic() + self.auto_commit_interval
         await instance.start()
         for topic in list(rebalance.subscription_inner):
@@ -273,6 +275,7 @@ class LitePullConsumer:
         if not self._running or self._instance is None:
             return
         instance = self._instance
+        self._stopping = True
         for st in self._assigned.values():
             if st.task is not None:
                 st.task.cancel()
@@ -414,7 +417,7 @@ class LitePullConsumer:
         return topic not in self._rebalance.topic_subscribe_info_table
 
     async def do_rebalance(self) -> None:
-        if self._rebalance is not None and self._running and self._mode == "SUBSCRIBE":
+        if self._rebalance is not None and self._running and not self._stopping and self._mode == "SUBSCRIBE":
             await self._rebalance.do_rebalance(False)
 
     async def persist_consumer_offset(self) -> None:
@@ -467,6 +470,8 @@ class LitePullConsumer:
     # -- pulling ------------------------------------------------------------------------------------------
 
     def _start_pull_task(self, mq: MessageQueue) -> None:
+        if self._stopping:
+            return
         st = self._assigned[mq]
         st.task = self._tasks.spawn(self._pull_loop(mq, st), f"lite-pull-{mq}")
 

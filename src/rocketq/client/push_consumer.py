@@ -241,6 +241,7 @@ class PushConsumer:
         self._consume_sem = asyncio.Semaphore(consume_thread_max)
         self._executor: ThreadPoolExecutor | None = None
         self._running = False
+        self._stopping = False
         self.paused = False
         self.stats = _Stats()
         self.start_timestamp = 0
@@ -327,6 +328,7 @@ class PushConsumer:
         self._consume_tasks = TaskSet(log)
         instance.register_consumer(self)
         self._running = True
+        self._stopping = False
         self.start_timestamp = now_ms()
         inner = Producer(CLIENT_INNER_PRODUCER_GROUP, config=self.config)
         await inner.start(instance)
@@ -353,6 +355,7 @@ class PushConsumer:
         instance = self._instance
         rebalance = self._rebalance
         assert rebalance is not None and self.offset_store is not None
+        self._stopping = True  # no more rebalancing or new pull loops
         for task in list(self._pull_tasks.values()):
             task.cancel()
         await self._tasks.aclose()
@@ -407,7 +410,7 @@ class PushConsumer:
         return topic not in self._rebalance.topic_subscribe_info_table
 
     async def do_rebalance(self) -> None:
-        if self.paused or self._rebalance is None or not self._running:
+        if self.paused or self._rebalance is None or not self._running or self._stopping:
             return
         await self._rebalance.do_rebalance(self.consume_orderly)
 
@@ -495,6 +498,8 @@ class PushConsumer:
     # -- pulling ------------------------------------------------------------------------------------------
 
     def dispatch_pull_requests(self, requests: list[PullRequest]) -> None:
+        if self._stopping:
+            return
         for req in requests:
             old = self._pull_tasks.pop(req.message_queue, None)
             if old is not None:
@@ -514,7 +519,7 @@ class PushConsumer:
 
     async def _pull_loop(self, req: PullRequest) -> None:
         delay: float | None = 0.0
-        while self._running and not req.process_queue.dropped:
+        while self._running and not self._stopping and not req.process_queue.dropped:
             if delay:
                 await asyncio.sleep(delay)
                 if not self._running or req.process_queue.dropped:

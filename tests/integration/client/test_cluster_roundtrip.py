@@ -123,12 +123,23 @@ async def test_broadcasting_delivers_everything_to_each_member(cluster: Any, fas
 
 
 async def test_consume_from_timestamp(cluster: Any, fast_config: Any) -> None:
+    """Start at the messages stored after a point in time.
+
+    A *new* group on a *young* queue is told offset 0 by QUERY_CONSUMER_OFFSET (Java broker behaviour, kept by
+    ours), so CONSUME_FROM_TIMESTAMP only applies when the broker answers QUERY_NOT_FOUND. The two reliable ways
+    are shown here: the group's offsets reset to the timestamp (what ``mqadmin resetOffsetByTime`` does) before a
+    push consumer starts, and a lite pull consumer seeking to the timestamp.
+    """
     async with Producer("pg", config=fast_config()) as producer:
         old = [await producer.send(Message("FromTime", b"old")) for _ in range(4)]
         await asyncio.sleep(0.5)  # store times of "old" and "new" far apart (the broker picks the nearer one)
         start_ms = int(time.time() * 1000)
-        new = {(await producer.send(Message("FromTime", b"new"))).msg_id for _ in range(4)}
+        new_results = [await producer.send(Message("FromTime", b"new")) for _ in range(4)]
+    new = {r.msg_id for r in new_results}
     assert len(old) == 4
+    async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+        offsets = await admin.reset_offset_by_timestamp("cg-time", "FromTime", start_ms)
+    assert sorted(offsets.values()) == [1, 1, 1, 1]
     got: set[str] = set()
     consumer = push(fast_config, "cg-time", consume_from_where=ConsumeFromWhere.CONSUME_FROM_TIMESTAMP,
                     consume_timestamp=start_ms)  # fmt: skip
@@ -138,6 +149,18 @@ async def test_consume_from_timestamp(cluster: Any, fast_config: Any) -> None:
         await wait_until(lambda: got >= new)
         await asyncio.sleep(0.3)
     assert got == new
+
+    lite = LitePullConsumer("cg-time-lite", config=fast_config(), auto_commit=False)
+    queue = new_results[0].message_queue
+    lite.assign([queue])
+    async with lite:
+        assert await lite.offset_for_timestamp(queue, start_ms) == 1
+        await lite.seek_to_timestamp(queue, start_ms)
+        polled: list[Any] = []
+        async with asyncio.timeout(30):
+            while not polled:
+                polled = await lite.poll(1.0)
+    assert [m.msg_id for m in polled] == [new_results[0].msg_id]
 
 
 async def test_failed_message_is_redelivered_from_the_retry_topic(cluster: Any, fast_config: Any) -> None:
