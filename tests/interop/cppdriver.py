@@ -54,9 +54,26 @@ EXIT_TIMEOUT = 3
 
 # Property keys the consumer always tries to read (the C API cannot enumerate a message's properties).
 SYSTEM_PROPERTY_KEYS = (
-    "UNIQ_KEY", "KEYS", "TAGS", "WAIT", "DELAY", "RETRY_TOPIC", "REAL_TOPIC", "REAL_QID", "TRAN_MSG",
-    "PGROUP", "MIN_OFFSET", "MAX_OFFSET", "ORIGIN_MESSAGE_ID", "RECONSUME_TIME", "MAX_RECONSUME_TIMES",
-    "CONSUME_START_TIME", "MSG_REGION", "TRACE_ON", "__STARTDELIVERTIME", "CLUSTER",
+    "UNIQ_KEY",
+    "KEYS",
+    "TAGS",
+    "WAIT",
+    "DELAY",
+    "RETRY_TOPIC",
+    "REAL_TOPIC",
+    "REAL_QID",
+    "TRAN_MSG",
+    "PGROUP",
+    "MIN_OFFSET",
+    "MAX_OFFSET",
+    "ORIGIN_MESSAGE_ID",
+    "RECONSUME_TIME",
+    "MAX_RECONSUME_TIMES",
+    "CONSUME_START_TIME",
+    "MSG_REGION",
+    "TRACE_ON",
+    "__STARTDELIVERTIME",
+    "CLUSTER",
 )
 
 LOG_LEVELS = {"fatal": 1, "error": 2, "warn": 3, "info": 4, "debug": 5, "trace": 6}
@@ -95,9 +112,7 @@ class Run:
         except (BrokenPipeError, ValueError):
             os._exit(EXIT_ERROR)
 
-    def set_phase(
-        self, phase: str, seconds: float, on_deadline: Callable[[], NoReturn] | None = None
-    ) -> None:
+    def set_phase(self, phase: str, seconds: float, on_deadline: Callable[[], NoReturn] | None = None) -> None:
         with self.lock:
             self.phase = phase
             self.deadline = time.monotonic() + seconds
@@ -172,8 +187,7 @@ def import_wheel() -> Wheel:
     try:
         return Wheel()
     except Exception as exc:  # ImportError, OSError from dlopen
-        RUN.fail(EXIT_ERROR, "import", f"cannot import the rocketmq wheel: {error_text(exc)}",
-                 python=sys.executable)
+        RUN.fail(EXIT_ERROR, "import", f"cannot import the rocketmq wheel: {error_text(exc)}", python=sys.executable)
 
 
 def message_record(wheel: Wheel, handle: Any, read_props: list[str]) -> dict[str, Any]:
@@ -235,9 +249,16 @@ def start_client(what: str, start: Callable[[], None], wheel: Wheel, args: argpa
         start()
     except wheel.RocketMQException as exc:
         RUN.fail(EXIT_ERROR, type(exc).__name__, error_text(exc))
-    RUN.emit({"event": "started", "role": what, "pid": os.getpid(),
-              "instance": args.instance_name or "DEFAULT",
-              "start_s": round(time.monotonic() - t, 3), "home": RUN.home})
+    RUN.emit(
+        {
+            "event": "started",
+            "role": what,
+            "pid": os.getpid(),
+            "instance": args.instance_name or "DEFAULT",
+            "start_s": round(time.monotonic() - t, 3),
+            "home": RUN.home,
+        }
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -280,8 +301,7 @@ def build_message(wheel: Wheel, args: argparse.Namespace, i: int) -> tuple[Any, 
 
 
 def send_result(res: Any) -> dict[str, Any]:
-    return {"msg_id": res.msg_id, "offset": res.offset, "status": res.status.name,
-            "status_code": int(res.status)}
+    return {"msg_id": res.msg_id, "offset": res.offset, "status": res.status.name, "status_code": int(res.status)}
 
 
 def cmd_produce(args: argparse.Namespace) -> NoReturn:
@@ -380,8 +400,7 @@ def cmd_produce(args: argparse.Namespace) -> NoReturn:
                         return index
 
                     if args.mode == "orderly":
-                        res = producer.send_orderly(msg, shard, retry_times=args.retry_times,
-                                                    queue_selector=selector)
+                        res = producer.send_orderly(msg, shard, retry_times=args.retry_times, queue_selector=selector)
                         RUN.emit({**info, "shard": shard, **picked, **send_result(res)})
                     else:
                         producer.send_oneway_orderly(msg, shard, queue_selector=selector)
@@ -425,8 +444,7 @@ def cmd_push_consume(args: argparse.Namespace) -> NoReturn:
 
     success = int(ffi._CConsumeStatus.CONSUME_SUCCESS)
     later = int(ffi._CConsumeStatus.RECONSUME_LATER)
-    stats: dict[str, Any] = {"received": 0, "unique": 0, "deliveries": 0, "reconsume_later": 0,
-                             "expected": args.expect}
+    stats: dict[str, Any] = {"received": 0, "unique": 0, "deliveries": 0, "reconsume_later": 0, "expected": args.expect}
     RUN.result = stats
     unique: set[str] = set()
     refused: set[str] = set()
@@ -547,8 +565,11 @@ def cmd_pull_consume(args: argparse.Namespace) -> NoReturn:
                 mqs = ctypes.POINTER(ffi._CMessageQueue)()
                 size = ctypes.c_int(0)
                 try:
-                    wheel.check(dll.FetchSubscriptionMessageQueues(
-                        consumer._handle, args.topic.encode(), ctypes.byref(mqs), ctypes.byref(size)))
+                    wheel.check(
+                        dll.FetchSubscriptionMessageQueues(
+                            consumer._handle, args.topic.encode(), ctypes.byref(mqs), ctypes.byref(size)
+                        )
+                    )
                     fetched = [ffi._CMessageQueue.from_buffer_copy(mqs[k]) for k in range(size.value)]
                     if mqs:
                         dll.ReleaseSubscriptionMessageQueue(mqs)
@@ -562,8 +583,12 @@ def cmd_pull_consume(args: argparse.Namespace) -> NoReturn:
                     if problem:
                         RUN.emit({"event": "fetch_queues_failed", "message": problem})
                     else:
-                        RUN.emit({"event": "queues", "queues": [
-                            {"broker": as_text(q.brokerName), "queue_id": q.queueId} for q in queues]})
+                        RUN.emit(
+                            {
+                                "event": "queues",
+                                "queues": [{"broker": as_text(q.brokerName), "queue_id": q.queueId} for q in queues],
+                            }
+                        )
                     last_fetch_problem = problem
                 if not queues:
                     time.sleep(0.5)
@@ -578,13 +603,31 @@ def cmd_pull_consume(args: argparse.Namespace) -> NoReturn:
                     stats["pulls"] += 1
                     status = PULL_STATUS.get(res.pullStatus, str(res.pullStatus))
                     if args.trace_pulls:
-                        RUN.emit({"pull": {"broker": key[0], "queue_id": key[1], "offset": offset,
-                                           "status": status, "next": res.nextBeginOffset,
-                                           "min": res.minOffset, "max": res.maxOffset, "found": res.size}})
+                        RUN.emit(
+                            {
+                                "pull": {
+                                    "broker": key[0],
+                                    "queue_id": key[1],
+                                    "offset": offset,
+                                    "status": status,
+                                    "next": res.nextBeginOffset,
+                                    "min": res.minOffset,
+                                    "max": res.maxOffset,
+                                    "found": res.size,
+                                }
+                            }
+                        )
                     if status == "BROKER_TIMEOUT":
                         err = dll.GetLatestErrorMessage()
-                        RUN.emit({"event": "pull_failed", "broker": key[0], "queue_id": key[1],
-                                  "offset": offset, "message": as_text(err) or ""})
+                        RUN.emit(
+                            {
+                                "event": "pull_failed",
+                                "broker": key[0],
+                                "queue_id": key[1],
+                                "offset": offset,
+                                "message": as_text(err) or "",
+                            }
+                        )
                         break
                     offsets[key] = int(res.nextBeginOffset)
                     if status == "FOUND":
@@ -603,8 +646,15 @@ def cmd_pull_consume(args: argparse.Namespace) -> NoReturn:
                     # NO_MATCHED_MSG / OFFSET_ILLEGAL: the wheel pulls again at nextBeginOffset.
                     spins = spins + 1 if res.nextBeginOffset == offset else 0
                     if spins >= 20:
-                        RUN.emit({"event": "pull_stuck", "broker": key[0], "queue_id": key[1],
-                                  "offset": offset, "status": status})
+                        RUN.emit(
+                            {
+                                "event": "pull_stuck",
+                                "broker": key[0],
+                                "queue_id": key[1],
+                                "offset": offset,
+                                "status": status,
+                            }
+                        )
                         break
             if not found_any:
                 time.sleep(0.2)
@@ -664,17 +714,23 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--namesrv", required=True, type=loopback_namesrv, help="127.0.0.1:9876[;...]")
     common.add_argument("--group", required=True)
     common.add_argument("--topic", required=True)
-    common.add_argument("--timeout", type=float, default=60.0,
-                        help="seconds for start + the work (sends / consume window); default 60")
-    common.add_argument("--shutdown-timeout", type=float, default=15.0,
-                        help="seconds allowed for the client's shutdown(); default 15")
-    common.add_argument("--no-shutdown", action="store_true",
-                        help="skip shutdown() and exit at once (simulates a crashed client)")
-    common.add_argument("--instance-name", default=None,
-                        help="C++ instance name (client id = <pid>-<ip>@<instance>); default DEFAULT")
-    common.add_argument("--home", default=None,
-                        help="HOME for the C++ client (logs/rocketmq-cpp, .rocketmq_offsets); "
-                        "default: a temporary directory")
+    common.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds for start + the work (sends / consume window); default 60"
+    )
+    common.add_argument(
+        "--shutdown-timeout", type=float, default=15.0, help="seconds allowed for the client's shutdown(); default 15"
+    )
+    common.add_argument(
+        "--no-shutdown", action="store_true", help="skip shutdown() and exit at once (simulates a crashed client)"
+    )
+    common.add_argument(
+        "--instance-name", default=None, help="C++ instance name (client id = <pid>-<ip>@<instance>); default DEFAULT"
+    )
+    common.add_argument(
+        "--home",
+        default=None,
+        help="HOME for the C++ client (logs/rocketmq-cpp, .rocketmq_offsets); default: a temporary directory",
+    )
     common.add_argument("--keep-logs", action="store_true", help="keep the temporary HOME after success")
     common.add_argument("--log-level", choices=sorted(LOG_LEVELS, key=LOG_LEVELS.__getitem__), default="info")
 
@@ -683,19 +739,31 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("produce", parents=[common], help="send messages")
     p.add_argument("--count", type=int, default=1)
-    p.add_argument("--mode", choices=["sync", "async", "oneway", "orderly", "oneway-orderly", "batch"],
-                   default="sync")
-    p.add_argument("--tags", type=lambda s: [t for t in s.split(",") if t], default=[],
-                   help="tag, or comma-separated tags used round-robin (message i gets tags[i %% n])")
+    p.add_argument("--mode", choices=["sync", "async", "oneway", "orderly", "oneway-orderly", "batch"], default="sync")
+    p.add_argument(
+        "--tags",
+        type=lambda s: [t for t in s.split(",") if t],
+        default=[],
+        help="tag, or comma-separated tags used round-robin (message i gets tags[i %% n])",
+    )
     p.add_argument("--keys-prefix", default=None, help="message i gets keys <prefix><i>")
-    p.add_argument("--prop", type=key_value, action="append", default=[],
-                   help="user property k=v (repeatable; '{i}' in v is replaced by the index)")
+    p.add_argument(
+        "--prop",
+        type=key_value,
+        action="append",
+        default=[],
+        help="user property k=v (repeatable; '{i}' in v is replaced by the index)",
+    )
     p.add_argument("--body", default="body-{i}", help="body template, '{i}' replaced by the index")
     p.add_argument("--body-size", type=int, default=None, help="pad/truncate the body to exactly B bytes")
     p.add_argument("--batch-size", type=positive_int, default=4)
     p.add_argument("--delay-level", type=int, default=None)
-    p.add_argument("--shard-count", type=positive_int, default=1,
-                   help="orderly modes: selector arg = i %% shard_count, queue = arg %% queue_count")
+    p.add_argument(
+        "--shard-count",
+        type=positive_int,
+        default=1,
+        help="orderly modes: selector arg = i %% shard_count, queue = arg %% queue_count",
+    )
     p.add_argument("--retry-times", type=int, default=3, help="orderly: autoRetryTimes")
     p.add_argument("--send-timeout-ms", type=positive_int, default=3000)
     p.add_argument("--interval-ms", type=float, default=0.0)
@@ -703,30 +771,42 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_produce)
 
     def consumer_options(c: argparse.ArgumentParser) -> None:
-        c.add_argument("--expect", type=int, default=1,
-                       help="stop after this many acknowledged messages (0: consume for the whole --timeout)")
+        c.add_argument(
+            "--expect",
+            type=int,
+            default=1,
+            help="stop after this many acknowledged messages (0: consume for the whole --timeout)",
+        )
         c.add_argument("--tags", default="*", help="subscription expression, e.g. 'A || B'")
         c.add_argument("--read-prop", action="append", default=[], help="also report this property key")
-        c.add_argument("--linger", type=float, default=0.0,
-                       help="keep consuming this many seconds after --expect was reached")
+        c.add_argument(
+            "--linger", type=float, default=0.0, help="keep consuming this many seconds after --expect was reached"
+        )
 
     c = sub.add_parser("push-consume", parents=[common], help="consume with PushConsumer")
     consumer_options(c)
     c.add_argument("--mode", choices=["clustering", "broadcasting"], default="clustering")
     c.add_argument("--orderly", action="store_true")
-    c.add_argument("--reconsume-later-first", type=int, default=0, metavar="K",
-                   help="answer RECONSUME_LATER to the first delivery of up to K distinct messages")
+    c.add_argument(
+        "--reconsume-later-first",
+        type=int,
+        default=0,
+        metavar="K",
+        help="answer RECONSUME_LATER to the first delivery of up to K distinct messages",
+    )
     c.add_argument("--threads", type=positive_int, default=None, help="consume thread count")
     c.add_argument("--batch-max", type=positive_int, default=None, help="consumeMessageBatchMaxSize")
     c.set_defaults(func=cmd_push_consume)
 
-    q = sub.add_parser("pull-consume", parents=[common],
-                       help="read every queue from offset 0 with PullConsumer")
+    q = sub.add_parser("pull-consume", parents=[common], help="read every queue from offset 0 with PullConsumer")
     consumer_options(q)
     q.add_argument("--max-num", type=positive_int, default=32)
     q.add_argument("--trace-pulls", action="store_true", help="print every pull result")
-    q.add_argument("--wrapper-loop", action="store_true",
-                   help="iterate with the wheel's PullConsumer.pull() generator instead of the bounded loop")
+    q.add_argument(
+        "--wrapper-loop",
+        action="store_true",
+        help="iterate with the wheel's PullConsumer.pull() generator instead of the bounded loop",
+    )
     q.set_defaults(func=cmd_pull_consume)
     return parser
 

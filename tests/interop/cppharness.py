@@ -89,3 +89,25 @@ async def wait_until(predicate: Any, timeout: float, what: str, step: float = 0.
                 await asyncio.sleep(step)
     except TimeoutError:
         pytest.fail(f"timed out after {timeout}s waiting for {what}")
+
+
+async def create_topic(cluster: Any, topic: str, queues: int = 4) -> None:
+    """Create a topic on the broker (as mqadmin updateTopic does) and wait until the name server routes it."""
+    from rocketq.codes import RequestCode
+    from rocketq.protocol.command import RemotingCommand
+    from rocketq.remoting.client import RemotingClient
+
+    rc = RemotingClient()
+    try:
+        ext = {"topic": topic, "defaultTopic": "TBW102", "readQueueNums": str(queues), "writeQueueNums": str(queues),
+               "perm": "6", "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false"}  # fmt: skip
+        resp = await rc.invoke(cluster.broker_addr, RemotingCommand.request(RequestCode.UPDATE_AND_CREATE_TOPIC, ext))
+        assert resp.code == 0, resp.remark
+        async with asyncio.timeout(15):
+            while True:
+                route = RemotingCommand.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": topic})
+                if (await rc.invoke(cluster.namesrv_addr, route)).code == 0:
+                    return
+                await asyncio.sleep(0.1)
+    finally:
+        await rc.close()

@@ -6,7 +6,7 @@ import asyncio
 from collections import Counter
 from pathlib import Path
 
-from cppharness import Driver, start_driver, wait_until  # type: ignore[import-not-found]
+from cppharness import Driver, create_topic, start_driver, wait_until  # type: ignore[import-not-found]
 
 from rocketq.codes import RequestCode
 from rocketq.remoting.client import RemotingClient
@@ -31,6 +31,7 @@ async def test_ten_thousand_messages_clustering_broadcasting_backlog_and_pull(
     ns = cluster.namesrv_addr
     topic = "InteropTopic"
     common = ["--topic", topic, "--read-prop", "color", "--read-prop", "idx"]
+    await create_topic(cluster, topic)
     # Two clustering consumers of one group and two broadcasting consumers, all before producing.
     for i in range(2):
         drivers.append(await start_driver(
@@ -128,6 +129,7 @@ async def test_orderly_send_and_orderly_consume(
     cluster: EmbeddedCluster, drivers: list[Driver], tmp_path: Path
 ) -> None:
     ns = cluster.namesrv_addr
+    await create_topic(cluster, "OrderTopic")
     consumer = await start_driver(
         "push-consume", "--topic", "OrderTopic", "--group", "G_ORDER", "--orderly", "--expect", "200",
         "--timeout", "90", "--read-prop", "shard", "--read-prop", "seq", namesrv=ns, home=tmp_path / "oc",
