@@ -201,10 +201,13 @@ class AdminClient:
         order: bool = False,
         topic_filter_type: str = "SINGLE_TAG",
         topic_sys_flag: int = 0,
+        wait_for_route: float = 5.0,
     ) -> list[str]:
         """UPDATE_AND_CREATE_TOPIC on one broker or every master of ``cluster``; returns the addresses used.
 
-        Creating an existing topic updates it (Java ``updateTopic`` is the same request).
+        Creating an existing topic updates it (Java ``updateTopic`` is the same request). Then waits up to
+        ``wait_for_route`` seconds (0: not at all) until the name server routes the topic to those brokers, since
+        a broker may register the new topic after answering.
         """
         addrs = await self._targets(cluster, broker_addr)
         tc = TopicConfig(topic, read_queue_nums, write_queue_nums, perm, topic_filter_type, topic_sys_flag, order)
@@ -220,7 +223,25 @@ class AdminClient:
         }
         for addr in addrs:
             await self._api.create_topic(addr, ext, self.timeout)
+        if wait_for_route > 0:
+            await self._wait_for_route(topic, addrs, wait_for_route)
         return addrs
+
+    async def _wait_for_route(self, topic: str, addrs: list[str], timeout: float) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            try:
+                route = await self._api.get_topic_route(topic, self.timeout)
+                routed = {a for bd in route.broker_datas for a in bd.broker_addrs.values()}
+                names = {q.broker_name for q in route.queue_datas}
+                if all(a in routed for a in addrs) and names:
+                    return
+            except BrokerError:
+                pass
+            if asyncio.get_running_loop().time() >= deadline:
+                log.warning("create_topic.route_not_seen topic=%s after=%.1fs", topic, timeout)
+                return
+            await asyncio.sleep(0.05)
 
     async def delete_topic(self, topic: str, *, cluster: str | None = None, broker_addr: str | None = None) -> None:
         """DELETE_TOPIC_IN_BROKER on the brokers, then DELETE_TOPIC_IN_NAMESRV on every name server."""
@@ -259,7 +280,8 @@ class AdminClient:
     # -- groups -------------------------------------------------------------------------------------------
 
     async def _group_brokers(self, group: str, topic: str | None) -> list[str]:
-        # Java examineConsumeStats looks the group up through its retry topic's route.
+        """Brokers to ask about a group: those of its retry topic (as Java's examineConsumeStats does), else of
+        ``topic``, else every master the name server knows."""
         for t in (retry_topic(group), topic):
             if t is None:
                 continue
@@ -270,27 +292,47 @@ class AdminClient:
             addrs = [a for bd in route.broker_datas if (a := bd.select_broker_addr())]
             if addrs:
                 return addrs
-        raise NoRouteError(retry_topic(group), "the group has no retry topic route (never consumed?)")
+        masters = [b.addr for b in await self.brokers() if b.broker_id == MASTER_ID]
+        if not masters:
+            raise NoRouteError(retry_topic(group), "no broker to ask about the group")
+        return masters
 
     async def consume_progress(self, group: str, topic: str | None = None) -> list[QueueProgress]:
         """GET_CONSUME_STATS on every broker the group consumes from: per-queue broker / consumer offsets."""
         out: list[QueueProgress] = []
-        for addr in await self._group_brokers(group, topic):
+        addrs = await self._group_brokers(group, topic)
+        failures: list[BrokerError] = []
+        for addr in addrs:
             ext = {"consumerGroup": group}
             if topic:
                 ext["topic"] = topic
-            obj = await self._api.broker_json(addr, RequestCode.GET_CONSUME_STATS, ext, self.timeout)
+            try:
+                obj = await self._api.broker_json(addr, RequestCode.GET_CONSUME_STATS, ext, self.timeout)
+            except BrokerError as exc:
+                failures.append(exc)
+                continue
             for mq, v in _mq_table((obj or {}).get("offsetTable")):
                 out.append(QueueProgress(mq, int(v.get("brokerOffset", 0)), int(v.get("consumerOffset", 0)),
                                          int(v.get("lastTimestamp", 0))))  # fmt: skip
+        if failures and len(failures) == len(addrs):
+            raise failures[0]
         return sorted(out, key=lambda p: p.message_queue)
 
     async def consumer_connections(self, group: str) -> ConsumerConnection:
         """GET_CONSUMER_CONNECTION_LIST (ConsumerNotOnlineError when nobody of the group is connected)."""
-        addrs = await self._group_brokers(group, None)
-        obj = await self._api.broker_json(addrs[0], RequestCode.GET_CONSUMER_CONNECTION_LIST,
-                                          {"consumerGroup": group}, self.timeout)  # fmt: skip
-        obj = obj or {}
+        last: BrokerError | None = None
+        obj: Any = None
+        for addr in await self._group_brokers(group, None):
+            try:
+                obj = await self._api.broker_json(addr, RequestCode.GET_CONSUMER_CONNECTION_LIST,
+                                                  {"consumerGroup": group}, self.timeout)  # fmt: skip
+                break
+            except BrokerError as exc:
+                last = exc
+        if obj is None:
+            if last is not None:
+                raise last
+            obj = {}
         conns = [
             ConnectionInfo(
                 str(c.get("clientId", "")), str(c.get("clientAddr", "")), str(c.get("language", "")),
@@ -346,6 +388,8 @@ class AdminClient:
     async def view_message(self, offset_msg_id: str) -> MessageExt:
         """VIEW_MESSAGE_BY_ID: the message at the commit-log offset encoded in a broker (offset) message id."""
         (ip, port), offset = parse_offset_msg_id(offset_msg_id)
+        if not 0 < port < 65536 or offset < 0:
+            raise ProtocolError(f"{offset_msg_id} is not an offset message id (port {port}, offset {offset})")
         body = await self._api.view_message(f"{ip}:{port}", offset, self.timeout)
         return MessageExt.from_record(decode_record(body))
 
@@ -382,7 +426,7 @@ class AdminClient:
         """A broker offset id is looked up directly; otherwise ``msg_id`` is a UNIQ_KEY searched in ``topic``."""
         try:
             return [await self.view_message(msg_id)]
-        except (ProtocolError, BrokerError, RemotingError) as exc:
+        except (ProtocolError, BrokerError, RemotingError, ValueError) as exc:
             if topic is None:
                 raise ClientError(
                     f"{msg_id} is not a readable offset message id ({exc}); give the topic to search it as a client "

@@ -11,10 +11,30 @@ from typing import Any
 import pytest
 
 from rocketq.cli.main import main as cli_main
-from rocketq.client import AdminClient, ConsumeFromWhere, LitePullConsumer, Message, Producer, SendStatus
+from rocketq.client import (
+    AdminClient,
+    ConsumeFromWhere,
+    LitePullConsumer,
+    Message,
+    NoRouteError,
+    Producer,
+    SendStatus,
+)
 from rocketq.client import sync as blocking
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "client.md"
+
+
+async def wait_for_route(admin: AdminClient, topic: str, brokers: int = 1) -> None:
+    """Until the name server has the topic's route (brokers register new topics asynchronously)."""
+    async with asyncio.timeout(30):
+        while True:
+            try:
+                if len((await admin.topic_route(topic)).queue_datas) >= brokers:
+                    return
+            except NoRouteError:
+                pass
+            await asyncio.sleep(0.05)
 
 
 @pytest.mark.parametrize("cluster", [{"brokers": 2}], indirect=True)
@@ -24,13 +44,12 @@ async def test_send_is_retried_on_the_second_broker(cluster: Any, fast_config: A
         brokers = await admin.brokers()
         assert {b.broker_name for b in brokers} == {"broker-a", "broker-b"}
         await admin.create_topic("TwoBrokers", cluster=brokers[0].cluster, read_queue_nums=2, write_queue_nums=2)
+        await wait_for_route(admin, "TwoBrokers", brokers=2)
     # No route refresh during the test: the producer keeps believing broker-a is there.
     cfg = fast_config(poll_name_server_interval=3600, heartbeat_broker_interval=3600)
     async with Producer("pg", config=cfg, send_latency_fault_enable=fault_avoidance) as producer:
-        async with asyncio.timeout(30):
-            while len({q.broker_name for q in await producer.fetch_publish_message_queues("TwoBrokers")}) < 2:
-                producer.topic_publish_info_table.pop("TwoBrokers", None)
-                await asyncio.sleep(0.1)
+        queues = await producer.fetch_publish_message_queues("TwoBrokers")
+        assert len(queues) == 4
         await cluster.brokers[0].shutdown()
         results = [await producer.send(Message("TwoBrokers", f"{i}".encode())) for i in range(8)]
     assert all(r.status is SendStatus.SEND_OK for r in results)
