@@ -23,6 +23,7 @@ from rocketq.client import (
     LitePullConsumer,
     Message,
     MessageModel,
+    MessageSelector,
     Producer,
     PushConsumer,
     SendStatus,
@@ -297,3 +298,53 @@ async def test_async_api_under_a_thousand_concurrent_sends(cluster: Any, fast_co
     async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
         status = await admin.topic_status("Burst")
     assert sum(s.max_offset for s in status) == 1001
+
+
+async def test_batches_split_at_the_size_limit_and_come_back_whole(cluster: Any, fast_config: Any) -> None:
+    body = b"b" * 20_000
+    async with Producer("pg", config=fast_config(), max_message_size=64 * 1024) as producer:
+        msgs = [Message("Batches", body + f"{i:03d}".encode(), keys=f"k{i}") for i in range(10)]
+        results = await producer.send_batch(msgs)
+    assert len(results) == 4  # 3 + 3 + 3 + 1 messages of ~20 KiB under a 64 KiB limit
+    assert sum(len(r.msg_id.split(",")) for r in results) == 10
+    assert all(len(r.offset_msg_id.split(",")) == len(r.msg_id.split(",")) for r in results)
+    got: dict[str, bytes] = {}
+    consumer = push(fast_config, "cg-batch")
+    consumer.subscribe("Batches", "*")
+    consumer.register_message_listener(lambda msgs, ctx: got.update((m.msg_id, m.body) for m in msgs))
+    async with consumer:
+        await wait_until(lambda: len(got) >= 10)
+    assert got == {m.uniq_key: m.body for m in msgs}
+
+
+@pytest.mark.parametrize("cluster", [{"enablePropertyFilter": "true"}], indirect=True)
+async def test_sql92_subscription(cluster: Any, fast_config: Any) -> None:
+    async with Producer("pg", config=fast_config()) as producer:
+        for i in range(10):
+            m = Message("Sql", f"{i}".encode())
+            m.put_user_property("n", str(i))
+            await producer.send(m)
+    got: list[int] = []
+    consumer = push(fast_config, "cg-sql")
+    consumer.subscribe("Sql", MessageSelector.by_sql("n >= 7"))
+    consumer.register_message_listener(lambda msgs, ctx: got.extend(int(m.body) for m in msgs))
+    async with consumer:
+        await wait_until(lambda: len(got) >= 3)
+        await asyncio.sleep(0.3)
+    assert sorted(got) == [7, 8, 9]
+
+
+async def test_delayed_message(cluster: Any, fast_config: Any) -> None:
+    got: list[Any] = []
+    consumer = push(fast_config, "cg-delay")
+    consumer.subscribe("Delayed", "*")
+    consumer.register_message_listener(lambda msgs, ctx: got.extend(msgs))
+    async with Producer("pg", config=fast_config()) as producer:
+        await producer.send(Message("Delayed", b"warm-up"))
+        async with consumer:
+            await wait_until(lambda: len(got) >= 1)
+            r = await producer.send(Message("Delayed", b"later", delay_level=1))
+            await wait_until(lambda: any(m.msg_id == r.msg_id for m in got))
+    delayed = next(m for m in got if m.msg_id == r.msg_id)
+    assert delayed.topic == "Delayed" and delayed.body == b"later" and delayed.delay_level == 0
+    assert delayed.properties.get("REAL_TOPIC") == "Delayed"
