@@ -88,7 +88,8 @@ async def main(args: argparse.Namespace) -> None:
 
             # Long-poll delivery latency: a held pull on an idle queue, then one send; time until the pull answers.
             lat = []
-            offset = 0
+            await wire.send("Lat", b"create", queue_id=0)
+            offset = 1
             for _ in range(args.latency_samples):
                 waiter = asyncio.create_task(wire.pull("Lat", 0, offset, sys_flag=6, suspend_ms=5000, timeout=10))
                 await asyncio.sleep(0.005)
@@ -96,6 +97,8 @@ async def main(args: argparse.Namespace) -> None:
                 await wire.send("Lat", b"ping", queue_id=0)
                 resp = await waiter
                 lat.append((time.perf_counter() - t0) * 1000)
+                if resp.code != 0:
+                    raise SystemExit(f"long-poll pull answered {resp.code}: {resp.remark}")
                 offset = int(resp.ext_fields["nextBeginOffset"])
             await rc.close()
     lat.sort()
