@@ -12,11 +12,13 @@ that recovery uses to find the end of the valid log.
 from __future__ import annotations
 
 import logging
+import struct
 import threading
 from collections.abc import Callable
 
 from rocketq.errors import ProtocolError
 from rocketq.protocol.message import (
+    MESSAGE_MAGIC,
     SYSFLAG_TX_MASK,
     SYSFLAG_TX_PREPARED,
     SYSFLAG_TX_ROLLBACK,
@@ -43,6 +45,8 @@ from rocketq.store.results import AppendResult
 
 log = logging.getLogger(__name__)
 
+_I32 = struct.Struct(">i")
+
 QueueKey = tuple[str, int]
 RecordCallback = Callable[[RecordInfo, MappedFile], None]
 
@@ -52,7 +56,9 @@ class CommitLog:
         self.config = config
         self.file_size = config.mapped_file_size_commit_log
         self._clock = clock
-        self.mfq = MappedFileQueue(config.commit_log_dir, self.file_size, keep_fd=True, clock=clock)
+        self.mfq = MappedFileQueue(
+            config.commit_log_dir, self.file_size, keep_fd=True, preallocate=config.preallocate_commit_log, clock=clock
+        )
         self.encoder = RecordEncoder()
         self.put_lock = threading.Lock()
         #: next queue offset of each (topic, queue id); rebuilt from the consume queues on load
@@ -90,6 +96,55 @@ class CommitLog:
         if has_queue:
             self.topic_queue_table[key] = queue_offset + 1
         return AppendResult(phys, rec.size, store_ts, queue_offset, 1, rec.store_b)
+
+    def append_message(
+        self,
+        fixed: struct.Struct,
+        size: int,
+        crc: int,
+        queue_id: int,
+        flag: int,
+        sys_flag: int,
+        born_timestamp: int,
+        born_b: bytes,
+        store_b: bytes,
+        reconsume_times: int,
+        prepared_transaction_offset: int,
+        body: bytes,
+        topic_tail: bytes,
+        props_tail: bytes,
+        key: QueueKey,
+    ) -> AppendResult:
+        """``append`` without building an EncodedRecord first (the single-message hot path)."""
+        store_ts = self._clock()
+        tx = sys_flag & SYSFLAG_TX_MASK
+        has_queue = tx != SYSFLAG_TX_PREPARED and tx != SYSFLAG_TX_ROLLBACK
+        table = self.topic_queue_table
+        queue_offset = table.get(key, 0) if has_queue else 0
+        mf = self.mfq.last_for_write()
+        if size + END_FILE_MIN_BLANK_LENGTH > mf.file_size - mf.wrote_position:
+            mf = self._file_for(size)
+        mm = mf.mm
+        pos = mf.wrote_position
+        phys = mf.file_from_offset + pos
+        fixed.pack_into(
+            mm, pos, 0, MESSAGE_MAGIC, crc, queue_id, flag, queue_offset, phys, sys_flag, born_timestamp, born_b,
+            store_ts, store_b, reconsume_times, prepared_transaction_offset, len(body),
+        )
+        p = pos + fixed.size
+        e = p + len(body)
+        mm[p:e] = body
+        p = e + len(topic_tail)
+        mm[e:p] = topic_tail
+        e = pos + size
+        mm[p:e] = props_tail
+        _I32.pack_into(mm, pos, size)  # commit: TOTALSIZE last
+        mf.wrote_position = e
+        mf.store_timestamp = mf.last_modified_ms = store_ts
+        self.last_store_timestamp = store_ts
+        if has_queue:
+            table[key] = queue_offset + 1
+        return AppendResult(phys, size, store_ts, queue_offset, 1, store_b)
 
     def append_batch(self, recs: list[EncodedRecord], key: QueueKey) -> tuple[AppendResult, list[int]]:
         """Append a batch contiguously with consecutive queue offsets; returns the result and each record's size."""
@@ -229,6 +284,14 @@ class CommitLog:
             else:
                 break
         return mf.file_from_offset + pos
+
+    def is_zero_at(self, offset: int) -> bool:
+        """True when the 8 bytes at ``offset`` are zero (nothing was ever written there)."""
+        mf = self.mfq.find_by_offset(offset)
+        if mf is None:
+            return True
+        pos = offset - mf.file_from_offset
+        return mf.mm[pos : pos + 8].count(0) == len(mf.mm[pos : pos + 8])
 
     def set_end(self, end_offset: int) -> None:
         """Make ``end_offset`` the end of the log: positions set, anything after it zeroed or deleted."""

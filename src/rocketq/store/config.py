@@ -86,6 +86,9 @@ class StoreConfig:
 
     mapped_file_size_commit_log: int = 1024 * 1024 * 1024
     mapped_file_size_consume_queue: int = 300_000 * CQ_STORE_UNIT_SIZE
+    #: posix_fallocate each new commit-log file (RocketMQ's warm-up, in spirit): appends then avoid
+    #: allocating blocks page by page. Not RocketMQ config; files are sparse when off.
+    preallocate_commit_log: bool = True
 
     flush_disk_type: FlushDiskType = FlushDiskType.ASYNC_FLUSH
     flush_interval_commit_log: int = 500

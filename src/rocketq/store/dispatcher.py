@@ -117,7 +117,7 @@ class Dispatcher:
                         else:  # refill pass: the messages before this one are gone for good
                             cq.pad_to(info.queue_offset)
                             cq.put(info.phys, info.size, tags, info.queue_offset)
-        if only is None and self.index is not None and info.phys > self.index.last_indexed_phys:
+        if only is None and self.index is not None and info.phys >= self.index.last_indexed_phys:
             if props is None:
                 props = self._props(info, mf)
             self.index.build_index(

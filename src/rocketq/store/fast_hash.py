@@ -1,8 +1,8 @@
 """Java ``String.hashCode()`` without a per-character Python loop (same results as ``rocketq.common.hashing``).
 
 ``h = sum(unit[i] * 31**(n-1-i)) mod 2**32`` is evaluated as one ``sum(map(mul, units, powers))`` over a
-precomputed table of powers of 31, which runs in C. Index keys (``topic#UNIQ_KEY``) and tags are hashed for
-every stored message, so this sits on the append path.
+cached list of powers of 31, which runs in C. Index keys (``topic#UNIQ_KEY``) are hashed for every stored
+message, so this sits on the append path; ``hash_with_prefix`` reuses the hash of the ``topic#`` prefix.
 """
 
 from __future__ import annotations
@@ -15,22 +15,70 @@ from rocketq.common.hashing import java_string_hash
 
 _MASK: Final = 0xFFFFFFFF
 _MAX_FAST: Final = 1024
-#: _POWERS[_MAX_FAST - n:] == [31**(n-1), ..., 31, 1] (mod 2**32)
-_POWERS: Final = [pow(31, k, 1 << 32) for k in range(_MAX_FAST - 1, -1, -1)]
+#: _POW[k] == 31**k mod 2**32
+_POW: Final = [pow(31, k, 1 << 32) for k in range(_MAX_FAST + 1)]
+#: _DESC[n] == [31**(n-1), ..., 31, 1] (mod 2**32), built on first use
+_DESC: list[list[int] | None] = [None] * (_MAX_FAST + 1)
 _UTF16: Final = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"
+
+
+def _units(s: str) -> bytes | memoryview:
+    if s.isascii():
+        return s.encode("ascii")
+    return memoryview(s.encode(_UTF16, "surrogatepass")).cast("H")
+
+
+def _powers(n: int) -> list[int]:
+    p = _DESC[n]
+    if p is None:
+        p = _DESC[n] = _POW[n - 1 :: -1] if n else []
+    return p
+
+
+def unsigned_hash(s: str) -> tuple[int, int]:
+    """(hashCode as unsigned 32-bit, length in UTF-16 units)."""
+    units = _units(s)
+    n = len(units)
+    if n > _MAX_FAST:
+        return java_string_hash(s) & _MASK, n
+    return sum(map(mul, units, _powers(n))) & _MASK, n
+
+
+def _signed(h: int) -> int:
+    return h - 0x100000000 if h & 0x80000000 else h
 
 
 def java_hash(s: str) -> int:
     """Java ``String.hashCode()`` as a signed int32."""
-    if s.isascii():
-        units: bytes | memoryview = s.encode("ascii")
-    else:
-        units = memoryview(s.encode(_UTF16, "surrogatepass")).cast("H")
-    n = len(units)
-    if n > _MAX_FAST:
-        return java_string_hash(s)
-    h = sum(map(mul, units, _POWERS[_MAX_FAST - n :])) & _MASK
-    return h - 0x100000000 if h & 0x80000000 else h
+    return _signed(unsigned_hash(s)[0])
+
+
+def hash_with_prefix(prefix_hash: int, s: str) -> int:
+    """Unsigned hashCode of ``prefix + s`` given the unsigned hashCode of ``prefix``."""
+    h, n = unsigned_hash(s)
+    mult = _POW[n] if n <= _MAX_FAST else pow(31, n, 1 << 32)
+    return (prefix_hash * mult + h) & _MASK
+
+
+def index_hash_with_prefix(prefix_hash: int, key: str) -> int:
+    """IndexFile key hash of ``prefix + key`` given the unsigned hashCode of ``prefix`` (inlined fast path)."""
+    if key.isascii():
+        units = key.encode("ascii")
+        n = len(units)
+        if n <= _MAX_FAST:
+            p = _DESC[n] or _powers(n)
+            h = (prefix_hash * _POW[n] + sum(map(mul, units, p))) & _MASK
+            if h & 0x80000000:
+                h = 0x100000000 - h
+                return 0 if h >= 0x80000000 else h
+            return h
+    return abs_key_hash(hash_with_prefix(prefix_hash, key))
+
+
+def abs_key_hash(unsigned: int) -> int:
+    """IndexFile.indexKeyHashMethod from an unsigned hashCode: ``abs``, and 0 for Integer.MIN_VALUE."""
+    h = abs(_signed(unsigned))
+    return 0 if h >= 0x80000000 else h
 
 
 def tags_code_of(tags: str | None) -> int:
@@ -39,5 +87,4 @@ def tags_code_of(tags: str | None) -> int:
 
 def index_key_hash(key: str) -> int:
     """``abs(hashCode)``, 0 for Integer.MIN_VALUE (IndexFile.indexKeyHashMethod)."""
-    h = abs(java_hash(key))
-    return 0 if h >= 0x80000000 else h
+    return abs_key_hash(unsigned_hash(key)[0])

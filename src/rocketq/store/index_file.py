@@ -20,9 +20,10 @@
 
 A new file's header starts from the previous file's end (offset and time), as in RocketMQ.
 
-Write order per key is entry, then slot, then header, so a crash between them leaves either an unreachable
-entry past ``indexCount`` or a slot naming entry ``indexCount``; readers follow such a slot's ``prevIndex``
-and recovery (``truncate``) removes both.
+Write order per key is entry, then header, then slot, so a crash between them leaves at worst an unreachable
+entry (past ``indexCount``, or counted but not linked from its slot), never a slot naming an entry that a later
+key could overwrite. Recovery (``truncate``) zeroes entries past the count; the half-indexed message itself is
+indexed again (the replay skips only messages *below* ``endPhyOffset``, as RocketMQ does).
 """
 
 from __future__ import annotations
@@ -136,7 +137,6 @@ class IndexFile:
             diff = (store_timestamp - self.begin_timestamp) // 1000
             diff = 0 if diff < 0 else min(diff, _INT_MAX)
         ENTRY.pack_into(mm, self._entries_base + count * INDEX_ENTRY_SIZE, key_hash, phy_offset, diff, slot_value)
-        _SLOT.pack_into(mm, slot_pos, count)
         if count <= 1:
             self.begin_phy_offset = phy_offset
             self.begin_timestamp = store_timestamp
@@ -146,6 +146,7 @@ class IndexFile:
         self.end_phy_offset = phy_offset
         self.end_timestamp = store_timestamp
         self._write_header()
+        _SLOT.pack_into(mm, slot_pos, count)  # last: a slot never names an entry the header does not count
         self.dirty = True
         return True
 

@@ -1,8 +1,9 @@
 """The list of index files: build entries for stored messages, query by key, expire (RocketMQ's ``IndexService``).
 
 Keys per message: ``topic#UNIQ_KEY`` and ``topic#k`` for each space-separated ``KEYS`` entry; rollback
-messages are not indexed. A message at or below the last indexed commit-log offset is skipped, so
-re-dispatching the log after a crash does not add duplicates.
+messages are not indexed. A message below the last indexed commit-log offset is skipped, so re-dispatching
+the log after a crash adds no duplicates except for the last message indexed, which is indexed again in case
+the crash cut its keys short (queries drop the duplicate).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 from rocketq.protocol.message import SYSFLAG_TX_MASK, SYSFLAG_TX_ROLLBACK
 from rocketq.store.config import Clock, StoreConfig, system_clock
-from rocketq.store.fast_hash import index_key_hash
+from rocketq.store.fast_hash import index_hash_with_prefix, index_key_hash, unsigned_hash
 from rocketq.store.index_file import IndexFile, index_file_name
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,10 @@ class IndexService:
         #: commit-log offset of the last message handed to build_index (-1: none)
         self.last_indexed_phys = -1
         self.last_indexed_timestamp = 0
+        #: whether build_index already ran for last_indexed_phys in this process (vs. read from disk)
+        self._dispatched_last = False
+        #: topic → unsigned hashCode of "topic#"
+        self._prefix: dict[str, int] = {}
 
     # ------------------------------------------------------------------------------------ lifecycle
 
@@ -61,6 +66,7 @@ class IndexService:
         return True
 
     def _reload_last_indexed(self) -> None:
+        self._dispatched_last = False
         self.last_indexed_phys = -1
         self.last_indexed_timestamp = 0
         if self._files:
@@ -68,6 +74,10 @@ class IndexService:
             if last.index_count > 1 or last.end_phy_offset > 0:
                 self.last_indexed_phys = last.end_phy_offset
                 self.last_indexed_timestamp = last.end_timestamp
+
+    def trust_last(self) -> None:
+        """After a clean shutdown the last indexed message is known complete: do not index it again."""
+        self._dispatched_last = self.last_indexed_phys >= 0
 
     def close(self) -> None:
         for f in self._files:
@@ -112,11 +122,19 @@ class IndexService:
             self._files = [*self._files, f]
         return f
 
-    def _put(self, key: str, phys: int, store_timestamp: int) -> None:
-        h = index_key_hash(key)
-        f = self._writable_file()
-        if not f.put_key(h, phys, store_timestamp):
-            self._writable_file().put_key(h, phys, store_timestamp)
+    def _key_hash(self, topic: str, key: str) -> int:
+        prefix = self._prefix.get(topic)
+        if prefix is None:
+            if len(self._prefix) > 10_000:
+                self._prefix.clear()
+            prefix = self._prefix[topic] = unsigned_hash(topic + "#")[0]
+        return index_hash_with_prefix(prefix, key)
+
+    def _put(self, key_hash: int, phys: int, store_timestamp: int) -> None:
+        files = self._files
+        f = files[-1] if files else self._writable_file()
+        if not f.put_key(key_hash, phys, store_timestamp):
+            self._writable_file().put_key(key_hash, phys, store_timestamp)
 
     def build_index(
         self,
@@ -127,18 +145,19 @@ class IndexService:
         uniq_key: str | None,
         keys: str | None,
     ) -> None:
-        if phys <= self.last_indexed_phys:
+        if phys < self.last_indexed_phys or (phys == self.last_indexed_phys and self._dispatched_last):
             return
+        self._dispatched_last = True
         self.last_indexed_phys = phys
         self.last_indexed_timestamp = store_timestamp
         if sys_flag & SYSFLAG_TX_MASK == SYSFLAG_TX_ROLLBACK:
             return
         if uniq_key:
-            self._put(f"{topic}#{uniq_key}", phys, store_timestamp)
+            self._put(self._key_hash(topic, uniq_key), phys, store_timestamp)
         if keys:
             for k in keys.split(" "):
                 if k:
-                    self._put(f"{topic}#{k}", phys, store_timestamp)
+                    self._put(self._key_hash(topic, k), phys, store_timestamp)
 
     def flush(self) -> None:
         for f in self._files:

@@ -16,10 +16,13 @@ import fcntl
 import logging
 import mmap
 import os
+import struct
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 
 from rocketq.protocol.message import (
+    MAX_PROPERTIES_LENGTH,
     PROP_DELAY,
     PROP_KEYS,
     PROP_REAL_QID,
@@ -30,7 +33,6 @@ from rocketq.protocol.message import (
     SYSFLAG_TX_MASK,
     SYSFLAG_TX_NOT,
     MessageRecord,
-    encode_properties,
 )
 from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.cleanup import CleanupReport, CleanupService
@@ -60,7 +62,7 @@ from rocketq.store.ha import NoReplication, ReplicationHook
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import SelectMappedBufferResult
 from rocketq.store.message import StoreBatch, StoreMessage
-from rocketq.store.record import END_FILE_MIN_BLANK_LENGTH, EncodedRecord
+from rocketq.store.record import END_FILE_MIN_BLANK_LENGTH, FIXED_BY_HOSTS, HOST_V6_BITS, EncodedRecord
 from rocketq.store.recovery import recover
 from rocketq.store.results import (
     FlushCallback,
@@ -77,6 +79,8 @@ from rocketq.store.tags import SCHEDULE_TOPIC, compute_tags_code
 log = logging.getLogger(__name__)
 
 #: ``arrival_listener(topic, queue_id, next_logic_offset, tags_code, store_timestamp, properties)``
+_I16 = struct.Struct(">h")
+
 ArrivalListener = Callable[[str, int, int, int, int, dict[str, str]], None]
 
 
@@ -137,6 +141,7 @@ class MessageStore:
         self._shutdown = False
         self._memory_limit = _total_physical_memory() * config.access_message_in_memory_max_ratio // 100
         self._cleanup_lock = threading.Lock()
+        self._tags_cache: dict[str, int] = {}
 
     # ===================================================================================== lifecycle
 
@@ -296,75 +301,92 @@ class MessageStore:
         self.stats_service.put_failed += 1
         return PutMessageResult(status)
 
+    def _tags_code(self, tags: str | None) -> int:
+        if not tags:
+            return 0
+        code = self._tags_cache.get(tags)
+        if code is None:
+            if len(self._tags_cache) > 10_000:
+                self._tags_cache.clear()
+            code = self._tags_cache[tags] = tags_code_of(tags)
+        return code
+
     def put_message(self, msg: StoreMessage) -> PutMessageResult:
         """Append one message and dispatch it; returns at once (see ``request_flush`` for SYNC_FLUSH)."""
-        status = self._check_writable()
-        if status is not None:
-            return self._fail(status)
-        cfg = self.config
-        if len(msg.body) > cfg.max_message_size:
+        # The hot path: everything is inlined that profiling showed to matter (no per-message objects
+        # beyond the results, struct writes straight into the mmap, cached host/topic/tag encodings).
+        if self._shutdown or not self._loaded or not self.flags.is_writeable():
+            return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
+        body = msg.body
+        if len(body) > self.config.max_message_size:
             return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
         topic = msg.topic
         queue_id = msg.queue_id
         props = msg.properties
         props_str = msg.properties_str
-        tx = msg.sys_flag & SYSFLAG_TX_MASK
-        if (
-            PROP_DELAY in props
-            and cfg.schedule_rewrite_enable
-            and (tx in (SYSFLAG_TX_NOT, SYSFLAG_TX_COMMIT))
-            and topic != SCHEDULE_TOPIC
-        ):
-            try:
-                level = int(props[PROP_DELAY])
-            except ValueError:
-                level = 0
-            if level > 0:
-                level = min(level, self.max_delay_level)
-                props = {**props, PROP_DELAY: str(level), PROP_REAL_TOPIC: topic, PROP_REAL_QID: str(queue_id)}
-                props_str = None
-                topic, queue_id = SCHEDULE_TOPIC, level - 1
-        enc = self.commit_log.encoder
-        topic_tail = enc.topic_tail(topic)
+        sys_flag = msg.sys_flag
+        if PROP_DELAY in props and self.config.schedule_rewrite_enable and topic != SCHEDULE_TOPIC:
+            tx = sys_flag & SYSFLAG_TX_MASK
+            if tx in (SYSFLAG_TX_NOT, SYSFLAG_TX_COMMIT):
+                try:
+                    level = int(props[PROP_DELAY])
+                except ValueError:
+                    level = 0
+                if level > 0:
+                    level = min(level, self.max_delay_level)
+                    props = {**props, PROP_DELAY: str(level), PROP_REAL_TOPIC: topic, PROP_REAL_QID: str(queue_id)}
+                    props_str = None
+                    topic, queue_id = SCHEDULE_TOPIC, level - 1
+        cl = self.commit_log
+        enc = cl.encoder
+        topic_tail = enc.topics.get(topic) or enc.topic_tail(topic)
         if topic_tail is None:
             return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
-        props_b = (encode_properties(props) if props_str is None else props_str).encode()
-        rec = enc.encode(
-            topic_tail, msg.body, props_b, queue_id, msg.flag, msg.sys_flag, msg.born_timestamp, msg.born_host,
-            msg.store_host, msg.reconsume_times, msg.prepared_transaction_offset,
-        )
-        if rec is None:
+        if props_str is None:
+            props_b = "".join([f"{k}\x01{v}\x02" for k, v in props.items() if v is not None]).encode()
+        else:
+            props_b = props_str.encode()
+        n_props = len(props_b)
+        if n_props > MAX_PROPERTIES_LENGTH:
             return self._fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
-        if rec.size + END_FILE_MIN_BLANK_LENGTH > self.commit_log.file_size:
+        hosts = enc.hosts
+        born_b = hosts.get(msg.born_host) or enc.host_bytes(msg.born_host)
+        store_b = hosts.get(msg.store_host) or enc.host_bytes(msg.store_host)
+        fixed, v6_bits = FIXED_BY_HOSTS[(len(born_b), len(store_b))]
+        sys_flag = (sys_flag & ~HOST_V6_BITS) | v6_bits
+        size = fixed.size + len(body) + len(topic_tail) + 2 + n_props
+        if size + END_FILE_MIN_BLANK_LENGTH > cl.file_size:
             return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
+        props_tail = _I16.pack(n_props) + props_b
+        crc = zlib.crc32(body) & 0x7FFFFFFF
         tags_code = msg.tags_code
         if tags_code is None and topic != SCHEDULE_TOPIC:
-            tags_code = tags_code_of(props.get(PROP_TAGS))
-        uniq_key = props.get(PROP_UNIQ_KEY)
-        keys = props.get(PROP_KEYS)
+            tags_code = self._tags_code(props.get(PROP_TAGS))
         key = (topic, queue_id)
-        with self.commit_log.put_lock:
+        with cl.put_lock:
             if self._shutdown:
                 return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
             try:
-                result = self.commit_log.append(rec, key)
+                result = cl.append_message(
+                    fixed, size, crc, queue_id, msg.flag, sys_flag, msg.born_timestamp, born_b, store_b,
+                    msg.reconsume_times, msg.prepared_transaction_offset, body, topic_tail, props_tail, key,
+                )
             except OSError:
                 log.exception("store.append_failed topic=%s", topic)
                 return self._fail(PutMessageStatus.CREATE_MAPEDFILE_FAILED)
-            if topic == SCHEDULE_TOPIC:
+            if tags_code is None:  # SCHEDULE_TOPIC_XXXX: the delivery time, known only now
                 tags_code = compute_tags_code(topic, props, result.store_timestamp, self.delay_table)
-            assert tags_code is not None
             try:
                 self.dispatcher.dispatch(
-                    topic, queue_id, result.wrote_offset, rec.size, tags_code, result.store_timestamp,
-                    result.logics_offset, rec.sys_flag, uniq_key, keys,
+                    topic, queue_id, result.wrote_offset, size, tags_code, result.store_timestamp,
+                    result.logics_offset, sys_flag, props.get(PROP_UNIQ_KEY), props.get(PROP_KEYS),
                 )
             except OSError:
                 log.exception("store.dispatch_failed topic=%s: logics queue error, writes refused", topic)
                 self.flags.set(WRITE_LOGICS_QUEUE_ERROR)
-            self.stats_service.on_put(topic, 1, rec.size)
+            self.stats_service.on_put(topic, 1, size)
         listener = self.arrival_listener
-        if listener is not None and goes_to_consume_queue(rec.sys_flag):
+        if listener is not None and goes_to_consume_queue(sys_flag):
             listener(topic, queue_id, result.logics_offset + 1, tags_code, result.store_timestamp, props)
         return PutMessageResult(PutMessageStatus.PUT_OK, result)
 
@@ -378,9 +400,6 @@ class MessageStore:
         tx = batch.sys_flag & SYSFLAG_TX_MASK
         if tx != SYSFLAG_TX_NOT or PROP_DELAY in batch.properties:
             return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)  # RocketMQ refuses transactional/delayed batches
-        wire_size = sum(22 + len(i.body) + len(encode_properties(i.properties).encode()) for i in batch.items)
-        if wire_size > self.config.max_message_size:
-            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
         enc = self.commit_log.encoder
         topic = batch.topic
         topic_tail = enc.topic_tail(topic)
@@ -390,18 +409,26 @@ class MessageStore:
         tags: list[int] = []
         keys: list[tuple[str | None, str | None]] = []
         all_props: list[dict[str, str]] = []
+        batch_props = batch.properties
+        wire_size = 0
+        encode = enc.encode
+        tags_code = self._tags_code
         for item in batch.items:
-            props = {**item.properties, **batch.properties} if batch.properties else item.properties
-            rec = enc.encode(
-                topic_tail, item.body, encode_properties(props).encode(), batch.queue_id, item.flag, batch.sys_flag,
+            props = {**item.properties, **batch_props} if batch_props else item.properties
+            props_b = "".join([f"{k}\x01{v}\x02" for k, v in props.items() if v is not None]).encode()
+            wire_size += 22 + len(item.body) + len(props_b)
+            rec = encode(
+                topic_tail, item.body, props_b, batch.queue_id, item.flag, batch.sys_flag,
                 batch.born_timestamp, batch.born_host, batch.store_host, batch.reconsume_times, 0,
             )
             if rec is None:
                 return self._fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
             recs.append(rec)
-            tags.append(tags_code_of(props.get(PROP_TAGS)))
+            tags.append(tags_code(props.get(PROP_TAGS)))
             keys.append((props.get(PROP_UNIQ_KEY), props.get(PROP_KEYS)))
             all_props.append(props)
+        if wire_size > self.config.max_message_size:
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
         if sum(r.size for r in recs) + END_FILE_MIN_BLANK_LENGTH > self.commit_log.file_size:
             return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
         key = (topic, batch.queue_id)

@@ -117,12 +117,23 @@ class EncodedRecord:
         self.props_tail = props_tail
 
 
+#: (born host length, store host length) → (fixed-part struct, host-v6 sysFlag bits)
+FIXED_BY_HOSTS: Final = {
+    (b, s): (_FIXED[(b, s)], (SYSFLAG_BORNHOST_V6 if b == 20 else 0) | (SYSFLAG_STOREHOST_V6 if s == 20 else 0))
+    for b in (8, 20)
+    for s in (8, 20)
+}
+HOST_V6_BITS: Final = SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6
+
+
 class RecordEncoder:
-    """Caches host and topic encodings; raises ValueError naming the status for bad input."""
+    """Caches host and topic encodings (the append path reads ``hosts``/``topics`` directly)."""
 
     def __init__(self) -> None:
-        self._hosts: dict[Host, bytes] = {}
-        self._topics: dict[str, bytes] = {}
+        self.hosts: dict[Host, bytes] = {}
+        self.topics: dict[str, bytes] = {}
+        self._hosts = self.hosts
+        self._topics = self.topics
 
     def host_bytes(self, host: Host) -> bytes:
         b = self._hosts.get(host)

@@ -1,7 +1,7 @@
 """Bringing the store to a consistent state on load (RocketMQ's recoverNormally / recoverAbnormally + reput).
 
-Clean restart (no abort marker): validate the last commit-log file, then dispatch from the highest offset any
-consume queue points past (normally nothing is left to do).
+Clean restart (no abort marker): validate the commit log from the highest offset any consume queue points past
+(normally nothing is left to do; RocketMQ re-checks its last three files), then dispatch from there.
 
 After a crash (abort marker present): validate, with CRCs, from the last file whose first message is older
 than the checkpoint's ``min(physic, logics, index) - 3 s``, dispatching each valid record on the way (the
@@ -47,8 +47,19 @@ def recover(
                 index.destroy()
         commit_log.set_end(0)
     elif last_exit_ok:
-        end = commit_log.scan(files[-1].file_from_offset, check_crc, None)
+        # Trust the consume queues: validate only what follows the last message they point at (normally
+        # nothing), unless that is not a record boundary in the last three files; then the whole last file.
+        last_start = files[-1].file_from_offset
+        trusted = cq_table.max_physic_offset()
+        recent = files[max(0, len(files) - 3)].file_from_offset
+        start = trusted if recent <= trusted <= commit_log.get_max_offset() else last_start
+        end = commit_log.scan(start, check_crc, None)
+        if end == start and start != last_start and not commit_log.is_zero_at(start):
+            log.warning("recovery.untrusted_queue_end offset=%d: validating the last file", start)
+            end = commit_log.scan(last_start, check_crc, None)
         _set_end(commit_log, cq_table, index, end)
+        if index is not None:
+            index.trust_last()
         reput_from = max(cq_table.max_physic_offset(), commit_log.get_min_offset())
         if reput_from < end:
             commit_log.scan(reput_from, False, dispatcher.dispatch_record, stop_offset=end)
@@ -77,5 +88,5 @@ def recover(
 def _set_end(commit_log: CommitLog, cq_table: ConsumeQueueTable, index: IndexService | None, end: int) -> None:
     commit_log.set_end(end)
     cq_table.truncate_dirty(end)
-    if index is not None and index.last_indexed_phys >= end:
-        index.truncate(end)
+    if index is not None:
+        index.truncate(end)  # entries for lost messages, and torn entries past the count

@@ -305,3 +305,46 @@ def test_wrong_file_size_fails_load(
     other.shutdown()
     store = open_store(cfg)  # the directory lock was released by the failed load
     _check_all(store, 3)
+
+
+def test_clean_restart_validates_past_the_queues(
+    open_store: StoreFactory, store_config: Callable[..., StoreConfig], msg: MsgFactory
+) -> None:
+    from rocketq.protocol.message import SYSFLAG_TX_PREPARED
+
+    cfg = store_config()
+    store = open_store(cfg)
+    _put_n(store, msg, 5)
+    half = store.put_message(msg(body=b"half", sys_flag=SYSFLAG_TX_PREPARED, properties={"UNIQ_KEY": "H"}))
+    assert half.append_result is not None
+    end = store.get_max_phy_offset()
+    store.shutdown()
+    store = open_store(cfg)
+    assert store.get_max_phy_offset() == end  # the prepared record after the last queued one is kept
+    rec = store.look_message_by_offset(half.append_result.wrote_offset)
+    assert rec is not None and rec.body == b"half"
+    assert [m.body for m in store.query_message("T", "H", 4, 0, 2**62)] == [b"half"]
+    _check_all(store, 5)
+
+
+def test_clean_restart_with_junk_after_the_end(
+    open_store: StoreFactory, store_config: Callable[..., StoreConfig], msg: MsgFactory,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cfg = store_config()
+    store = open_store(cfg)
+    _put_n(store, msg, 5)
+    end = store.get_max_phy_offset()
+    path = store.commit_log.mfq.mapped_files[-1].path
+    store.shutdown()
+    with open(path, "r+b") as f:
+        f.seek(end % 4096)
+        f.write(b"\x00\x00\x01\x00junkjunk")
+    with caplog.at_level(logging.WARNING, logger="rocketq.store"):
+        store = open_store(cfg)
+    assert "untrusted_queue_end" in caplog.text
+    assert store.get_max_phy_offset() == end
+    _check_all(store, 5)
+    with open(path, "rb") as f:
+        f.seek(end % 4096)
+        assert f.read(12) == bytes(12)
