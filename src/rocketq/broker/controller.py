@@ -25,6 +25,7 @@ from rocketq.broker.semantics import MessageSemantics
 from rocketq.broker.stats import BrokerStats
 from rocketq.broker.subscription_manager import SubscriptionGroupManager
 from rocketq.broker.topic_manager import TopicConfigManager
+from rocketq.broker.transaction import TransactionService
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import BrokerError
 from rocketq.protocol.command import RemotingCommand
@@ -82,7 +83,7 @@ class BrokerController:
         self.producers = ProducerManager()
         self.locks = QueueLockManager(config.lockMaxLiveTimeMills / 1000.0)
         self.stats = BrokerStats()
-        self.semantics = MessageSemantics()
+        self.semantics = MessageSemantics(self)
         self.store = MessageStore(store_config_from(config))
         self.dispatcher = RemotingDispatcher("broker")
         self.dispatcher.close_listeners.append(self._on_connection_closed)
@@ -91,6 +92,7 @@ class BrokerController:
         self.pull = PullProcessor(self)
         self.pull_holds = PullHoldService(self.pull.rerun)
         self.registration = NamesrvRegistration(self)
+        self.transactions = TransactionService(self)
         self.schedule = ScheduleService(self, interval=config.scheduleIntervalMills / 1000.0)
         self.servers: list[RemotingServer] = []
         self.boot_timestamp = int(time.time() * 1000)
@@ -117,7 +119,7 @@ class BrokerController:
         self.store.start()
         self.topics.persist()
         processors = (self.send, self.pull, SendBackProcessor(self), ClientProcessors(self), QueryProcessors(self))
-        for proc in (*processors, AdminProcessors(self)):
+        for proc in (*processors, self.transactions, AdminProcessors(self)):
             proc.register()
         self.dispatcher.hooks.append(self._wrap_broker_errors)
         main = RemotingServer(self.dispatcher, cfg.listenHost, cfg.listenPort, max_frame_size=cfg.maxFrameSize)
@@ -134,6 +136,7 @@ class BrokerController:
         self.send.start()
         if not cfg.is_slave:
             self.schedule.start()
+            self.transactions.start()
         self.registration.start()
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._housekeeping()))
@@ -169,6 +172,7 @@ class BrokerController:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self.pull_holds.close()
         await self.schedule.stop()
+        await self.transactions.stop()
         for server in self.servers:
             await server.close()
         await self.send.stop()

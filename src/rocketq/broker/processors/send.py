@@ -31,7 +31,6 @@ from rocketq.protocol.headers import (
 )
 from rocketq.protocol.message import (
     PROP_CLUSTER,
-    PROP_TRAN_MSG,
     decode_batch,
     decode_properties,
 )
@@ -213,10 +212,6 @@ class SendProcessor:
         if header.batch:
             return self._send_batch(conn, cmd, header, topic, queue_id, properties)
         properties[PROP_CLUSTER] = cfg.brokerClusterName
-        if properties.get(PROP_TRAN_MSG, "").lower() == "true" and cfg.rejectTransactionMessage:
-            return self._response(
-                cmd, ResponseCode.NO_PERMISSION, f"the broker[{cfg.brokerIP1}] sending transaction message is forbidden"
-            )
         msg = StoreMessage(
             topic=topic,
             queue_id=queue_id,
