@@ -19,11 +19,13 @@ from rocketq.broker.processors.pull import PullProcessor
 from rocketq.broker.processors.query import QueryProcessors
 from rocketq.broker.processors.send import SendProcessor
 from rocketq.broker.processors.send_back import SendBackProcessor
+from rocketq.broker.processors.sink_commit import SinkCommitProcessor
 from rocketq.broker.registration import NamesrvRegistration
 from rocketq.broker.schedule import ScheduleService
 from rocketq.broker.semantics import MessageSemantics
 from rocketq.broker.stats import BrokerStats
 from rocketq.broker.subscription_manager import SubscriptionGroupManager
+from rocketq.broker.timer import TimerService
 from rocketq.broker.topic_manager import TopicConfigManager
 from rocketq.broker.transaction import TransactionService
 from rocketq.codes import RequestCode, ResponseCode
@@ -81,7 +83,7 @@ class BrokerController:
         self.consumers = ConsumerManager()
         self.consumers.on_members_changed = self._on_members_changed
         self.producers = ProducerManager()
-        self.locks = QueueLockManager(config.lockMaxLiveTimeMills / 1000.0)
+        self.locks = QueueLockManager(config.lockMaxLiveTimeMills / 1000.0, path=config_dir / "queueLocks.json")
         self.stats = BrokerStats()
         self.semantics = MessageSemantics(self)
         self.store = MessageStore(store_config_from(config))
@@ -91,8 +93,10 @@ class BrokerController:
         self.send = SendProcessor(self)
         self.pull = PullProcessor(self)
         self.pull_holds = PullHoldService(self.pull.rerun)
+        self.sink_commit = SinkCommitProcessor(self)
         self.registration = NamesrvRegistration(self)
         self.transactions = TransactionService(self)
+        self.timers = TimerService(self, interval=config.scheduleIntervalMills / 1000.0)
         self.schedule = ScheduleService(self, interval=config.scheduleIntervalMills / 1000.0)
         self.servers: list[RemotingServer] = []
         self.boot_timestamp = int(time.time() * 1000)
@@ -113,12 +117,15 @@ class BrokerController:
         self.groups.load()
         self.offsets.load()
         self.schedule.load()
+        self.timers.load()
+        self.locks.load()
         if not self.store.load():
             raise RuntimeError(f"the store under {cfg.storePathRootDir} could not be loaded")
         self.store.arrival_listener = self._on_message_arrival
         self.store.start()
         self.topics.persist()
-        processors = (self.send, self.pull, SendBackProcessor(self), ClientProcessors(self), QueryProcessors(self))
+        processors = (self.send, self.pull, SendBackProcessor(self), ClientProcessors(self), QueryProcessors(self),
+                      self.sink_commit)
         for proc in (*processors, self.transactions, AdminProcessors(self)):
             proc.register()
         self.dispatcher.hooks.append(self._wrap_broker_errors)
@@ -137,6 +144,7 @@ class BrokerController:
         if not cfg.is_slave:
             self.schedule.start()
             self.transactions.start()
+            self.timers.start()
         self.registration.start()
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._housekeeping()))
@@ -173,6 +181,7 @@ class BrokerController:
         self.pull_holds.close()
         await self.schedule.stop()
         await self.transactions.stop()
+        await self.timers.stop()
         for server in self.servers:
             await server.close()
         await self.send.stop()

@@ -1,11 +1,18 @@
-"""Queue locks for orderly consumption (RebalanceLockManager): one client per group and queue, with a lease."""
+"""Queue locks for orderly consumption (RebalanceLockManager): one client per group and queue, with a lease.
+
+Unlike Java, the table is persisted (``config/queueLocks.json``, wall-clock lease times): after a broker
+restart a queue stays with its holder until the lease runs out, so a rebalance racing the restart cannot
+let two consumers of one group consume the same queue at once.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
+from rocketq.broker.persist import read_json, write_json_atomic
 from rocketq.protocol.bodies import MessageQueue
 
 
@@ -16,14 +23,42 @@ class _Lock:
 
 
 class QueueLockManager:
-    def __init__(self, lease: float = 60.0, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, lease: float = 60.0, *, clock: Callable[[], float] = time.time, path: Path | None = None
+    ) -> None:
         self.lease = lease
         self.clock = clock
+        self.path = path
         self._locks: dict[str, dict[MessageQueue, _Lock]] = {}
 
-    def _held_by(self, group: str, mq: MessageQueue, client_id: str, now: float) -> bool:
-        lock = self._locks.get(group, {}).get(mq)
-        return lock is not None and lock.client_id == client_id and now - lock.last_update <= self.lease
+    # ------------------------------------------------------------------------------------ persistence
+
+    def load(self) -> None:
+        if self.path is None:
+            return
+        obj = read_json(self.path)
+        if not obj:
+            return
+        now = self.clock()
+        for entry in obj.get("locks", []):
+            mq = MessageQueue(entry["topic"], entry["brokerName"], int(entry["queueId"]))
+            lock = _Lock(str(entry["clientId"]), float(entry["lastUpdate"]))
+            if now - lock.last_update <= self.lease:
+                self._locks.setdefault(str(entry["group"]), {})[mq] = lock
+
+    def _persist(self) -> None:
+        if self.path is None:
+            return
+        now = self.clock()
+        entries = [
+            {"group": g, **mq.to_json(), "clientId": lock.client_id, "lastUpdate": lock.last_update}
+            for g, table in self._locks.items()
+            for mq, lock in table.items()
+            if now - lock.last_update <= self.lease
+        ]
+        write_json_atomic(self.path, {"locks": entries})
+
+    # ----------------------------------------------------------------------------------------- locks
 
     def try_lock_batch(self, group: str, mqs: list[MessageQueue], client_id: str) -> list[MessageQueue]:
         """Lock (or renew) every queue that is free, expired or already ours; returns the ones we hold."""
@@ -35,19 +70,26 @@ class QueueLockManager:
             if lock is None or lock.client_id == client_id or now - lock.last_update > self.lease:
                 table[mq] = _Lock(client_id, now)
                 locked.append(mq)
+        if locked:
+            self._persist()
         return locked
 
     def unlock_batch(self, group: str, mqs: list[MessageQueue], client_id: str) -> None:
         table = self._locks.get(group)
         if not table:
             return
+        changed = False
         for mq in mqs:
             lock = table.get(mq)
             if lock is not None and lock.client_id == client_id:
                 del table[mq]
+                changed = True
+        if changed:
+            self._persist()
 
     def is_locked_by(self, group: str, mq: MessageQueue, client_id: str) -> bool:
-        return self._held_by(group, mq, client_id, self.clock())
+        lock = self._locks.get(group, {}).get(mq)
+        return lock is not None and lock.client_id == client_id and self.clock() - lock.last_update <= self.lease
 
     def holder(self, group: str, mq: MessageQueue) -> str | None:
         lock = self._locks.get(group, {}).get(mq)

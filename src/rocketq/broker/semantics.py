@@ -3,23 +3,21 @@
 * transactional half messages (``TRAN_MSG=true``) go to the half topic (``rocketq.broker.transaction``);
 * delay levels are rewritten to ``SCHEDULE_TOPIC_XXXX`` by the store itself (as Java's CommitLog does) and
   delivered by ``rocketq.broker.schedule``;
-* arbitrary delivery times (RocketMQ 5's TIMER_* properties) are not built yet: such a message is refused
-  with a clear error rather than delivered at the wrong time.
+* arbitrary delivery times (RocketMQ 5's TIMER_* properties) go to the timer topic
+  (``rocketq.broker.timer``); a timed transactional message is refused, as RocketMQ 5 does.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rocketq.broker.timer import TIMER_PROPS
 from rocketq.broker.transaction import is_half
 from rocketq.errors import MessageIllegalError
-from rocketq.protocol.message import PROP_TIMER_DELAY_MS, PROP_TIMER_DELAY_SEC, PROP_TIMER_DELIVER_MS
 from rocketq.store import StoreMessage
 
 if TYPE_CHECKING:
     from rocketq.broker.controller import BrokerController
-
-_TIMER_PROPS = (PROP_TIMER_DELIVER_MS, PROP_TIMER_DELAY_SEC, PROP_TIMER_DELAY_MS)
 
 
 class MessageSemantics:
@@ -28,8 +26,11 @@ class MessageSemantics:
 
     def before_put(self, msg: StoreMessage) -> StoreMessage:
         props = msg.properties
-        if any(k in props for k in _TIMER_PROPS):
-            raise MessageIllegalError("timed messages (TIMER_* properties) are not supported by this broker yet")
+        timed = any(k in props for k in TIMER_PROPS)
         if is_half(props):
+            if timed:
+                raise MessageIllegalError("a transactional message cannot have a delivery time")
             return self.broker.transactions.to_half(msg)
+        if timed:
+            return self.broker.timers.to_timer(msg)
         return msg

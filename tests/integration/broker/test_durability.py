@@ -3,40 +3,23 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import signal
-import sys
 from pathlib import Path
 
 import pytest
 
 from rocketq.remoting.client import RemotingClient
+from rocketq.testing.process import StandaloneProcess
 from rocketq.testing.wire import Wire, records
 
 pytestmark = pytest.mark.crash
 
-_LISTEN = re.compile(rb"name server listening on [^:]+:(\d+)")
-_BROKER = re.compile(rb"broker \S+ listening on ([\d.]+:\d+)")
+SYNC = ("flushDiskType=SYNC_FLUSH", "mappedFileSizeCommitLog=1048576", "mappedFileSizeConsumeQueue=2000")
 
 
-async def start_standalone(data: Path) -> tuple[asyncio.subprocess.Process, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "rocketq", "--log-level", "WARNING", "standalone", "--dir", str(data),
-        "--namesrv-port", "0", "listenPort=0", "listenHost=127.0.0.1", "flushDiskType=SYNC_FLUSH",
-        "mappedFileSizeCommitLog=1048576", "mappedFileSizeConsumeQueue=2000",
-        stdout=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    broker_addr = ""
-    async with asyncio.timeout(30):
-        while not broker_addr:
-            line = await proc.stdout.readline()
-            if not line:
-                raise AssertionError("standalone exited before listening")
-            m = _BROKER.search(line)
-            if m:
-                broker_addr = m.group(1).decode()
-    return proc, broker_addr
+async def start_standalone(data: Path, *settings: str) -> tuple[asyncio.subprocess.Process, str]:
+    server = await StandaloneProcess.start(data, *SYNC, *settings)
+    return server.proc, server.broker_addr
 
 
 async def test_acknowledged_messages_survive_sigkill(tmp_path: Path) -> None:

@@ -182,3 +182,43 @@ async def test_send_back_retries_then_dead_letters(wire: Wire) -> None:
     dlq = await eventually(lambda: pull_all(wire, "%DLQ%rg"))
     assert dlq[0].body == b"fails" and dlq[0].reconsume_times == 3
     assert sent.code == 0
+
+
+@pytest.mark.parametrize("cluster", [FAST_DELAYS], indirect=True)
+async def test_timer_messages_deliver_at_their_time_in_due_order(wire: Wire) -> None:
+    now = int(time.time() * 1000)
+    assert (await wire.send("TTimer", b"second", props={"TIMER_DELIVER_MS": str(now + 1500)})).code == 0
+    assert (await wire.send("TTimer", b"first", props={"TIMER_DELAY_MS": "700"})).code == 0
+    assert (await wire.send("TTimer", b"now", props={"TIMER_DELAY_SEC": "0"})).code == 0
+    assert [m.body for m in await pull_all(wire, "TTimer")] == [b"now"]
+    msgs = await eventually(lambda: _count_at_least(wire, "TTimer", 0, 3))
+    assert [m.body for m in msgs] == [b"now", b"first", b"second"]
+    assert msgs[2].store_timestamp >= now + 1500  # never early
+    assert "TIMER_OUT_MS" not in msgs[2].properties
+    bad = await wire.send("TTimer", b"x", props={"TIMER_DELAY_MS": "soon"})
+    assert bad.code == ResponseCode.MESSAGE_ILLEGAL
+
+
+@pytest.mark.parametrize("cluster", [FAST_DELAYS], indirect=True)
+async def test_timer_message_survives_restart(wire: Wire, cluster: EmbeddedCluster, rc: RemotingClient) -> None:
+    assert (await wire.send("TTimerR", b"timed", props={"TIMER_DELAY_MS": "1500"})).code == 0
+    broker = await cluster.restart_broker()
+    w2 = Wire(rc, broker.config.broker_addr)
+    msgs = await eventually(lambda: pull_all(w2, "TTimerR"))
+    assert [m.body for m in msgs] == [b"timed"]
+    await asyncio.sleep(0.5)
+    assert len(await pull_all(w2, "TTimerR")) == 1
+
+
+async def test_queue_locks_survive_restart(wire: Wire, cluster: EmbeddedCluster, rc: RemotingClient) -> None:
+    from rocketq.protocol.bodies import LockBatchBody, MessageQueue, decode_lock_ok
+
+    mqs = [MessageQueue("TLock", "broker-a", 0)]
+    a = await wire.call(RequestCode.LOCK_BATCH_MQ, body=LockBatchBody("g", "A", mqs).encode())
+    assert decode_lock_ok(a.body) == mqs
+    broker = await cluster.restart_broker()
+    w2 = Wire(rc, broker.config.broker_addr)
+    b = await w2.call(RequestCode.LOCK_BATCH_MQ, body=LockBatchBody("g", "B", mqs).encode())
+    assert decode_lock_ok(b.body) == []  # still A's until its lease runs out
+    a2 = await w2.call(RequestCode.LOCK_BATCH_MQ, body=LockBatchBody("g", "A", mqs).encode())
+    assert decode_lock_ok(a2.body) == mqs

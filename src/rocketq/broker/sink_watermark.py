@@ -1,0 +1,100 @@
+"""Per-sink commit watermarks of the exactly-once sink, persisted to ``config/sinkWatermark.json``.
+
+For each sink id the broker keeps the last batch id it applied and, while a commit is being applied, the
+commit's intent (batch id, staged ranges, and the commit-log offset the re-puts start after). The intent is
+written (fsync'd) before the first re-put and cleared together with the new watermark after the last one,
+so a broker that stops half-way finishes the batch when it starts again (``SinkCommitProcessor.recover``)
+instead of applying it twice or half. File layout::
+
+    {"sinks": {"<sinkId>": {"lastBatchId": 7, "updated": 1700000000000,
+                            "pending": {"batchId": 8, "scanFrom": 123456, "ranges": [[s, e, n], ...]}}}}
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rocketq.broker.persist import read_json, write_json_atomic
+from rocketq.protocol.sink import StagedRange
+
+NO_BATCH = -1
+
+
+@dataclass(slots=True)
+class PendingCommit:
+    batch_id: int
+    scan_from: int
+    ranges: list[StagedRange]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "batchId": self.batch_id,
+            "scanFrom": self.scan_from,
+            "ranges": [[r.start, r.end, r.count] for r in self.ranges],
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> PendingCommit:
+        return cls(int(obj["batchId"]), int(obj["scanFrom"]), [StagedRange(*map(int, r)) for r in obj["ranges"]])
+
+
+@dataclass(slots=True)
+class SinkState:
+    last_batch_id: int = NO_BATCH
+    updated: int = 0
+    pending: PendingCommit | None = field(default=None)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"lastBatchId": self.last_batch_id, "updated": self.updated}
+        if self.pending is not None:
+            out["pending"] = self.pending.to_json()
+        return out
+
+
+class SinkWatermarkManager:
+    """The watermark table plus its persistence; every change is written before it is acted upon."""
+
+    def __init__(self, config_dir: Path) -> None:
+        self.path = config_dir / "sinkWatermark.json"
+        self.table: dict[str, SinkState] = {}
+
+    def load(self) -> None:
+        obj = read_json(self.path)
+        if obj is None:
+            return
+        for sink_id, raw in (obj.get("sinks") or {}).items():
+            pending = raw.get("pending")
+            self.table[sink_id] = SinkState(
+                int(raw.get("lastBatchId", NO_BATCH)),
+                int(raw.get("updated", 0)),
+                PendingCommit.from_json(pending) if pending else None,
+            )
+
+    def persist(self) -> None:
+        write_json_atomic(self.path, {"sinks": {k: v.to_json() for k, v in sorted(self.table.items())}})
+
+    def get(self, sink_id: str) -> SinkState:
+        return self.table.get(sink_id) or SinkState()
+
+    def pending(self) -> Iterator[tuple[str, PendingCommit]]:
+        for sink_id, state in list(self.table.items()):
+            if state.pending is not None:
+                yield sink_id, state.pending
+
+    def begin(self, sink_id: str, pending: PendingCommit) -> None:
+        """Record the intent to apply ``pending`` (durably) before anything of it is written."""
+        state = self.table.setdefault(sink_id, SinkState())
+        state.pending = pending
+        self.persist()
+
+    def complete(self, sink_id: str, batch_id: int) -> None:
+        """The batch is fully applied: it becomes the watermark and the intent is dropped."""
+        state = self.table.setdefault(sink_id, SinkState())
+        state.last_batch_id = max(state.last_batch_id, batch_id)
+        state.updated = int(time.time() * 1000)
+        state.pending = None
+        self.persist()
