@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocketq.broker.persist import read_json, write_json_atomic
+from rocketq.broker.requeue import restore
 from rocketq.broker.topic_manager import SCHEDULE_TOPIC
 from rocketq.protocol.message import (
     PROP_DELAY,
@@ -24,7 +25,7 @@ from rocketq.protocol.message import (
     PROP_REAL_TOPIC,
     decode_record,
 )
-from rocketq.store import GetMessageStatus, StoreMessage
+from rocketq.store import GetMessageStatus
 
 if TYPE_CHECKING:
     from rocketq.broker.controller import BrokerController
@@ -118,20 +119,7 @@ class ScheduleService:
             real_qid = int(props.get(PROP_REAL_QID, "0"))
         except ValueError:
             real_qid = 0
-        msg = StoreMessage(
-            topic=real_topic,
-            queue_id=real_qid,
-            body=rec.body,
-            flag=rec.flag,
-            properties=props,
-            sys_flag=rec.sys_flag,
-            born_timestamp=rec.born_timestamp,
-            born_host=rec.born_host,
-            store_host=rec.store_host,
-            reconsume_times=rec.reconsume_times,
-            prepared_transaction_offset=rec.prepared_transaction_offset,
-            tags_code=None,
-        )
+        msg = restore(rec, real_topic, real_qid, props, prepared_transaction_offset=rec.prepared_transaction_offset)
         result = self.broker.store.put_message(msg)
         if result.status.name != "PUT_OK":
             log.error("schedule.reput_failed topic=%s status=%s", real_topic, result.status.name)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocketq.broker.persist import read_json, write_json_atomic
+from rocketq.broker.requeue import restore
 from rocketq.errors import MessageIllegalError
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE
 from rocketq.protocol.message import (
@@ -183,18 +184,7 @@ class TimerService:
         props = dict(rec.properties)
         for key in (*TIMER_PROPS, PROP_TIMER_OUT_MS):
             props.pop(key, None)
-        msg = StoreMessage(
-            topic=props.get(PROP_REAL_TOPIC, rec.topic),
-            queue_id=int(props.get(PROP_REAL_QID, "0") or 0),
-            body=rec.body,
-            flag=rec.flag,
-            properties=props,
-            sys_flag=rec.sys_flag,
-            born_timestamp=rec.born_timestamp,
-            born_host=rec.born_host,
-            store_host=rec.store_host,
-            reconsume_times=rec.reconsume_times,
-        )
+        msg = restore(rec, props.get(PROP_REAL_TOPIC, rec.topic), int(props.get(PROP_REAL_QID, "0") or 0), props)
         result = self.broker.store.put_message(msg)
         if result.status.name != "PUT_OK":
             log.error("timer.reput_failed topic=%s status=%s", msg.topic, result.status.name)

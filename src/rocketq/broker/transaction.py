@@ -23,6 +23,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from rocketq.broker.requeue import read_queue, restore
 from rocketq.broker.topic_manager import TRANS_CHECK_MAX_TIME_TOPIC, TRANS_HALF_TOPIC, TRANS_OP_HALF_TOPIC
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import BrokerError, NoPermissionError
@@ -42,12 +43,11 @@ from rocketq.protocol.message import (
     SYSFLAG_TX_MASK,
     SYSFLAG_TX_NOT,
     MessageRecord,
-    decode_record,
     encode_record,
     make_offset_msg_id,
 )
 from rocketq.remoting.connection import Connection
-from rocketq.store import GetMessageStatus, StoreMessage
+from rocketq.store import StoreMessage
 
 if TYPE_CHECKING:
     from rocketq.broker.controller import BrokerController
@@ -136,19 +136,13 @@ class TransactionService:
         props.pop(PROP_TRAN_MSG, None)
         props.pop(PROP_TRANSACTION_CHECK_TIMES, None)
         props.pop(PROP_TRAN_PREPARED_QUEUE_OFFSET, None)
-        return StoreMessage(
-            topic=topic,
-            queue_id=qid,
-            body=half.body,
-            flag=half.flag,
-            properties=props,
+        return restore(
+            half,
+            topic,
+            qid,
+            props,
             sys_flag=(half.sys_flag & ~SYSFLAG_TX_MASK) | SYSFLAG_TX_COMMIT,
-            born_timestamp=half.born_timestamp,
-            born_host=half.born_host,
-            store_host=half.store_host,
-            reconsume_times=half.reconsume_times,
             prepared_transaction_offset=half.commit_log_offset,
-            tags_code=None,
         )
 
     def _write_op(self, half_queue_offset: int) -> None:
@@ -166,27 +160,10 @@ class TransactionService:
 
     # ------------------------------------------------------------------------------ finished records
 
-    def _read_queue(self, topic: str, offset: int, limit: int) -> list[MessageRecord]:
-        out: list[MessageRecord] = []
-        store = self.broker.store
-        while len(out) < limit:
-            result = store.get_message(topic, 0, offset, min(32, limit - len(out)), None)
-            try:
-                if result.status != GetMessageStatus.FOUND:
-                    if result.status in (GetMessageStatus.OFFSET_TOO_SMALL, GetMessageStatus.NO_MATCHED_MESSAGE):
-                        offset = result.next_begin_offset
-                        continue
-                    break
-                out.extend(decode_record(b.view) for b in result.buffers)
-            finally:
-                result.release()
-            offset = result.next_begin_offset
-        return out
-
     def _done_offsets(self, from_op_offset: int) -> dict[int, int]:
         """Root half-queue offset → op queue offset, for every op record from ``from_op_offset``."""
         done: dict[int, int] = {}
-        for rec in self._read_queue(TRANS_OP_HALF_TOPIC, from_op_offset, 1_000_000):
+        for rec in read_queue(self.broker.store, TRANS_OP_HALF_TOPIC, 0, from_op_offset, 1_000_000):
             if rec.tags == OP_TAG:
                 try:
                     done[int(rec.body)] = rec.queue_offset
@@ -231,7 +208,7 @@ class TransactionService:
         done = self._done_offsets(op_offset)
         max_half = store.get_max_offset_in_queue(TRANS_HALF_TOPIC, 0)
         # Only messages present when the pass starts: those put back during it wait for the next pass.
-        halves = self._read_queue(TRANS_HALF_TOPIC, half_offset, max(0, max_half - half_offset))
+        halves = read_queue(store, TRANS_HALF_TOPIC, 0, half_offset, max(0, max_half - half_offset))
         sent = 0
         offset = half_offset
         for half in halves:
@@ -274,18 +251,7 @@ class TransactionService:
         props = dict(half.properties)
         props[PROP_TRANSACTION_CHECK_TIMES] = str(times)
         props.setdefault(PROP_TRAN_PREPARED_QUEUE_OFFSET, str(half.queue_offset))
-        msg = StoreMessage(
-            topic=TRANS_HALF_TOPIC,
-            queue_id=0,
-            body=half.body,
-            flag=half.flag,
-            properties=props,
-            sys_flag=half.sys_flag,
-            born_timestamp=half.born_timestamp,
-            born_host=half.born_host,
-            store_host=half.store_host,
-            reconsume_times=half.reconsume_times,
-        )
+        msg = restore(half, TRANS_HALF_TOPIC, 0, props)
         result = self.broker.store.put_message(msg)
         if result.status.name != "PUT_OK" or result.append_result is None:
             log.error("transaction.put_back_failed status=%s", result.status.name)
@@ -297,17 +263,7 @@ class TransactionService:
 
     def _discard(self, half: MessageRecord) -> None:
         self.broker.topics.create_system_if_absent(TRANS_CHECK_MAX_TIME_TOPIC, 1, PERM_READ | PERM_WRITE)
-        msg = StoreMessage(
-            topic=TRANS_CHECK_MAX_TIME_TOPIC,
-            queue_id=0,
-            body=half.body,
-            flag=half.flag,
-            properties=dict(half.properties),
-            sys_flag=half.sys_flag,
-            born_timestamp=half.born_timestamp,
-            born_host=half.born_host,
-            store_host=half.store_host,
-        )
+        msg = restore(half, TRANS_CHECK_MAX_TIME_TOPIC, 0, dict(half.properties), reconsume_times=0)
         self.broker.store.put_message(msg)
         log.warning("transaction.discarded uniq_key=%s checks=%s", half.properties.get(PROP_UNIQ_KEY), self.check_max)
 

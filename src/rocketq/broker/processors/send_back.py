@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
+from rocketq.broker.requeue import restore
 from rocketq.broker.topic_manager import DLQ_PREFIX, RETRY_PREFIX
 from rocketq.codes import VERSION_V3_4_9, RequestCode, ResponseCode
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE
@@ -18,7 +19,6 @@ from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import ConsumerSendMsgBackRequestHeader
 from rocketq.protocol.message import PROP_DELAY, PROP_ORIGIN_MESSAGE_ID, PROP_RETRY_TOPIC, PROP_TRAN_MSG
 from rocketq.remoting.connection import Connection
-from rocketq.store import StoreMessage
 
 if TYPE_CHECKING:
     from rocketq.broker.controller import BrokerController
@@ -65,20 +65,7 @@ class SendBackProcessor:
             props[PROP_DELAY] = str(delay)
         broker.schedule_register()
         props.setdefault(PROP_ORIGIN_MESSAGE_ID, h.origin_msg_id or original.msg_id)
-        msg = StoreMessage(
-            topic=topic,
-            queue_id=queue_id,
-            body=original.body,
-            flag=original.flag,
-            properties=props,
-            sys_flag=original.sys_flag,
-            born_timestamp=original.born_timestamp,
-            born_host=original.born_host,
-            store_host=original.store_host,
-            reconsume_times=original.reconsume_times + 1,
-            prepared_transaction_offset=0,
-            tags_code=None,
-        )
+        msg = restore(original, topic, queue_id, props, reconsume_times=original.reconsume_times + 1)
         msg = broker.semantics.before_put(msg)
         result = broker.store.put_message(msg)
         if result.status.name == "PUT_OK":
