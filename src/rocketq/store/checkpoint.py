@@ -28,9 +28,10 @@ class StoreCheckpoint:
     def __init__(self, path: str) -> None:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         self._mf = MappedFile(path, CHECKPOINT_FILE_SIZE, file_from_offset=0)
-        self.physic_msg_timestamp, self.logics_msg_timestamp, self.index_msg_timestamp = _LAYOUT.unpack_from(
-            self._mf.mm, 0
-        )
+        physic, logics, index = _LAYOUT.unpack_from(self._mf.mm, 0)
+        self.physic_msg_timestamp: int = physic
+        self.logics_msg_timestamp: int = logics
+        self.index_msg_timestamp: int = index
 
     def min_timestamp(self) -> int:
         """Oldest of the commit-log and consume-queue marks, minus 3 s of slack (never negative)."""

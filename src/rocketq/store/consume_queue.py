@@ -125,7 +125,10 @@ class ConsumeQueue:
         if phys + size <= self.max_physic_offset:
             return PUT_DUPLICATE
         expect = cq_offset * CQ_STORE_UNIT_SIZE
-        mf = self.mfq.last_for_write(expect)
+        files = self.mfq.mapped_files
+        mf = files[-1] if files else None
+        if mf is None or mf.wrote_position >= mf.file_size:
+            mf = self.mfq.last_for_write(expect)
         if mf.first_create_in_queue and cq_offset != 0 and mf.wrote_position == 0:
             self._fill_pre_blank(mf, expect)
         current = mf.file_from_offset + mf.wrote_position

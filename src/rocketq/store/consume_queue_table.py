@@ -56,6 +56,9 @@ class ConsumeQueueTable:
     def find(self, topic: str, queue_id: int) -> ConsumeQueue | None:
         return self._queues.get((topic, queue_id))
 
+    def get(self, topic: str, queue_id: int) -> ConsumeQueue | None:
+        return self._queues.get((topic, queue_id))
+
     def find_or_create(self, topic: str, queue_id: int) -> ConsumeQueue:
         cq = self._queues.get((topic, queue_id))
         if cq is not None:

@@ -65,10 +65,13 @@ class Dispatcher:
         keys: str | None,
     ) -> None:
         """Append path: the caller has every field at hand."""
-        if goes_to_consume_queue(sys_flag):
-            self.cq_table.find_or_create(topic, queue_id).put(phys, size, tags_code, queue_offset)
-        if self.index is not None:
-            self.index.build_index(topic, phys, store_timestamp, sys_flag, uniq_key, keys)
+        tx = sys_flag & SYSFLAG_TX_MASK
+        if tx in (SYSFLAG_TX_NOT, SYSFLAG_TX_COMMIT):
+            cq = self.cq_table.get(topic, queue_id) or self.cq_table.find_or_create(topic, queue_id)
+            cq.put(phys, size, tags_code, queue_offset)
+        index = self.index
+        if index is not None:
+            index.build_index(topic, phys, store_timestamp, sys_flag, uniq_key, keys)
         self.last_dispatched_store_timestamp = store_timestamp
 
     def dispatch_batch(

@@ -177,10 +177,12 @@ class GroupCommitService(ServiceThread):
     def put_request(self, end_offset: int, callback: FlushCallback) -> None:
         req = _FlushRequest(end_offset, callback, _now() + self.timeout)
         with self._lock:
+            idle_watchdog = not self._inflight  # deadlines only grow: a busy watchdog already waits for an earlier one
             self._requests.append(req)
             self._inflight.append(req)
         self.wakeup()
-        self._watchdog.wakeup()
+        if idle_watchdog:
+            self._watchdog.wakeup()
 
     def _complete(self, req: _FlushRequest, ok: bool) -> None:
         with self._lock:

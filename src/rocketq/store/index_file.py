@@ -73,6 +73,12 @@ class IndexFile:
         self.mf = MappedFile(path, index_file_size(hash_slot_num, index_num), file_from_offset=0)
         self.mf.set_positions(self.mf.file_size)
         self.dirty = False
+        self.begin_timestamp: int
+        self.end_timestamp: int
+        self.begin_phy_offset: int
+        self.end_phy_offset: int
+        self.hash_slot_count: int
+        self.index_count: int
         if existed:
             (
                 self.begin_timestamp,

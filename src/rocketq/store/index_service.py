@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from rocketq.protocol.message import SYSFLAG_TX_MASK, SYSFLAG_TX_ROLLBACK
 from rocketq.store.config import Clock, StoreConfig, system_clock
-from rocketq.store.fast_hash import index_hash_with_prefix, index_key_hash, unsigned_hash
+from rocketq.store.fast_hash import IndexKeyHasher, index_key_hash
 from rocketq.store.index_file import IndexFile, index_file_name
 
 log = logging.getLogger(__name__)
@@ -43,8 +43,7 @@ class IndexService:
         self.last_indexed_timestamp = 0
         #: whether build_index already ran for last_indexed_phys in this process (vs. read from disk)
         self._dispatched_last = False
-        #: topic → unsigned hashCode of "topic#"
-        self._prefix: dict[str, int] = {}
+        self._key_hash = IndexKeyHasher().key_hash
 
     # ------------------------------------------------------------------------------------ lifecycle
 
@@ -121,14 +120,6 @@ class IndexService:
         with self._lock:
             self._files = [*self._files, f]
         return f
-
-    def _key_hash(self, topic: str, key: str) -> int:
-        prefix = self._prefix.get(topic)
-        if prefix is None:
-            if len(self._prefix) > 10_000:
-                self._prefix.clear()
-            prefix = self._prefix[topic] = unsigned_hash(topic + "#")[0]
-        return index_hash_with_prefix(prefix, key)
 
     def _put(self, key_hash: int, phys: int, store_timestamp: int) -> None:
         files = self._files
