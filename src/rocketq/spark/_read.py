@@ -1,0 +1,232 @@
+"""Reading queue ranges from brokers (executor side) and resolving positions to offsets (driver side).
+
+Both are plain functions over ``SourceOptions`` and ``QueueRange``s so that the batch and the streaming reader
+share them, and so that ``read`` depends only on what its partition carries (Spark runs it in a worker on a
+pickled copy of the planner's reader).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from rocketq.client.message import PullStatus
+from rocketq.protocol.bodies import parse_tag_expression
+from rocketq.protocol.message import iter_records
+from rocketq.spark._offsets import Offsets, QueueKey, QueueRange
+from rocketq.spark._options import Position, SourceOptions
+from rocketq.spark._schema import DEFAULT_BATCH_ROWS, RecordBatchBuilder
+from rocketq.spark._wire import READER_GROUP, Cluster
+
+log = logging.getLogger("rocketq.spark")
+
+EARLIEST = -2
+LATEST = -1
+
+
+class DataLossError(RuntimeError):
+    """Offsets that should be read were removed from the broker (retention, a deleted topic)."""
+
+
+def data_lost(opts: SourceOptions, key: QueueKey, lo: int, hi: int, why: str) -> None:
+    topic, broker, qid = key
+    what = (f"messages at offsets {lo}..{hi - 1} of queue {topic}/{broker}/{qid} are gone ({why}) and cannot be "
+            "read")
+    if opts.fail_on_data_loss:
+        raise DataLossError(f"{what}. Set failOnDataLoss=false to skip them.")
+    log.warning("spark.data_loss %s; skipped (failOnDataLoss=false)", what)
+
+
+# ---------------------------------------------------------------------------------------- driver side
+
+
+async def queues_of(cluster: Cluster, opts: SourceOptions, *, must_exist: bool) -> list[QueueKey]:
+    keys: list[QueueKey] = []
+    for topic in opts.topics:
+        found = await cluster.read_queues(topic)
+        if not found and must_exist:
+            raise ValueError(f"topic {topic!r} does not exist (the name server has no route for it)")
+        keys.extend(found)
+    return sorted(keys)
+
+
+async def resolve(
+    cluster: Cluster,
+    opts: SourceOptions,
+    keys: list[QueueKey],
+    position: Position,
+    timestamp: int | None,
+    *,
+    is_end: bool,
+) -> Offsets:
+    """Offsets of ``keys`` for a start or end position (a timestamp wins over ``position``)."""
+    mins = await cluster.gather(keys, cluster.min_offset)
+    maxs = await cluster.gather(keys, cluster.max_offset)
+    if timestamp is not None:
+        ts = timestamp
+        return await cluster.gather(keys, lambda k: first_stored_at_or_after(cluster, k, ts, mins[k], maxs[k]))
+    if position == "earliest":
+        return dict(mins)
+    if position == "latest":
+        return dict(maxs)
+    if position == "group":
+        assert opts.consumer_group is not None
+        group = opts.consumer_group
+        committed = await cluster.gather(keys, lambda k: cluster.committed(group, k))
+        # A queue the group never committed starts at the beginning (or, as an end, at the latest offset).
+        return {k: committed[k] if committed[k] >= 0 else (maxs[k] if is_end else mins[k]) for k in keys}
+    assert isinstance(position, dict)
+    out: Offsets = {}
+    for k in keys:
+        topic, broker, qid = k
+        value = position.get(topic, {}).get(broker, {}).get(qid)
+        if value is None:
+            value = LATEST if is_end else EARLIEST
+        out[k] = mins[k] if value == EARLIEST else maxs[k] if value == LATEST else value
+    return out
+
+
+async def first_stored_at_or_after(cluster: Cluster, key: QueueKey, timestamp: int, lo: int, hi: int) -> int:
+    """Offset of the queue's first message stored at or after ``timestamp`` (``hi`` when there is none).
+
+    The broker's SEARCH_OFFSET_BY_TIMESTAMP answers the message stored *closest* to the time (RocketMQ 4.9);
+    this walks from there to the exact boundary, 32 messages per pull.
+    """
+    if lo >= hi:
+        return hi
+    addr = await cluster.broker_addr(key[0], key[1])
+
+    async def times(start: int, n: int) -> list[tuple[int, int]]:
+        raw = await cluster.pull_at(addr, key, start, n, READER_GROUP, "*", "TAG")
+        return [(r.queue_offset, r.store_timestamp) for r in iter_records(raw.body)]
+
+    pos = max(lo, min(await cluster.search_offset(key, timestamp), hi))
+    while pos < hi:  # forward over older messages
+        got = await times(pos, 32)
+        if not got:
+            return hi
+        newer = [o for o, t in got if t >= timestamp]
+        if newer:
+            pos = newer[0]
+            break
+        pos = got[-1][0] + 1
+    else:
+        return hi
+    while pos > lo:  # backward over messages just as new
+        start = max(lo, pos - 32)
+        got = [(o, t) for o, t in await times(start, pos - start) if o < pos]
+        older = [o for o, t in got if t < timestamp]
+        if older:
+            return older[-1] + 1
+        if not got:
+            return pos
+        pos = got[0][0]
+    return pos
+
+
+async def check_starts(cluster: Cluster, opts: SourceOptions, starts: Offsets) -> Offsets:
+    """Starts below a queue's minimum offset (removed by retention): fail, or move up to the minimum."""
+    mins = await cluster.gather(list(starts), cluster.min_offset)
+    out = dict(starts)
+    for k, s in starts.items():
+        if s < mins[k]:
+            data_lost(opts, k, s, mins[k], "below the queue's minimum offset")
+            out[k] = mins[k]
+    return out
+
+
+async def broker_addrs(cluster: Cluster, ranges: list[QueueRange]) -> dict[tuple[str, str], str]:
+    pairs = sorted({(r.topic, r.broker_name) for r in ranges})
+    addrs = await asyncio.gather(*(cluster.broker_addr(t, b) for t, b in pairs))
+    return dict(zip(pairs, addrs, strict=True))
+
+
+# -------------------------------------------------------------------------------------- executor side
+
+
+@dataclass(frozen=True, slots=True)
+class ReadTask:
+    """Everything one Spark task needs to read one queue range."""
+
+    range: QueueRange
+    broker_addr: str
+    opts: SourceOptions
+
+
+def read_range(task: ReadTask, batch_rows: int = DEFAULT_BATCH_ROWS) -> Iterator[Any]:
+    """Yield ``pyarrow.RecordBatch``es with the messages of ``task.range`` (offsets ``[start, end)``)."""
+    loop = asyncio.new_event_loop()
+    cluster = Cluster(task.opts.name_server, task.opts.timeout)
+    try:
+        yield from _read(loop, cluster, task, batch_rows)
+    finally:
+        loop.run_until_complete(cluster.rc.close())
+        loop.close()
+
+
+def _read(loop: asyncio.AbstractEventLoop, cluster: Cluster, task: ReadTask, batch_rows: int) -> Iterator[Any]:
+    opts = task.opts
+    r = task.range
+    key = r.key
+    group = opts.consumer_group or READER_GROUP
+    expression, expression_type = opts.sub_expression, opts.expression_type
+    filtered = not (expression_type == "TAG" and expression.strip() == "*")
+    wanted_tags: set[str] | None = None
+    if expression_type == "TAG" and filtered:
+        wanted_tags = set(parse_tag_expression(expression)[0])
+    builder = RecordBatchBuilder(r.broker_name)
+    offset = r.start
+    end = r.end
+    pull_size = opts.pull_batch_size
+    # Each pull moves `offset` forward or raises, so the loop ends after at most (end - start) pulls.
+    while offset < end:
+        n = min(pull_size, end - offset)
+        raw = loop.run_until_complete(
+            cluster.pull_at(task.broker_addr, key, offset, n, group, expression, expression_type)
+        )
+        header = raw.header
+        status = raw.status
+        if header.min_offset > offset:
+            # Retention removed the head of the queue while this task was running (or before).
+            lost_to = min(end, header.min_offset)
+            data_lost(opts, key, offset, lost_to, "removed by retention")
+            offset = lost_to
+            continue
+        if status is PullStatus.FOUND:
+            expected = offset
+            for rec in iter_records(raw.body):
+                q = rec.queue_offset
+                if q >= end:
+                    break
+                if q > expected and not filtered:
+                    data_lost(opts, key, expected, q, "missing from the commit log")
+                expected = q + 1
+                if wanted_tags is not None and rec.properties.get("TAGS") not in wanted_tags:
+                    continue  # the broker filters by tag hash code; a hash collision is dropped here
+                builder.add(rec)
+                if builder.rows >= batch_rows:
+                    yield builder.flush()
+            offset = max(expected, min(end, header.next_begin_offset))
+        elif status is PullStatus.NO_MATCHED_MSG:
+            nxt = min(end, header.next_begin_offset)
+            if nxt <= offset:
+                raise RuntimeError(f"broker made no progress pulling {key} at offset {offset}")
+            if not filtered:
+                data_lost(opts, key, offset, nxt, "missing from the commit log")
+            offset = nxt
+        elif status is PullStatus.OFFSET_ILLEGAL:
+            nxt = header.next_begin_offset
+            if nxt > offset:
+                data_lost(opts, key, offset, min(end, nxt), "removed by retention")
+                offset = min(end, nxt)
+            else:
+                data_lost(opts, key, offset, end, f"queue now ends at {header.max_offset}")
+                offset = end
+        else:  # NO_NEW_MSG: the queue ends before `end` (it was truncated or recreated)
+            data_lost(opts, key, offset, end, f"queue now ends at {header.max_offset}")
+            offset = end
+    if builder.rows:
+        yield builder.flush()
