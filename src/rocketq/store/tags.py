@@ -37,4 +37,16 @@ def compute_tags_code(
             level = min(level, max(delay_table))
             if level > 0:
                 return delivery_timestamp(delay_table, level, store_timestamp)
-    return tags_code_of(properties.get(PROP_TAGS))
+    tags = properties.get(PROP_TAGS)
+    if not tags:
+        return 0
+    code = _CACHE.get(tags)
+    if code is None:
+        if len(_CACHE) >= 4096:
+            _CACHE.clear()
+        code = _CACHE[tags] = tags_code_of(tags)
+    return code
+
+
+#: tags repeat a lot (a handful per topic): their hashes are cached
+_CACHE: dict[str, int] = {}
