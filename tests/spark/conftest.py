@@ -103,6 +103,7 @@ class Servers:
         self.thread.start()
         self.cluster = EmbeddedCluster(base_dir, **overrides)
         self.call(self.cluster.start)
+        self.rq = Helpers(self.namesrv_addr)
 
     def call(self, fn: Callable[[], Awaitable[T]], timeout: float = 60.0) -> T:
         """Run ``fn()`` on the servers' loop and wait for it."""
@@ -161,7 +162,7 @@ def make_servers(tmp_path: Path) -> Iterator[Callable[..., Servers]]:
 @pytest.fixture(scope="session")
 def rq(servers: Servers) -> Any:
     """Client-side helpers bound to the shared servers (see ``Helpers``)."""
-    return Helpers(servers.namesrv_addr)
+    return servers.rq
 
 
 class Helpers:

@@ -9,7 +9,7 @@ body            BINARY or STRING (required)             message body (a STRING i
 topic           STRING                                  destination; the ``topic`` option wins
 tags            STRING                                  TAGS
 keys            STRING (space-separated) or ARRAY<STRING>  KEYS
-properties      MAP<STRING, STRING>                     user properties (system names refused)
+properties      MAP<STRING, STRING>                     user properties (system names are ignored)
 shardingKey     STRING                                  rows with the same key go to the same queue,
                                                         in row order (Java ``SelectMessageQueueByHash``)
 deliveryTime    TIMESTAMP or BIGINT (epoch ms)          deliver at this time (TIMER_DELIVER_MS)
@@ -51,7 +51,7 @@ from pyspark.sql.types import (
 
 from rocketq.client._uniq_id import UniqIdGenerator
 from rocketq.client._validators import check_message
-from rocketq.client.message import Message
+from rocketq.client.message import RESERVED_PROPERTIES, Message
 from rocketq.client.producer import Producer
 from rocketq.client.selectors import java_hash_code
 from rocketq.protocol.bodies import MessageQueue
@@ -174,6 +174,8 @@ def _messages(
                     raise ValueError("topic is null (set the topic option or fill the topic column)")
                 msg = Message(topic, body, tags=tags[i] or None, keys=keys[i] or None)
                 for name, value in props[i] or ():
+                    if name in RESERVED_PROPERTIES:
+                        continue  # system properties (UNIQ_KEY, TAGS, ...) of a message read back are re-derived
                     msg.put_user_property(name, value)
                 when = times[i]
                 if when is not None:
