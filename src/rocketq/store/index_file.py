@@ -69,10 +69,11 @@ class IndexFile:
         self.hash_slot_num = hash_slot_num
         self.index_num = index_num
         self._entries_base = INDEX_HEADER_SIZE + hash_slot_num * HASH_SLOT_SIZE
-        existed = os.path.exists(path) and os.path.getsize(path) > 0
         self.mf = MappedFile(path, index_file_size(hash_slot_num, index_num), file_from_offset=0)
         self.mf.set_positions(self.mf.file_size)
         self.dirty = False
+        # a file whose header was never written (created just before a crash) counts as new
+        existed = HEADER.unpack_from(self.mf.mm, 0)[5] > 0
         self.begin_timestamp: int
         self.end_timestamp: int
         self.begin_phy_offset: int

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from rocketq.protocol.message import SYSFLAG_TX_MASK, SYSFLAG_TX_ROLLBACK
 from rocketq.store.config import Clock, StoreConfig, system_clock
 from rocketq.store.fast_hash import IndexKeyHasher, index_key_hash
-from rocketq.store.index_file import IndexFile, index_file_name
+from rocketq.store.index_file import IndexFile, index_file_name, index_file_size
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +50,22 @@ class IndexService:
     def load(self) -> bool:
         if not os.path.isdir(self.dir):
             return True
-        names = sorted(n for n in os.listdir(self.dir) if n.isdigit())
+        entries = os.listdir(self.dir)
+        for n in entries:
+            if n.endswith(".tmp"):  # a creation cut short by a crash
+                os.unlink(os.path.join(self.dir, n))
+        names = sorted(n for n in entries if n.isdigit())
         files: list[IndexFile] = []
         for name in names:
+            prev = files[-1] if files else None
             try:
-                files.append(IndexFile(os.path.join(self.dir, name), self.hash_slot_num, self.index_num))
+                files.append(
+                    IndexFile(
+                        os.path.join(self.dir, name), self.hash_slot_num, self.index_num,
+                        end_phy_offset=prev.end_phy_offset if prev else 0,
+                        end_timestamp=prev.end_timestamp if prev else 0,
+                    )
+                )
             except ValueError:
                 log.error("index.load_failed file=%s (check max_hash_slot_num / max_index_num)", name)
                 for f in files:
@@ -104,14 +115,22 @@ class IndexService:
             return files[-1]
         prev = files[-1] if files else None
         os.makedirs(self.dir, exist_ok=True)
-        now = self._clock()
-        name = index_file_name(now)
-        # names must be unique and increase with creation order, even with a coarse or fake clock
-        while (prev is not None and name <= prev.file_name) or os.path.exists(os.path.join(self.dir, name)):
-            now += 1
-            name = index_file_name(now)
+        name = index_file_name(self._clock())
+        # names must be unique and increase with creation order, even with a coarse, fake or backward clock
+        if prev is not None and name <= prev.file_name:
+            name = str(int(prev.file_name) + 1).zfill(len(prev.file_name))
+        while os.path.exists(os.path.join(self.dir, name)):
+            name = str(int(name) + 1).zfill(len(name))
+        path = os.path.join(self.dir, name)
+        # size the file under a temporary name: a crash must not leave a short file under the real name
+        fd = os.open(path + ".tmp", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.ftruncate(fd, index_file_size(self.hash_slot_num, self.index_num))
+        finally:
+            os.close(fd)
+        os.rename(path + ".tmp", path)
         f = IndexFile(
-            os.path.join(self.dir, name),
+            path,
             self.hash_slot_num,
             self.index_num,
             end_phy_offset=prev.end_phy_offset if prev else 0,

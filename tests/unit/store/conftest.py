@@ -31,6 +31,14 @@ class FakeClock:
             self.now += ms
 
 
+@pytest.fixture(autouse=True)
+def _no_store_threads_left() -> Iterator[None]:
+    """Every test must shut its stores down: no flush/cleanup thread may outlive it."""
+    yield
+    leftover = [t.name for t in threading.enumerate() if t.name.startswith("rocketq-store-")]
+    assert not leftover, f"store threads still running: {leftover}"
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()

@@ -348,3 +348,26 @@ def test_clean_restart_with_junk_after_the_end(
     with open(path, "rb") as f:
         f.seek(end % 4096)
         assert f.read(12) == bytes(12)
+
+
+def test_index_file_created_just_before_a_crash(
+    open_store: StoreFactory, store_config: Callable[..., StoreConfig], msg: MsgFactory
+) -> None:
+    cfg = store_config()
+    store = open_store(cfg)
+    _put_n(store, msg, 6)
+    store.abandon()
+    # a crash right after the file got its name and size, before its header was written
+    with open(os.path.join(cfg.index_dir, "99991231235959999"), "wb") as f:
+        f.truncate(40 + 64 * 4 + 128 * 20)
+    with open(os.path.join(cfg.index_dir, "99991231235959998.tmp"), "wb"):
+        pass
+    store = open_store(cfg)
+    assert store.index is not None
+    last = store.index.files[-1]
+    assert last.file_name == "99991231235959999" and last.end_phy_offset == store.index.files[-2].end_phy_offset
+    assert not os.path.exists(os.path.join(cfg.index_dir, "99991231235959998.tmp"))
+    _check_all(store, 6)
+    _put_n(store, msg, 2, start=6)
+    _check_all(store, 8)
+    assert [m.properties["UNIQ_KEY"] for m in store.query_message("T", "U7", 32, 0, 2**62)] == ["U7"]
