@@ -5,16 +5,30 @@ files, recover) → ``start()`` (flush and cleanup threads) → ... → ``shutdo
 marker). Writes: ``put_message`` / ``put_messages`` append and dispatch (consume queue, index) in the caller's
 thread and return at once; under SYNC_FLUSH the caller then waits for durability with
 ``request_flush(end_offset, callback)`` (or uses the blocking ``put_message_and_wait``).
+
+What an owner (the asyncio broker) does:
+
+* ``put_message``/``put_messages`` may be called from the event loop thread (they do not block on I/O beyond
+  a page fault; under SYNC_FLUSH they do not wait for the disk). For SYNC_FLUSH, unless the message has
+  ``WAIT=false``, answer the producer only after ``request_flush(result.append_result.end_offset, cb)``
+  called ``cb(True)`` (``cb(False)`` → FLUSH_DISK_TIMEOUT), then ``add_replication_waiter`` (no HA yet: it
+  answers True at once). Callbacks run on store threads: hop back with ``loop.call_soon_threadsafe``.
+* ``arrival_listener(topic, queue_id, next_logic_offset, tags_code, store_timestamp, properties)`` is called
+  in the writer's thread after each message reaches a consume queue (long-poll wake-up); keep it quick.
+* ``GetMessageResult`` lends views of the mapped files: ``release()`` it once the response is written.
+* Retention runs on the store's own thread every ``clean_resource_interval`` ms (0 = no thread; then call
+  ``run_cleanup()`` yourself). DISK_FULL (writes answered SERVICE_NOT_AVAILABLE) is decided there too:
+  ``is_disk_full()`` tells it apart from a store that is shut down.
+* Delayed messages (``DELAY`` > 0) are rewritten to SCHEDULE_TOPIC_XXXX here, as RocketMQ's CommitLog does;
+  the schedule service must remove ``DELAY`` when it puts them back to their real topic.
 """
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import errno
 import fcntl
 import logging
-import mmap
 import os
 import struct
 import threading
@@ -38,7 +52,6 @@ from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.cleanup import CleanupReport, CleanupService
 from rocketq.store.commit_log import CommitLog
 from rocketq.store.config import (
-    CQ_STORE_UNIT_SIZE,
     Clock,
     DiskUsage,
     StoreConfig,
@@ -46,7 +59,6 @@ from rocketq.store.config import (
     parse_delay_levels,
     system_clock,
 )
-from rocketq.store.consume_queue import CQ_UNIT, ConsumeQueue
 from rocketq.store.consume_queue_table import ConsumeQueueTable
 from rocketq.store.dispatcher import Dispatcher, goes_to_consume_queue
 from rocketq.store.errors import StoreLockedError, StoreNotAvailableError
@@ -62,12 +74,12 @@ from rocketq.store.ha import NoReplication, ReplicationHook
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import SelectMappedBufferResult
 from rocketq.store.message import StoreBatch, StoreMessage
+from rocketq.store.reader import MessageReader
 from rocketq.store.record import END_FILE_MIN_BLANK_LENGTH, FIXED_BY_HOSTS, HOST_V6_BITS, EncodedRecord
 from rocketq.store.recovery import recover
 from rocketq.store.results import (
     FlushCallback,
     GetMessageResult,
-    GetMessageStatus,
     MessageFilter,
     PutMessageResult,
     PutMessageStatus,
@@ -82,13 +94,6 @@ log = logging.getLogger(__name__)
 _I16 = struct.Struct(">h")
 
 ArrivalListener = Callable[[str, int, int, int, int, dict[str, str]], None]
-
-
-def _total_physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 8 << 30
 
 
 class _CleanupThread(ServiceThread):
@@ -139,7 +144,7 @@ class MessageStore:
         self._loaded = False
         self._started = False
         self._shutdown = False
-        self._memory_limit = _total_physical_memory() * config.access_message_in_memory_max_ratio // 100
+        self.reader = MessageReader(config, self.commit_log, self.cq_table, self.index, self.stats_service)
         self._cleanup_lock = threading.Lock()
         self._tags_cache: dict[str, int] = {}
 
@@ -518,22 +523,6 @@ class MessageStore:
         if self._shutdown or not self._loaded:
             raise StoreNotAvailableError("message store is not loaded or has been shut down")
 
-    def _is_batch_full(self, size: int, max_msg_nums: int, total: int, count: int, in_disk: bool) -> bool:
-        if total == 0 or count == 0:
-            return False
-        if count >= max_msg_nums:
-            return True
-        cfg = self.config
-        if in_disk:
-            return (
-                total + size > cfg.max_transfer_bytes_on_message_in_disk
-                or count > cfg.max_transfer_count_on_message_in_disk - 1
-            )
-        return (
-            total + size > cfg.max_transfer_bytes_on_message_in_memory
-            or count > cfg.max_transfer_count_on_message_in_memory - 1
-        )
-
     def get_message(
         self,
         topic: str,
@@ -547,90 +536,7 @@ class MessageStore:
         The result holds views of the mapped commit log; ``release()`` it once the bytes are sent.
         """
         self._check_readable()
-        max_offset_py = self.commit_log.get_max_offset()
-        cq = self.cq_table.find(topic, queue_id)
-        if cq is None:
-            self.stats_service.get_miss += 1
-            return GetMessageResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, 0, 0, 0)
-        min_offset = cq.min_offset_in_queue
-        max_offset = cq.max_offset_in_queue
-        if max_offset == 0:
-            status, next_offset = GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0
-        elif offset < min_offset:
-            status, next_offset = GetMessageStatus.OFFSET_TOO_SMALL, min_offset
-        elif offset == max_offset:
-            status, next_offset = GetMessageStatus.OFFSET_OVERFLOW_ONE, offset
-        elif offset > max_offset:
-            status, next_offset = GetMessageStatus.OFFSET_OVERFLOW_BADLY, max_offset
-        else:
-            buf = cq.get_index_buffer(offset)
-            if buf is None:
-                status, next_offset = GetMessageStatus.OFFSET_FOUND_NULL, cq.roll_next_file(offset)
-            else:
-                try:
-                    result = self._read_units(buf, offset, max_msg_nums, message_filter, max_offset_py)
-                finally:
-                    buf.release()
-                result.min_offset = min_offset
-                result.max_offset = max_offset
-                if result.status is GetMessageStatus.FOUND:
-                    self.stats_service.get_found += 1
-                    self.stats_service.get_transferred += result.message_count
-                else:
-                    self.stats_service.get_miss += 1
-                return result
-        self.stats_service.get_miss += 1
-        return GetMessageResult(status, next_offset, min_offset, max_offset)
-
-    def _read_units(
-        self,
-        buf: SelectMappedBufferResult,
-        offset: int,
-        max_msg_nums: int,
-        message_filter: MessageFilter | None,
-        max_offset_py: int,
-    ) -> GetMessageResult:
-        result = GetMessageResult(GetMessageStatus.NO_MATCHED_MESSAGE, offset, 0, 0)
-        view = buf.view
-        scan_bytes = min(buf.size, max(self.config.max_filter_message_count, max_msg_nums * CQ_STORE_UNIT_SIZE))
-        n_units = scan_bytes // CQ_STORE_UNIT_SIZE
-        memory_limit = self._memory_limit
-        commit_log = self.commit_log
-        next_phy_file_start = -1
-        max_phy_pulling = 0
-        i = 0
-        while i < n_units:
-            phys, size, tags_code = CQ_UNIT.unpack_from(view, i * CQ_STORE_UNIT_SIZE)
-            max_phy_pulling = phys
-            if next_phy_file_start != -1 and phys < next_phy_file_start:
-                i += 1
-                continue
-            in_disk = max_offset_py - phys > memory_limit
-            if self._is_batch_full(size, max_msg_nums, result.buffer_total_size, result.message_count, in_disk):
-                break
-            if message_filter is not None and not message_filter.is_matched_by_consume_queue(tags_code):
-                i += 1
-                continue
-            sel = commit_log.get_message(phys, size)
-            if sel is None:
-                if result.buffer_total_size == 0:
-                    result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
-                next_phy_file_start = commit_log.roll_next_file(phys)
-                i += 1
-                continue
-            if message_filter is not None and not message_filter.is_matched_by_commit_log(sel.view):
-                if result.buffer_total_size == 0:
-                    result.status = GetMessageStatus.NO_MATCHED_MESSAGE
-                sel.release()
-                i += 1
-                continue
-            result.add(sel, offset + i)
-            result.status = GetMessageStatus.FOUND
-            next_phy_file_start = -1
-            i += 1
-        result.next_begin_offset = offset + i
-        result.suggest_pulling_from_slave = max_offset_py - max_phy_pulling > memory_limit
-        return result
+        return self.reader.get_message(topic, queue_id, offset, max_msg_nums, message_filter)
 
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
         cq = self.cq_table.find(topic, queue_id)
@@ -662,75 +568,8 @@ class MessageStore:
         return self.get_message_store_timestamp(topic, queue_id, cq.min_offset_in_queue)
 
     def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
-        """Queue offset of the message stored closest to ``timestamp`` (RocketMQ 4.9's binary search).
-
-        The consume-queue file searched is the first whose last message is not older than ``timestamp``
-        (the last file otherwise). Inside it: an exact match, else the nearer neighbour, else the only side
-        found. 0 if the queue does not exist.
-        """
-        cq = self.cq_table.find(topic, queue_id)
-        if cq is None:
-            return 0
-        files = cq.mfq.mapped_files
-        if not files:
-            return 0
-        pickup = self.commit_log.pickup_store_timestamp
-
-        def last_time(mf_index: int) -> int:
-            mf = files[mf_index]
-            if mf.wrote_position < CQ_STORE_UNIT_SIZE:
-                return -1
-            phys, size, _ = CQ_UNIT.unpack_from(mf.mm, mf.wrote_position - CQ_STORE_UNIT_SIZE)
-            return pickup(phys, size)
-
-        pick = bisect.bisect_left(range(len(files)), True, key=lambda k: last_time(k) >= timestamp)
-        mf = files[min(pick, len(files) - 1)]
-        if not mf.hold():
-            return 0
-        try:
-            return self._search_time_in_file(cq, mf.file_from_offset, mf.wrote_position, mf.mm, timestamp)
-        finally:
-            mf.release()
-
-    def _search_time_in_file(
-        self, cq: ConsumeQueue, file_from: int, limit: int, mm: mmap.mmap, timestamp: int
-    ) -> int:
-        unit = CQ_STORE_UNIT_SIZE
-        low = cq.min_logic_offset - file_from if cq.min_logic_offset > file_from else 0
-        high = limit - unit
-        min_phys = self.commit_log.get_min_offset()
-        target = left = right = -1
-        left_value = right_value = -1
-        while high >= low:
-            mid = (low + high) // (2 * unit) * unit
-            phys, size, _ = CQ_UNIT.unpack_from(mm, mid)
-            if phys < min_phys:
-                low = mid + unit
-                left = mid
-                continue
-            store_time = self.commit_log.pickup_store_timestamp(phys, size)
-            if store_time < 0:
-                return 0
-            if store_time == timestamp:
-                target = mid
-                break
-            if store_time > timestamp:
-                high = mid - unit
-                right, right_value = mid, store_time
-            else:
-                low = mid + unit
-                left, left_value = mid, store_time
-        if target != -1:
-            pos = target
-        elif left_value == -1:
-            pos = right
-        elif right_value == -1:
-            pos = left
-        else:
-            pos = right if abs(timestamp - left_value) > abs(timestamp - right_value) else left
-        if pos < 0:
-            return cq.max_offset_in_queue
-        return (file_from + pos) // unit
+        """Queue offset of the message stored closest to ``timestamp`` (RocketMQ 4.9's binary search)."""
+        return self.reader.get_offset_in_queue_by_time(topic, queue_id, timestamp)
 
     def get_min_phy_offset(self) -> int:
         """Offset of the first commit-log byte still kept (0 for an empty store)."""
@@ -756,30 +595,7 @@ class MessageStore:
     def query_message(self, topic: str, key: str, max_num: int, begin: int, end: int) -> list[MessageRecord]:
         """Messages of ``topic`` whose UNIQ_KEY or one of whose KEYS is ``key``, stored within [begin, end]."""
         self._check_readable()
-        if self.index is None:
-            return []
-        out: list[MessageRecord] = []
-        seen: set[int] = set()
-        last_query_time = end
-        for _ in range(3):
-            found = self.index.query_offset(topic, key, max_num, begin, last_query_time)
-            if not found.phy_offsets:
-                break
-            for m, off in enumerate(sorted(found.phy_offsets)):
-                rec = self.commit_log.look_message(off)
-                if rec is None:
-                    continue
-                if m == 0:
-                    last_query_time = rec.store_timestamp
-                if off in seen or rec.topic != topic:
-                    continue
-                if rec.uniq_key == key or key in rec.keys:
-                    seen.add(off)
-                    out.append(rec)
-            if out or last_query_time < begin:
-                break
-        out.sort(key=lambda r: r.commit_log_offset)
-        return out[:max_num]
+        return self.reader.query_message(topic, key, max_num, begin, end)
 
     # ============================================================================ topics and queues
 
