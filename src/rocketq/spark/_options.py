@@ -67,12 +67,18 @@ class OptionError(ValueError):
     """A missing, unknown or malformed option; the message names it."""
 
 
+#: Options Spark itself passes to every data source (e.g. a stream's checkpoint); not ours to check.
+_SPARK_OPTIONS = frozenset({"checkpointlocation", "path", "queryname"})
+
+
 def _canonical(options: Mapping[str, str], table: dict[str, tuple[str | None, str]], fmt: str) -> dict[str, str]:
     names = {k.lower(): k for k in table}
     out: dict[str, str] = {}
     for key, value in options.items():
         name = names.get(key.lower())
         if name is None:
+            if key.lower() in _SPARK_OPTIONS:
+                continue
             known = ", ".join(sorted(table))
             raise OptionError(f"unknown option {key!r} for format {fmt!r}; known options: {known}")
         out[name] = value

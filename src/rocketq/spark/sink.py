@@ -139,10 +139,12 @@ class _Row:
     sharding_key: str | None
 
 
-def _row_error(partition: int, index: int, msg: Message | None, reason: str) -> SinkRowError:
+def _row_error(partition: int, index: int, keys: Any, reason: str) -> SinkRowError:
     where = f"row {index} of partition {partition}"
-    if msg is not None and msg.keys:
-        where += f" (keys {' '.join(msg.keys)})"
+    if isinstance(keys, Message):
+        keys = keys.keys
+    if keys:
+        where += f" (keys {keys if isinstance(keys, str) else ' '.join(keys)})"
     return SinkRowError(f"{where}: {reason}")
 
 
@@ -164,7 +166,6 @@ def _messages(
         times = cols.get("deliveryTime", empty)
         delays = cols.get("delayLevel", empty)
         for i in range(n):
-            msg: Message | None = None
             try:
                 body = bodies[i]
                 if body is None:
@@ -187,7 +188,7 @@ def _messages(
                     msg.delay_level = level
                 check_message(msg, _MAX_MESSAGE_SIZE)
             except (ValueError, TypeError) as exc:
-                raise _row_error(partition, index, msg, str(exc)) from exc
+                raise _row_error(partition, index, keys[i], str(exc)) from exc
             yield _Row(index, msg, shards[i])
             index += 1
 
