@@ -126,6 +126,8 @@ class Servers:
         return Path(self.cluster.broker.config.storePathRootDir)
 
     def stop(self) -> None:
+        if self.loop.is_closed():
+            return
         try:
             self.call(self.cluster.stop)
         finally:
