@@ -90,31 +90,39 @@ def plan_ranges(
 def limit_offsets(start: Mapping[QueueKey, int], latest: Mapping[QueueKey, int], max_rows: int) -> Offsets:
     """Advance from ``start`` towards ``latest`` by at most ``max_rows`` offsets in total.
 
-    Shares are proportional to each queue's backlog (rounded down); the rows left over go one by one to the
-    queues with the largest remainders, so the sum is exactly ``min(max_rows, backlog)`` and, since a queue
-    that got less keeps a larger backlog, no queue starves across triggers.
+    Every queue with a backlog gets one offset first (no queue starves behind a big one, as in RocketMQ's
+    connector), then the rest is shared in proportion to the remaining backlogs, rounded down, and what is
+    left goes one by one to the largest remainders: the sum is exactly ``min(max_rows, total backlog)``.
+    With fewer rows than busy queues, the queues with the largest backlogs go first.
     """
     backlog = {k: max(0, latest[k] - start.get(k, latest[k])) for k in latest}
     total = sum(backlog.values())
-    out = {k: start.get(k, v) for k, v in latest.items()}
     if total <= max_rows:
         return dict(sorted(latest.items()))
-    shares: dict[QueueKey, int] = {}
-    remainders: list[tuple[float, QueueKey]] = []
-    for k in sorted(backlog):
-        exact = backlog[k] * max_rows / total
-        shares[k] = int(exact)
-        remainders.append((exact - int(exact), k))
+    busy = sorted((k for k in backlog if backlog[k] > 0), key=lambda k: (-backlog[k], k))
+    shares = dict.fromkeys(backlog, 0)
+    for k in busy[:max_rows]:
+        shares[k] = 1
     left = max_rows - sum(shares.values())
-    remainders.sort(key=lambda item: (-item[0], item[1]))
-    for _, k in remainders:
-        if left <= 0:
-            break
-        if shares[k] < backlog[k]:
-            shares[k] += 1
-            left -= 1
-    for k, n in shares.items():
-        out[k] = start.get(k, latest[k]) + n
+    rest = {k: backlog[k] - shares[k] for k in busy}
+    rest_total = sum(rest.values())
+    if left > 0 and rest_total > 0:
+        remainders: list[tuple[float, QueueKey]] = []
+        given = 0
+        for k in busy:
+            exact = rest[k] * left / rest_total
+            shares[k] += int(exact)
+            given += int(exact)
+            remainders.append((exact - int(exact), k))
+        left -= given
+        remainders.sort(key=lambda item: (-item[0], item[1]))
+        for _, k in remainders:
+            if left <= 0:
+                break
+            if shares[k] < backlog[k]:
+                shares[k] += 1
+                left -= 1
+    out = {k: start.get(k, v) + shares[k] for k, v in latest.items()}
     return dict(sorted(out.items()))
 
 
