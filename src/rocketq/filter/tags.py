@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from rocketq.common.hashing import java_string_hash
+
 __all__ = ["SUB_ALL", "TagExpression", "java_string_hash", "java_trim", "tags_code"]
 
 SUB_ALL = "*"
@@ -25,24 +27,6 @@ _SEPARATOR = "||"
 _MASK32 = 0xFFFFFFFF
 # Java's String.trim() removes every char <= U+0020 from both ends (not Unicode whitespace in general).
 _JAVA_TRIM_CHARS = "".join(chr(c) for c in range(0x21))
-
-
-def java_string_hash(s: str) -> int:
-    """Java ``String.hashCode()`` of ``s``: ``h = 31*h + unit`` over UTF-16 code units, as a signed int32.
-
-    Characters outside the BMP count as their two surrogate code units; lone surrogates (possible in a
-    Python ``str``) count as themselves, as they would in a Java string.
-    """
-    h = 0
-    for ch in s:
-        o = ord(ch)
-        if o < 0x10000:
-            h = (31 * h + o) & _MASK32
-        else:
-            o -= 0x10000
-            h = (31 * h + (0xD800 | (o >> 10))) & _MASK32
-            h = (31 * h + (0xDC00 | (o & 0x3FF))) & _MASK32
-    return h - 0x100000000 if h & 0x80000000 else h
 
 
 def tags_code(tags: str | None) -> int:

@@ -1,4 +1,4 @@
-"""Java ``String.hashCode()`` without a per-character Python loop (same results as ``rocketq.common.hashing``).
+"""Index-key hashing on the append path, built on ``rocketq.common.hashing``.
 
 ``h = sum(unit[i] * 31**(n-1-i)) mod 2**32`` is evaluated as one ``sum(map(mul, units, powers))`` over a
 cached list of powers of 31, which runs in C. Index keys (``topic#UNIQ_KEY``) are hashed for every stored
@@ -7,50 +7,18 @@ message, so this sits on the append path; ``hash_with_prefix`` reuses the hash o
 
 from __future__ import annotations
 
-import sys
 from operator import mul
-from typing import Final
 
-from rocketq.common.hashing import java_string_hash
+from rocketq.common.hashing import MASK32 as _MASK
+from rocketq.common.hashing import MAX_FAST as _MAX_FAST
+from rocketq.common.hashing import POW as _POW
+from rocketq.common.hashing import abs_key_hash, index_key_hash, java_string_hash, tags_hash_code, unsigned_hash
+from rocketq.common.hashing import descending_powers as _powers
 
-_MASK: Final = 0xFFFFFFFF
-_MAX_FAST: Final = 1024
-#: _POW[k] == 31**k mod 2**32
-_POW: Final = [pow(31, k, 1 << 32) for k in range(_MAX_FAST + 1)]
-#: _DESC[n] == [31**(n-1), ..., 31, 1] (mod 2**32), built on first use
-_DESC: list[list[int] | None] = [None] * (_MAX_FAST + 1)
-_UTF16: Final = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"
+__all__ = ["IndexKeyHasher", "abs_key_hash", "hash_with_prefix", "index_key_hash", "java_hash", "tags_code_of"]
 
-
-def _units(s: str) -> bytes | memoryview:
-    if s.isascii():
-        return s.encode("ascii")
-    return memoryview(s.encode(_UTF16, "surrogatepass")).cast("H")
-
-
-def _powers(n: int) -> list[int]:
-    p = _DESC[n]
-    if p is None:
-        p = _DESC[n] = _POW[n - 1 :: -1] if n else []
-    return p
-
-
-def unsigned_hash(s: str) -> tuple[int, int]:
-    """(hashCode as unsigned 32-bit, length in UTF-16 units)."""
-    units = _units(s)
-    n = len(units)
-    if n > _MAX_FAST:
-        return java_string_hash(s) & _MASK, n
-    return sum(map(mul, units, _powers(n))) & _MASK, n
-
-
-def _signed(h: int) -> int:
-    return h - 0x100000000 if h & 0x80000000 else h
-
-
-def java_hash(s: str) -> int:
-    """Java ``String.hashCode()`` as a signed int32."""
-    return _signed(unsigned_hash(s)[0])
+java_hash = java_string_hash
+tags_code_of = tags_hash_code
 
 
 def hash_with_prefix(prefix_hash: int, s: str) -> int:
@@ -66,7 +34,7 @@ def index_hash_with_prefix(prefix_hash: int, key: str) -> int:
         units = key.encode("ascii")
         n = len(units)
         if n <= _MAX_FAST:
-            p = _DESC[n] or _powers(n)
+            p = _powers(n)
             h: int = (prefix_hash * _POW[n] + sum(map(mul, units, p))) & _MASK
             if h & 0x80000000:
                 h = 0x100000000 - h
@@ -109,25 +77,9 @@ class IndexKeyHasher:
                 self._heads.clear()
             hh = self._heads[head] = sum(map(mul, head.encode("ascii"), _powers(cut))) & _MASK
         h: int = (
-            ((prefix * _POW[cut] + hh) * self._tail_mult + sum(map(mul, key[cut:].encode("ascii"), self._tail_powers)))
-            & _MASK
-        )
+            (prefix * _POW[cut] + hh) * self._tail_mult + sum(map(mul, key[cut:].encode("ascii"), self._tail_powers))
+        ) & _MASK
         if h & 0x80000000:
             h = 0x100000000 - h
             return 0 if h >= 0x80000000 else h
         return h
-
-
-def abs_key_hash(unsigned: int) -> int:
-    """IndexFile.indexKeyHashMethod from an unsigned hashCode: ``abs``, and 0 for Integer.MIN_VALUE."""
-    h = abs(_signed(unsigned))
-    return 0 if h >= 0x80000000 else h
-
-
-def tags_code_of(tags: str | None) -> int:
-    return java_hash(tags) if tags else 0
-
-
-def index_key_hash(key: str) -> int:
-    """``abs(hashCode)``, 0 for Integer.MIN_VALUE (IndexFile.indexKeyHashMethod)."""
-    return abs_key_hash(unsigned_hash(key)[0])
