@@ -77,6 +77,9 @@ class RemotingClient:
 
     async def invoke(self, addr: str, cmd: RemotingCommand, timeout: float = 3.0) -> RemotingCommand:
         """Send a request and wait for its response (``RemotingTimeoutError`` after ``timeout`` s)."""
+        conn = self._conns.get(addr)
+        if conn is not None and not conn.closed:  # the common case: no connect, no second clock read
+            return await conn.request(cmd, timeout)
         deadline = time.monotonic() + timeout
         conn = await self.connection(addr)
         remaining = deadline - time.monotonic()
@@ -85,7 +88,9 @@ class RemotingClient:
         return await conn.request(cmd, remaining)
 
     async def invoke_oneway(self, addr: str, cmd: RemotingCommand) -> None:
-        conn = await self.connection(addr)
+        conn = self._conns.get(addr)
+        if conn is None or conn.closed:
+            conn = await self.connection(addr)
         conn.send_oneway(cmd)
 
     def close_connection(self, addr: str) -> None:

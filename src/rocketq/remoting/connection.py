@@ -2,6 +2,13 @@
 
 The connection owns the frame decoder, the opaque → Future table for requests it sent, and hands incoming
 requests to a dispatcher. A malformed frame closes this connection only.
+
+Writes are coalesced: ``write`` appends the encoded frame to a per-connection list and the first write of a loop
+iteration schedules one flush (``call_soon``), which hands the whole list to the transport in one call — one
+``send`` system call for every frame produced in that iteration. On loopback a ``send`` costs 10–50 µs of CPU
+(the kernel runs the peer's receive path in the sender's context), far more than encoding a frame, so a broker
+answering a burst of 1,000 pipelined requests, or a client pipelining them, saves most of its system time.
+Frames still leave in the order they were written; ``close`` flushes first.
 """
 
 from __future__ import annotations
@@ -16,12 +23,22 @@ from rocketq.errors import ProtocolError, RemotingClosedError, RemotingTimeoutEr
 from rocketq.protocol.command import (
     DEFAULT_MAX_FRAME_SIZE,
     FLAG_ONEWAY,
+    FLAG_RESPONSE,
     RemotingCommand,
     encode_parts,
 )
 from rocketq.protocol.frame import FrameDecoder
 
 log = logging.getLogger("rocketq.remoting")
+
+
+class _Expired(Exception):
+    """Set on a request's future when its timer fires; ``request`` turns it into RemotingTimeoutError."""
+
+
+def _expire(fut: asyncio.Future[RemotingCommand]) -> None:
+    if not fut.done():
+        fut.set_exception(_Expired())
 
 
 class RequestDispatcher(Protocol):
@@ -39,7 +56,10 @@ class Connection(asyncio.Protocol):
         self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}
         self._opaques = itertools.count(1)
         self._transport: asyncio.Transport | None = None
-        self._closed_waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._loop = asyncio.get_running_loop()
+        self._closed_waiter: asyncio.Future[None] = self._loop.create_future()
+        self._out: list[bytes | bytearray | memoryview] = []  # encoded frames waiting for the flush
+        self._flush_scheduled = False
         self.remote: str = "?"
         self.remote_host: tuple[str, int] = ("0.0.0.0", 0)
         self.local_host: tuple[str, int] = ("0.0.0.0", 0)
@@ -72,7 +92,7 @@ class Connection(asyncio.Protocol):
             self.close()
             return
         for cmd in commands:
-            if cmd.is_response:
+            if cmd.flag & FLAG_RESPONSE:
                 fut = self._pending.pop(cmd.opaque, None)
                 if fut is not None and not fut.done():
                     fut.set_result(cmd)
@@ -87,6 +107,7 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self._out.clear()
         err = RemotingClosedError(f"connection to {self.remote} closed")
         for fut in self._pending.values():
             if not fut.done():
@@ -102,43 +123,57 @@ class Connection(asyncio.Protocol):
     # -- sending ----------------------------------------------------------------------------------------
 
     def write(self, cmd: RemotingCommand) -> None:
-        """Queue one frame for sending; silently dropped if the connection is closed."""
-        if self.closed or self._transport is None or self._transport.is_closing():
+        """Queue one frame for sending (in this loop iteration's flush); dropped if the connection is closed."""
+        if self.closed or self._transport is None:
             return
         head, body = encode_parts(cmd)
+        out = self._out
+        out.append(head)
         if body:
-            self._transport.writelines((head, body))
-        else:
-            self._transport.write(head)
+            out.append(body)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self._loop.call_soon(self._flush)
 
     def write_many(self, cmds: list[RemotingCommand]) -> None:
-        """Several frames in one write (fewer syscalls when answering a burst)."""
-        if self.closed or self._transport is None or self._transport.is_closing():
-            return
-        parts: list[bytes | bytearray | memoryview] = []
+        """Several frames at once (they share a flush with every other frame written in this iteration)."""
         for cmd in cmds:
-            head, body = encode_parts(cmd)
-            parts.append(head)
-            if body:
-                parts.append(body)
-        self._transport.writelines(parts)
+            self.write(cmd)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        out = self._out
+        if not out:
+            return
+        self._out = []
+        transport = self._transport
+        if self.closed or transport is None or transport.is_closing():
+            return
+        if len(out) == 1:
+            transport.write(out[0])
+        else:
+            transport.writelines(out)
 
     async def request(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
         if self.closed:
             raise RemotingClosedError(f"connection to {self.remote} closed")
-        cmd.opaque = next(self._opaques) & 0x7FFFFFFF
-        fut: asyncio.Future[RemotingCommand] = asyncio.get_running_loop().create_future()
-        self._pending[cmd.opaque] = fut
+        opaque = cmd.opaque = next(self._opaques) & 0x7FFFFFFF
+        loop = self._loop
+        fut: asyncio.Future[RemotingCommand] = loop.create_future()
+        self._pending[opaque] = fut
+        # A bare timer instead of ``asyncio.timeout()``: same deadline, a fraction of the bookkeeping (no
+        # Timeout object, no task cancel/uncancel on expiry).
+        timer = loop.call_at(loop.time() + timeout, _expire, fut)
         self.write(cmd)
         try:
-            async with asyncio.timeout(timeout):
-                return await fut
-        except TimeoutError:
+            return await fut
+        except _Expired:
             raise RemotingTimeoutError(
                 f"request code {cmd.code} to {self.remote} timed out after {timeout:.3f}s"
             ) from None
         finally:
-            self._pending.pop(cmd.opaque, None)
+            timer.cancel()
+            self._pending.pop(opaque, None)
 
     def send_oneway(self, cmd: RemotingCommand) -> None:
         cmd.opaque = next(self._opaques) & 0x7FFFFFFF
@@ -153,9 +188,11 @@ class Connection(asyncio.Protocol):
 
     def close(self) -> None:
         if self._transport is not None and not self._transport.is_closing():
+            self._flush()  # frames written before close() still go out (the transport drains its buffer)
             self._transport.close()
 
     def abort(self) -> None:
+        self._out.clear()
         if self._transport is not None:
             self._transport.abort()
 
