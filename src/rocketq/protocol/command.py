@@ -245,29 +245,52 @@ def _decode_json_header(header: memoryview) -> RemotingCommand:
     if "code" not in obj:
         raise ProtocolError("JSON header has no 'code'")
     raw_ext = obj.get("extFields")
-    ext: dict[str, str] = {}
-    if raw_ext is not None:
-        if not isinstance(raw_ext, dict):
-            raise ProtocolError("extFields is not an object")
-        for key, value in raw_ext.items():
-            coerced = _coerce_ext_value(key, value)
-            if coerced is not None:
-                ext[key] = coerced
+    ext: dict[str, str]
+    if raw_ext is None:
+        ext = {}
+    elif raw_ext.__class__ is dict:
+        # The common case (every Java/Python peer): all values are strings, and orjson's dict is used as is.
+        ext = raw_ext
+        for value in raw_ext.values():
+            if value.__class__ is not str:
+                ext = _coerce_ext(raw_ext)
+                break
+    else:
+        raise ProtocolError("extFields is not an object")
     remark = obj.get("remark")
-    if remark is not None and not isinstance(remark, str):
+    if remark is not None and remark.__class__ is not str:
         remark = str(remark)
     language = obj.get("language", "JAVA")
-    if not isinstance(language, str):
+    if language.__class__ is not str:
         language = _LANGUAGE_BY_BYTE.get(language, "OTHER") if isinstance(language, int) else "OTHER"
-    return RemotingCommand(
-        code=_int_member(obj, "code", None),
-        opaque=_int_member(obj, "opaque", 0),
-        flag=_int_member(obj, "flag", 0),
-        language=language,
-        version=_int_member(obj, "version", 0),
-        remark=remark,
-        ext_fields=ext,
-    )
+    code = obj["code"]
+    opaque = obj.get("opaque", 0)
+    flag = obj.get("flag", 0)
+    version = obj.get("version", 0)
+    # Plain ints within int32 need no checking beyond this; anything else takes the strict path.
+    if not (
+        code.__class__ is int and opaque.__class__ is int and flag.__class__ is int and version.__class__ is int
+        and _I32_MIN <= code <= _I32_MAX and _I32_MIN <= opaque <= _I32_MAX
+        and _I32_MIN <= flag <= _I32_MAX and _I32_MIN <= version <= _I32_MAX
+    ):  # fmt: skip
+        code = _int_member(obj, "code", None)
+        opaque = _int_member(obj, "opaque", 0)
+        flag = _int_member(obj, "flag", 0)
+        version = _int_member(obj, "version", 0)
+    return RemotingCommand(code, opaque, flag, language, version, remark, ext)
+
+
+_I32_MIN: Final = -(2**31)
+_I32_MAX: Final = 2**31 - 1
+
+
+def _coerce_ext(raw_ext: dict[str, Any]) -> dict[str, str]:
+    ext: dict[str, str] = {}
+    for key, value in raw_ext.items():
+        coerced = _coerce_ext_value(key, value)
+        if coerced is not None:
+            ext[key] = coerced
+    return ext
 
 
 def _decode_binary_header(header: memoryview) -> RemotingCommand:

@@ -44,7 +44,12 @@ class _FieldSpec:
 
 
 class Header:
-    """Base of header dataclasses: subclasses are ``@dataclass(frozen=True, slots=True, kw_only=True)``."""
+    """Base of header dataclasses: subclasses are ``@dataclass(frozen=True, slots=True, kw_only=True)``.
+
+    ``to_ext``/``from_ext`` are generated per class on first use (straight-line code, one ``dict.get`` and one
+    conversion per field, like ``dataclasses`` generates ``__init__``) and installed on the class; the generic
+    loops (``generic_to_ext``/``generic_from_ext``) stay as the reference twin the tests compare them with.
+    """
 
     _specs: ClassVar[tuple[_FieldSpec, ...]] = ()
 
@@ -73,6 +78,14 @@ class Header:
         return result
 
     def to_ext(self) -> dict[str, str]:
+        # First call on this class: generate, install (shadowing this method), then use.
+        return _install_codecs(type(self)).to_ext(self)
+
+    @classmethod
+    def from_ext(cls: type[T], ext: dict[str, str]) -> T:
+        return typing.cast(T, _install_codecs(cls).from_ext(ext))
+
+    def generic_to_ext(self) -> dict[str, str]:
         out: dict[str, str] = {}
         for spec in self._field_specs():
             value = getattr(self, spec.attr)
@@ -85,7 +98,7 @@ class Header:
         return out
 
     @classmethod
-    def from_ext(cls: type[T], ext: dict[str, str]) -> T:
+    def generic_from_ext(cls: type[T], ext: dict[str, str]) -> T:
         kwargs: dict[str, Any] = {}
         for spec in cls._field_specs():
             raw = ext.get(spec.key)
@@ -101,16 +114,107 @@ def _parse(spec: _FieldSpec, raw: str) -> Any:
     if spec.kind is str:
         return raw
     if spec.kind is int:
-        try:
-            return int(raw)
-        except ValueError:
-            try:
-                return int(float(raw))
-            except ValueError:
-                raise HeaderError(f"the header field {spec.key!r} is not an integer: {raw!r}") from None
+        return _parse_int(raw, spec.key)
     if spec.kind is bool:
         return raw.strip().lower() in ("true", "1")
     raise HeaderError(f"unsupported header type {spec.kind!r} for {spec.key!r}")
+
+
+def _parse_int(raw: str, key: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        try:
+            return int(float(raw))
+        except (ValueError, OverflowError):  # "x", "nan", "inf"
+            raise HeaderError(f"the header field {key!r} is not an integer: {raw!r}") from None
+
+
+def _parse_bool(raw: str) -> bool:
+    return raw.strip().lower() in ("true", "1")
+
+
+# ------------------------------------------------------------------------------------- generated codecs
+
+
+def compile_from_ext(cls: type[T], keys: dict[str, str] | None = None) -> typing.Callable[[dict[str, str]], T]:
+    """A ``from_ext`` for ``cls`` as straight-line code. ``keys`` renames wire keys (wire key → key to read);
+    a renamed field falls back to its plain wire key when the renamed one is absent.
+
+    Same rules as ``generic_from_ext``: absent (or, for non-str fields, empty) means default or HeaderError.
+    """
+    specs = cls._field_specs()
+    fields_by_name = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    ns: dict[str, Any] = {"cls": cls, "HeaderError": HeaderError, "_int": _parse_int, "_bool": _parse_bool}
+    lines = ["def from_ext(ext):", "    get = ext.get"]
+    args = []
+    # A frozen dataclass __init__ sets each field through object.__setattr__ (~0.2 µs a field); with slots and
+    # no __post_init__ the instance can be filled through the slot descriptors instead, at a quarter the cost.
+    direct = "__slots__" in cls.__dict__ and not hasattr(cls, "__post_init__")
+    for i, spec in enumerate(specs):
+        if spec.kind not in (str, int, bool):
+            raise TypeError(f"unsupported header type {spec.kind!r}")
+        var = f"a{i}"
+        read_key = keys.get(spec.key, spec.key) if keys else spec.key
+        lines.append(f"    raw = get({read_key!r})")
+        if read_key != spec.key:
+            lines.append(f"    if raw is None: raw = get({spec.key!r})")
+        missing = "raw is None" if spec.kind is str else "raw is None or raw == ''"
+        lines.append(f"    if {missing}:")
+        if spec.required:
+            lines.append(f"        raise HeaderError({f'the header field {spec.key!r} is missing'!r})")
+        else:
+            ns[f"d{i}"] = fields_by_name[spec.attr].default
+            lines.append(f"        {var} = d{i}")
+        lines.append("    else:")
+        if spec.kind is int:  # int() inline; the slow path (floats, errors) in _int
+            lines += ["        try:", f"            {var} = int(raw)", "        except ValueError:",
+                      f"            {var} = _int(raw, {spec.key!r})"]  # fmt: skip
+        elif spec.kind is bool:
+            lines.append(f"        {var} = raw == 'true' or (raw != 'false' and _bool(raw))")
+        else:
+            lines.append(f"        {var} = raw")
+        args.append(f"{spec.attr}={var}")
+    if direct:
+        ns["new"] = object.__new__
+        lines.append("    obj = new(cls)")
+        for i, spec in enumerate(specs):
+            ns[f"set{i}"] = cls.__dict__[spec.attr].__set__
+            lines.append(f"    set{i}(obj, a{i})")
+        lines.append("    return obj")
+    else:
+        lines.append(f"    return cls({', '.join(args)})")
+    exec("\n".join(lines), ns)  # our own generated source, from dataclass fields
+    return ns["from_ext"]  # type: ignore[no-any-return]
+
+
+def compile_to_ext(cls: type[Header], keys: dict[str, str] | None = None) -> typing.Callable[[Header], dict[str, str]]:
+    """A ``to_ext`` for ``cls`` as straight-line code; ``keys`` renames the wire keys (e.g. to V2 letters)."""
+    specs = cls._field_specs()
+    lines = ["def to_ext(self):", "    out = {}"]
+    for spec in specs:
+        key = keys[spec.key] if keys else spec.key
+        lines.append(f"    v = self.{spec.attr}")
+        lines.append("    if v is not None:")
+        if spec.kind is bool:
+            lines.append(f"        out[{key!r}] = 'true' if v else 'false'")
+        elif spec.kind is str:
+            lines.append(f"        out[{key!r}] = v if v.__class__ is str else str(v)")
+        else:
+            lines.append(f"        out[{key!r}] = str(v)")
+    lines.append("    return out")
+    ns: dict[str, Any] = {}
+    exec("\n".join(lines), ns)  # our own generated source, from dataclass fields
+    return ns["to_ext"]  # type: ignore[no-any-return]
+
+
+def _install_codecs(cls: type[Header]) -> type[Header]:
+    if "_codecs_installed" not in cls.__dict__:
+        from_ext = compile_from_ext(cls)
+        type.__setattr__(cls, "from_ext", staticmethod(from_ext))
+        type.__setattr__(cls, "to_ext", compile_to_ext(cls))
+        type.__setattr__(cls, "_codecs_installed", True)
+    return cls
 
 
 _KW = {"frozen": True, "slots": True, "kw_only": True}
@@ -146,12 +250,23 @@ _V2_KEYS = {
 _V1_TO_V2 = {v: k for k, v in _V2_KEYS.items()}
 
 
+_from_v2: typing.Callable[[dict[str, str]], SendMessageRequestHeader] | None = None
+_to_v2: typing.Callable[[Header], dict[str, str]] | None = None
+
+
 def send_header_from_v2(ext: dict[str, str]) -> SendMessageRequestHeader:
-    return SendMessageRequestHeader.from_ext({_V2_KEYS.get(k, k): v for k, v in ext.items()})
+    """Read the V2 single-letter keys (a V1 name is read when its letter is absent)."""
+    global _from_v2
+    if _from_v2 is None:
+        _from_v2 = compile_from_ext(SendMessageRequestHeader, _V1_TO_V2)
+    return _from_v2(ext)
 
 
 def send_header_to_v2(header: SendMessageRequestHeader) -> dict[str, str]:
-    return {_V1_TO_V2[k]: v for k, v in header.to_ext().items()}
+    global _to_v2
+    if _to_v2 is None:
+        _to_v2 = compile_to_ext(SendMessageRequestHeader, _V1_TO_V2)
+    return _to_v2(header)
 
 
 @dataclass(**_KW)
