@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,spark]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -34,3 +34,8 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .venv-interop build *.egg-info
+
+# The Spark order pipeline (examples/spark_order_pipeline.py) against its own `rocketq standalone`.
+.PHONY: pipeline-demo
+pipeline-demo: $(STAMP)
+	$(PY) examples/spark_order_pipeline.py --standalone
