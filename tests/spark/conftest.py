@@ -138,7 +138,7 @@ class Servers:
 
 @pytest.fixture(scope="session")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    s = Servers(tmp_path_factory.mktemp("rocketq-servers"))
+    s = Servers(tmp_path_factory.mktemp("rocketq-servers"), enablePropertyFilter="true")
     try:
         yield s
     finally:

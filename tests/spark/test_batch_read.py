@@ -81,6 +81,10 @@ def test_tag_and_sql92_filters_run_on_the_broker(spark: Any, rq: Any) -> None:
     base = spark.read.format("rocketmq").option("nameServer", rq.namesrv_addr).option("topic", "SparkFilter")
     tagged = base.option("subExpression", "even").load().collect()
     assert sorted(int(r.properties["seq"]) for r in tagged) == list(range(0, 30, 2))
+    both = base.option("subExpression", "even || odd").load().count()
+    assert both == 30
+    sql = base.option("expressionType", "SQL92").option("subExpression", "seq < 10 AND TAGS = 'odd'").load()
+    assert sorted(int(r.properties["seq"]) for r in sql.collect()) == [1, 3, 5, 7, 9]
 
 
 def test_group_position_and_errors(spark: Any, rq: Any) -> None:
