@@ -33,7 +33,7 @@ import struct
 import time
 from typing import Final
 
-from rocketq.store.mapped_file import MappedFile
+from rocketq.store.mapped_file import OS_PAGE_SIZE, MappedFile
 
 INDEX_HEADER_SIZE: Final = 40
 HASH_SLOT_SIZE: Final = 4
@@ -72,6 +72,7 @@ class IndexFile:
         self.mf = MappedFile(path, index_file_size(hash_slot_num, index_num), file_from_offset=0)
         self.mf.set_positions(self.mf.file_size)
         self.dirty = False
+        self._resident_from = self._entries_base  # entries below this were dropped from the resident set
         # a file whose header was never written (created just before a crash) counts as new
         existed = HEADER.unpack_from(self.mf.mm, 0)[5] > 0
         self.begin_timestamp: int
@@ -223,6 +224,13 @@ class IndexFile:
         if self.dirty:
             self.dirty = False
             self.mf.sync()
+
+    def drop_resident(self) -> None:
+        """Unmap the written entry pages from the process (the entries are append-only; the hash slots, rewritten
+        at random, stay). Needs no flush first: a shared mapping's dirty pages stay dirty in the page cache."""
+        end = self._entries_base + self.index_count * INDEX_ENTRY_SIZE
+        self.mf.drop_resident(self._resident_from, end)
+        self._resident_from = max(self._entries_base, end - end % OS_PAGE_SIZE)
 
     def destroy(self, interval_forcibly_ms: int, now_ms: int) -> bool:
         return self.mf.destroy(interval_forcibly_ms, now_ms)

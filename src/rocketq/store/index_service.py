@@ -173,6 +173,11 @@ class IndexService:
         for f in self._files:
             f.flush()
 
+    def drop_resident(self) -> None:
+        """Keep the broker's resident size flat: written index entries leave the resident set every pass."""
+        for f in self._files:
+            f.drop_resident()
+
     # -------------------------------------------------------------------------------------- reading
 
     def query_offset(self, topic: str, key: str, max_num: int, begin: int, end: int) -> QueryOffsetResult:

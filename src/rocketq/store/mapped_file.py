@@ -28,6 +28,7 @@ OS_PAGE_SIZE: Final = 4096
 _USE_FDATASYNC: Final = sys.platform.startswith("linux")
 _ZERO_CHUNK: Final = 1 << 20
 _ZEROS: Final = bytes(_ZERO_CHUNK)
+_DONTNEED: Final = getattr(mmap, "MADV_DONTNEED", None) if sys.platform.startswith("linux") else None
 
 
 def offset_to_file_name(offset: int) -> str:
@@ -201,10 +202,29 @@ class MappedFile(ReferenceResource):
             value = self.wrote_position
             try:
                 self.sync()
+                self.drop_resident(self.flushed_position, value)
             finally:
                 self.release()
             self.flushed_position = value
         return self.flushed_position
+
+    def drop_resident(self, start: int, end: int) -> None:
+        """Unmap the whole pages of ``[start, end)`` from this process (``MADV_DONTNEED``); call after a flush.
+
+        Without this every page appended through the mapping stays in the broker's resident set until the
+        file is unmapped: RSS grew by the write rate (60 MB/s at 50,000 msg/s of 1 KiB). For a shared file
+        mapping the data stays in the page cache and the file, and a later read faults the page back in (a
+        minor fault, ~1 µs a 4 KiB page). The partial page at ``end`` is kept: appends are still landing in it.
+        """
+        if _DONTNEED is None:
+            return
+        lo = start - start % OS_PAGE_SIZE
+        hi = end - end % OS_PAGE_SIZE
+        if hi > lo:
+            try:
+                self.mm.madvise(_DONTNEED, lo, hi - lo)
+            except (OSError, ValueError):  # not fatal: the pages just stay resident
+                log.debug("madvise.failed path=%s range=%d-%d", self.path, lo, hi, exc_info=True)
 
     def sync(self) -> None:
         if not _USE_FDATASYNC:

@@ -278,6 +278,8 @@ class MessageStore:
         """Flush consume queues and index; on a thorough pass (0 pages) advance and write the checkpoint."""
         ts = self.dispatcher.last_dispatched_store_timestamp  # read first: everything before it is written
         self.cq_table.flush(least_pages)
+        if self.index is not None:
+            self.index.drop_resident()  # every pass (the index is synced only on the thorough one)
         if least_pages == 0:
             if self.index is not None:
                 self.index.flush()
