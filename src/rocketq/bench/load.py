@@ -146,7 +146,9 @@ async def run_rate(
     stopping = False
     perf = time.perf_counter
 
-    def on_done(fut: asyncio.Future[object]) -> None:
+    record = counter.latencies.record
+
+    def on_done(fut: asyncio.Future[object], t: float) -> None:
         nonlocal outstanding
         outstanding -= 1
         if fut.cancelled():
@@ -154,6 +156,7 @@ async def run_rate(
         elif (exc := fut.exception()) is not None:
             counter.fail(exc)
         else:
+            record(perf() - t)
             counter.done += per_op
         if stopping and outstanding == 0 and not all_done.done():
             all_done.set_result(None)
@@ -166,13 +169,14 @@ async def run_rate(
                 continue
             started += 1
             outstanding += 1
+            t = perf()
             try:
                 fut = _as_future(start_op())
             except Exception as exc:
                 outstanding -= 1
                 counter.fail(exc)
                 continue
-            fut.add_done_callback(on_done)
+            fut.add_done_callback(lambda f, t=t: on_done(f, t))  # type: ignore[misc]
         await asyncio.sleep(tick)
     stopping = True
     if outstanding:

@@ -388,9 +388,20 @@ def _run_id() -> str:
 
 
 async def _create_topics(namesrv: str, names: list[str], queues: int) -> None:
+    """Create the topics on every cluster's masters, once the name server knows a broker (a broker that has
+    just printed its address may not have registered yet)."""
     async with AdminClient(namesrv_addr=namesrv) as admin:
+        deadline = time.perf_counter() + 30
+        while True:
+            clusters = sorted((await admin.cluster_info()).get("clusterAddrTable") or {})
+            if clusters or time.perf_counter() > deadline:
+                break
+            await asyncio.sleep(0.1)
+        if not clusters:
+            raise RuntimeError(f"no broker registered with the name server {namesrv}")
         for name in names:
-            await admin.create_topic(name, read_queue_nums=queues, write_queue_nums=queues)
+            for cluster in clusters:
+                await admin.create_topic(name, cluster=cluster, read_queue_nums=queues, write_queue_nums=queues)
 
 
 async def _stored_count(namesrv: str, topics: list[str]) -> int:
@@ -421,6 +432,8 @@ class _CpuMeter:
         if self.broker0 is not None and b1 is not None:
             result.extra["broker_cpu_us_per_msg"] = round((b1 - self.broker0) / messages * 1e6, 2)
         result.extra["client_cpu_us_per_msg"] = round((self_cpu_seconds() - self.self0) / messages * 1e6, 2)
+        with contextlib.suppress(OSError):  # other work on the machine skews every figure: say how much there was
+            result.extra["loadavg_1m"] = round(os.getloadavg()[0], 2)
 
 
 def _new_result(name: str, spec: Any, sub: str, common: CommonOptions, cluster: Cluster) -> ScenarioResult:
@@ -882,8 +895,14 @@ async def run_e2e(session: Session, spec: E2ESpec, name: str = "e2e") -> Scenari
 # ------------------------------------------------------------------------------------------------ memory
 
 
-def rss_drift(samples_kb: list[int], warmup_fraction: float = 0.1) -> tuple[float, float]:
-    """(reference KiB, drift %): the median after the warm-up, and the largest deviation from it in percent."""
+def rss_drift(samples_kb: list[int], window: int = 10, warmup_fraction: float = 0.1) -> tuple[float, float]:
+    """(reference KiB, drift %) of a resident-size series sampled at a steady interval.
+
+    The first ``warmup_fraction`` of the samples is warm-up (the first mapped files, caches filling). The rest
+    is cut into windows of ``window`` samples; the drift is the largest deviation of a window's median from the
+    median of all steady samples, in percent. Window medians measure the trend — growth with the backlog — and
+    not the sawtooth of pages appended between two flushes (reported separately as the peak-to-peak range).
+    """
     if not samples_kb:
         raise ValueError("no samples")
     skip = min(len(samples_kb) - 1, int(len(samples_kb) * warmup_fraction))
@@ -891,7 +910,8 @@ def rss_drift(samples_kb: list[int], warmup_fraction: float = 0.1) -> tuple[floa
     ref = statistics.median(steady)
     if ref <= 0:
         return ref, 0.0
-    return ref, max(abs(s - ref) for s in steady) / ref * 100
+    medians = [statistics.median(steady[i : i + window]) for i in range(0, len(steady), window)]
+    return ref, max(abs(m - ref) for m in medians) / ref * 100
 
 
 async def run_memory(session: Session, spec: MemorySpec, name: str = "memory") -> ScenarioResult:
@@ -933,11 +953,15 @@ async def run_memory(session: Session, spec: MemorySpec, name: str = "memory") -
         result.latency = None
         if samples:
             rss = [s.rss_kb for _, s in samples]
-            ref, drift = rss_drift(rss)
+            # Windows of 10 s, or a twentieth of a long run (30 s of a 10-minute soak).
+            window = max(1, round(max(10.0, spec.duration / 20) / spec.sample_interval))
+            ref, drift = rss_drift(rss, window)
+            steady = rss[int(len(rss) * 0.1) :] or rss
             result.extra.update(
                 rss_reference_mb=round(ref / 1024, 1),
-                rss_min_mb=round(min(rss[int(len(rss) * 0.1) :] or rss) / 1024, 1),
-                rss_max_mb=round(max(rss) / 1024, 1),
+                rss_min_mb=round(min(steady) / 1024, 1),
+                rss_max_mb=round(max(steady) / 1024, 1),
+                rss_peak_to_peak_pct=round((max(steady) - min(steady)) / ref * 100, 1),
                 rss_end_mb=round(rss[-1] / 1024, 1),
                 rss_anon_end_mb=round(samples[-1][1].anon_kb / 1024, 1),
                 rss_file_end_mb=round(samples[-1][1].file_kb / 1024, 1),

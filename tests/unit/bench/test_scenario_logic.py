@@ -78,11 +78,20 @@ def test_frame_sizes_grow_with_body_and_batch() -> None:
 
 
 def test_rss_drift() -> None:
-    ref, drift = rss_drift([500] + [100] * 9 + [110])  # the first sample is warm-up
+    ref, drift = rss_drift([500] + [100] * 9 + [110], window=1)  # the first sample is warm-up
     assert ref == 100 and drift == pytest.approx(10.0)
     assert rss_drift([100])[1] == 0.0
     with pytest.raises(ValueError):
         rss_drift([])
+
+
+def test_rss_drift_follows_the_trend_not_the_sawtooth() -> None:
+    sawtooth = [100, 125] * 50  # pages appended between flushes, released at each flush
+    ref, drift = rss_drift(sawtooth, window=10)
+    assert ref == pytest.approx(112.5) and drift == 0.0
+    growing = [100 + i for i in range(100)]  # grows with the backlog
+    ref, drift = rss_drift(growing, window=10)
+    assert drift > 20  # window medians 104.5 … 194.5 around 144.5
 
 
 def test_parse_standalone_listen_lines() -> None:
