@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from rocketq.client._api import RawPullResult
 from rocketq.client.message import PullStatus
 from rocketq.protocol.bodies import parse_tag_expression
 from rocketq.protocol.message import iter_records
@@ -161,72 +163,127 @@ def read_range(task: ReadTask, batch_rows: int = DEFAULT_BATCH_ROWS) -> Iterator
     loop = asyncio.new_event_loop()
     cluster = Cluster(task.opts.name_server, task.opts.timeout)
     try:
-        yield from _read(loop, cluster, task, batch_rows)
+        yield from _RangeReader(loop, cluster, task).batches(batch_rows)
     finally:
         loop.run_until_complete(cluster.rc.close())
         loop.close()
 
 
-def _read(loop: asyncio.AbstractEventLoop, cluster: Cluster, task: ReadTask, batch_rows: int) -> Iterator[Any]:
-    opts = task.opts
-    r = task.range
-    key = r.key
-    group = opts.consumer_group or READER_GROUP
-    expression, expression_type = opts.sub_expression, opts.expression_type
-    filtered = not (expression_type == "TAG" and expression.strip() == "*")
-    wanted_tags: set[str] | None = None
-    if expression_type == "TAG" and filtered:
-        wanted_tags = set(parse_tag_expression(expression)[0])
-    builder = RecordBatchBuilder(r.broker_name)
-    offset = r.start
-    end = r.end
-    pull_size = opts.pull_batch_size
-    # Each pull moves `offset` forward or raises, so the loop ends after at most (end - start) pulls.
-    while offset < end:
-        n = min(pull_size, end - offset)
-        raw = loop.run_until_complete(
-            cluster.pull_at(task.broker_addr, key, offset, n, group, expression, expression_type)
-        )
+class _RangeReader:
+    """Reads one queue range with up to ``PULLS_IN_FLIGHT`` pulls outstanding.
+
+    Strategy: pulls are planned ahead at consecutive offsets (``step`` apart: what the last pull covered, at
+    most ``pullBatchSize``) and their answers consumed in order. ``expected`` is the next offset not yet
+    accounted for: a record below it is a duplicate from an overlapping pull (a filtered pull may scan far
+    ahead) and is dropped; an answer that starts above it means the previous pull covered less than planned
+    (the broker's per-pull byte cap), so the pulls in flight are dropped and planning restarts at
+    ``expected``. Every answer either moves ``expected`` forward or is stale, and a pull at ``expected``
+    that makes no progress raises, so the loop ends.
+    """
+
+    PULLS_IN_FLIGHT = 4
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, cluster: Cluster, task: ReadTask) -> None:
+        self.loop = loop
+        self.cluster = cluster
+        self.task = task
+        opts = task.opts
+        self.key = task.range.key
+        self.end = task.range.end
+        self.expected = task.range.start
+        self.group = opts.consumer_group or READER_GROUP
+        self.filtered = not (opts.expression_type == "TAG" and opts.sub_expression.strip() == "*")
+        self.wanted_tags: set[str] | None = None
+        if opts.expression_type == "TAG" and self.filtered:
+            self.wanted_tags = set(parse_tag_expression(opts.sub_expression)[0])
+        self.builder = RecordBatchBuilder(task.range.broker_name)
+        self.inflight: deque[tuple[int, asyncio.Task[RawPullResult]]] = deque()
+        self.next_plan = self.expected
+        self.step = opts.pull_batch_size
+
+    def _plan(self) -> None:
+        opts = self.task.opts
+        while len(self.inflight) < self.PULLS_IN_FLIGHT and self.next_plan < self.end:
+            n = min(opts.pull_batch_size, self.end - self.next_plan)
+            coro = self.cluster.pull_at(self.task.broker_addr, self.key, self.next_plan, n, self.group,
+                                        opts.sub_expression, opts.expression_type)
+            self.inflight.append((self.next_plan, self.loop.create_task(coro)))
+            self.next_plan += min(n, self.step)
+
+    def _drop_inflight(self) -> None:
+        tasks = [t for _, t in self.inflight]
+        self.inflight.clear()
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            self.loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+
+    def batches(self, batch_rows: int) -> Iterator[Any]:
+        try:
+            while self.expected < self.end:
+                self._plan()
+                if not self.inflight:
+                    self.next_plan = self.expected
+                    continue
+                requested, pull = self.inflight.popleft()
+                raw = self.loop.run_until_complete(pull)
+                if requested > self.expected:  # the previous pull covered less than planned
+                    self._drop_inflight()
+                    self.next_plan = self.expected
+                    continue
+                self._consume(requested, raw)
+                if self.builder.rows >= batch_rows:
+                    yield self.builder.flush()
+            if self.builder.rows:
+                yield self.builder.flush()
+        finally:
+            self._drop_inflight()
+
+    def _consume(self, requested: int, raw: RawPullResult) -> None:
+        opts = self.task.opts
+        key, end = self.key, self.end
         header = raw.header
         status = raw.status
-        if header.min_offset > offset:
+        if header.min_offset > self.expected:
             # Retention removed the head of the queue while this task was running (or before).
             lost_to = min(end, header.min_offset)
-            data_lost(opts, key, offset, lost_to, "removed by retention")
-            offset = lost_to
-            continue
+            data_lost(opts, key, self.expected, lost_to, "removed by retention")
+            self.expected = lost_to
+            return
         if status is PullStatus.FOUND:
-            expected = offset
+            expected = self.expected
+            builder = self.builder
+            wanted = self.wanted_tags
             for rec in iter_records(raw.body):
                 q = rec.queue_offset
+                if q < expected:
+                    continue
                 if q >= end:
                     break
-                if q > expected and not filtered:
+                if q > expected and not self.filtered:
                     data_lost(opts, key, expected, q, "missing from the commit log")
                 expected = q + 1
-                if wanted_tags is not None and rec.properties.get("TAGS") not in wanted_tags:
+                if wanted is not None and rec.properties.get("TAGS") not in wanted:
                     continue  # the broker filters by tag hash code; a hash collision is dropped here
                 builder.add(rec)
-                if builder.rows >= batch_rows:
-                    yield builder.flush()
-            offset = max(expected, min(end, header.next_begin_offset))
+            covered = header.next_begin_offset - requested
+            if covered > 0:
+                self.step = max(1, min(opts.pull_batch_size, covered))
+            self.expected = max(expected, min(end, header.next_begin_offset))
         elif status is PullStatus.NO_MATCHED_MSG:
             nxt = min(end, header.next_begin_offset)
-            if nxt <= offset:
-                raise RuntimeError(f"broker made no progress pulling {key} at offset {offset}")
-            if not filtered:
-                data_lost(opts, key, offset, nxt, "missing from the commit log")
-            offset = nxt
-        elif status is PullStatus.OFFSET_ILLEGAL:
-            nxt = header.next_begin_offset
-            if nxt > offset:
-                data_lost(opts, key, offset, min(end, nxt), "removed by retention")
-                offset = min(end, nxt)
-            else:
-                data_lost(opts, key, offset, end, f"queue now ends at {header.max_offset}")
-                offset = end
-        else:  # NO_NEW_MSG: the queue ends before `end` (it was truncated or recreated)
-            data_lost(opts, key, offset, end, f"queue now ends at {header.max_offset}")
-            offset = end
-    if builder.rows:
-        yield builder.flush()
+            if nxt > self.expected:
+                if not self.filtered:
+                    data_lost(opts, key, self.expected, nxt, "missing from the commit log")
+                self.expected = nxt
+            elif requested == self.expected:
+                raise RuntimeError(f"broker made no progress pulling {key} at offset {requested}")
+        elif requested < self.expected:
+            return  # a stale answer to a pull that an earlier answer already covered
+        elif status is PullStatus.OFFSET_ILLEGAL and header.next_begin_offset > self.expected:
+            nxt = min(end, header.next_begin_offset)
+            data_lost(opts, key, self.expected, nxt, "removed by retention")
+            self.expected = nxt
+        else:  # NO_NEW_MSG or OFFSET_ILLEGAL at the end: the queue ends before `end` (truncated or recreated)
+            data_lost(opts, key, self.expected, end, f"queue now ends at {header.max_offset}")
+            self.expected = end

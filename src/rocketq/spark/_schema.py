@@ -95,7 +95,11 @@ class RecordBatchBuilder:
         self._reset()
 
     def _reset(self) -> None:
-        self.cols: list[list[Any]] = [[] for _ in READ_COLUMNS]
+        self.cols: list[list[Any]] = [[] for _ in READ_COLUMNS[:-1]]
+        # The properties map, flattened: every row's keys and values end to end, plus row boundaries.
+        self.prop_keys: list[str] = []
+        self.prop_values: list[str] = []
+        self.prop_offsets: list[int] = [0]
         self.rows = 0
 
     def _host(self, host: tuple[str, int]) -> tuple[str, str]:
@@ -129,7 +133,9 @@ class RecordBatchBuilder:
         c[13].append(self._host(rec.born_host)[0])
         c[14].append(store_text)
         c[15].append(rec.reconsume_times)
-        c[16].append(list(props.items()))
+        self.prop_keys.extend(props)
+        self.prop_values.extend(props.values())
+        self.prop_offsets.append(len(self.prop_keys))
         self.rows += 1
 
     def flush(self) -> Any:
@@ -137,6 +143,12 @@ class RecordBatchBuilder:
         pa = self._pa
         schema = self.schema
         arrays = [pa.array(col, type=schema.field(i).type) for i, col in enumerate(self.cols)]
+        arrays.append(pa.MapArray.from_arrays(
+            pa.array(self.prop_offsets, pa.int32()),
+            pa.array(self.prop_keys, pa.string()),
+            pa.array(self.prop_values, pa.string()),
+            type=schema.field(len(arrays)).type,
+        ))
         batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
         self._reset()
         return batch
