@@ -87,6 +87,14 @@ class RemotingClient:
             raise RemotingTimeoutError(f"connect to {addr} used the whole {timeout}s")
         return await conn.request(cmd, remaining)
 
+    def invoke_future(self, addr: str, cmd: RemotingCommand, timeout: float = 3.0) -> asyncio.Future[RemotingCommand]:
+        """``invoke`` as a future, for callers that chain callbacks: no coroutine or task when the connection
+        is already open (a task runs ``invoke`` when it must connect first)."""
+        conn = self._conns.get(addr)
+        if conn is not None and not conn.closed:
+            return conn.request_future(cmd, timeout)
+        return asyncio.ensure_future(self.invoke(addr, cmd, timeout))
+
     async def invoke_oneway(self, addr: str, cmd: RemotingCommand) -> None:
         conn = self._conns.get(addr)
         if conn is None or conn.closed:

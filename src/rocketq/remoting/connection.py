@@ -32,15 +32,6 @@ from rocketq.protocol.frame import FrameDecoder
 log = logging.getLogger("rocketq.remoting")
 
 
-class _Expired(Exception):
-    """Set on a request's future when its timer fires; ``request`` turns it into RemotingTimeoutError."""
-
-
-def _expire(fut: asyncio.Future[RemotingCommand]) -> None:
-    if not fut.done():
-        fut.set_exception(_Expired())
-
-
 class RequestDispatcher(Protocol):
     def dispatch(self, conn: Connection, cmd: RemotingCommand) -> None: ...
 
@@ -53,7 +44,8 @@ class Connection(asyncio.Protocol):
     def __init__(self, dispatcher: RequestDispatcher, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self._dispatcher = dispatcher
         self._decoder = FrameDecoder(max_frame_size)
-        self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}
+        # opaque → (future of the response, its timeout timer)
+        self._pending: dict[int, tuple[asyncio.Future[RemotingCommand], asyncio.TimerHandle]] = {}
         self._opaques = itertools.count(1)
         self._transport: asyncio.Transport | None = None
         self._loop = asyncio.get_running_loop()
@@ -93,9 +85,12 @@ class Connection(asyncio.Protocol):
             return
         for cmd in commands:
             if cmd.flag & FLAG_RESPONSE:
-                fut = self._pending.pop(cmd.opaque, None)
-                if fut is not None and not fut.done():
-                    fut.set_result(cmd)
+                entry = self._pending.pop(cmd.opaque, None)
+                if entry is not None:
+                    fut, timer = entry
+                    timer.cancel()
+                    if not fut.done():
+                        fut.set_result(cmd)
             else:
                 if cmd.language != "JAVA" or self.language == "JAVA":
                     self.language = cmd.language
@@ -109,7 +104,8 @@ class Connection(asyncio.Protocol):
         self.closed = True
         self._out.clear()
         err = RemotingClosedError(f"connection to {self.remote} closed")
-        for fut in self._pending.values():
+        for fut, timer in self._pending.values():
+            timer.cancel()
             if not fut.done():
                 fut.set_exception(err)
         self._pending.clear()
@@ -154,26 +150,39 @@ class Connection(asyncio.Protocol):
         else:
             transport.writelines(out)
 
-    async def request(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+    def request_future(self, cmd: RemotingCommand, timeout: float) -> asyncio.Future[RemotingCommand]:
+        """Send a request; the future gets the response, or RemotingTimeoutError / RemotingClosedError.
+
+        No coroutine and no task: callers on a hot path chain a done-callback instead of awaiting. A bare timer
+        (not ``asyncio.timeout()``) enforces the deadline. Cancelling the future abandons the request (its
+        answer, if one comes, is dropped).
+        """
         if self.closed:
             raise RemotingClosedError(f"connection to {self.remote} closed")
         opaque = cmd.opaque = next(self._opaques) & 0x7FFFFFFF
         loop = self._loop
         fut: asyncio.Future[RemotingCommand] = loop.create_future()
-        self._pending[opaque] = fut
-        # A bare timer instead of ``asyncio.timeout()``: same deadline, a fraction of the bookkeeping (no
-        # Timeout object, no task cancel/uncancel on expiry).
-        timer = loop.call_at(loop.time() + timeout, _expire, fut)
+        timer = loop.call_at(loop.time() + timeout, self._expire, opaque, cmd.code, timeout)
+        self._pending[opaque] = (fut, timer)
         self.write(cmd)
+        return fut
+
+    def _expire(self, opaque: int, code: int, timeout: float) -> None:
+        entry = self._pending.pop(opaque, None)
+        if entry is not None and not entry[0].done():
+            entry[0].set_exception(
+                RemotingTimeoutError(f"request code {code} to {self.remote} timed out after {timeout:.3f}s")
+            )
+
+    async def request(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+        fut = self.request_future(cmd, timeout)
         try:
             return await fut
-        except _Expired:
-            raise RemotingTimeoutError(
-                f"request code {cmd.code} to {self.remote} timed out after {timeout:.3f}s"
-            ) from None
-        finally:
-            timer.cancel()
-            self._pending.pop(opaque, None)
+        except asyncio.CancelledError:
+            entry = self._pending.pop(cmd.opaque, None)
+            if entry is not None:
+                entry[1].cancel()
+            raise
 
     def send_oneway(self, cmd: RemotingCommand) -> None:
         cmd.opaque = next(self._opaques) & 0x7FFFFFFF
