@@ -212,6 +212,7 @@ def standalone(data_dir: Path) -> Iterator[str]:
                 break
         if namesrv is None:
             raise RuntimeError(f"rocketq standalone exited with {proc.wait()} before listening")
+        asyncio.run(_wait_for_broker(namesrv))
         yield namesrv
     finally:
         proc.terminate()
@@ -220,6 +221,16 @@ def standalone(data_dir: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+async def _wait_for_broker(namesrv: str, timeout: float = 30.0) -> None:
+    """Until the name server knows the broker (it registers right after it starts listening)."""
+    from rocketq.client import AdminClient
+
+    async with AdminClient(namesrv_addr=namesrv) as admin:
+        async with asyncio.timeout(timeout):
+            while not await admin.brokers():
+                await asyncio.sleep(0.1)
 
 
 def local_spark() -> Any:

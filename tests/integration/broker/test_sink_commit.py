@@ -175,3 +175,17 @@ async def test_watermark_survives_restart(cluster: EmbeddedCluster, wire: Wire) 
     assert (await commit(wire, "durable", 11, [replay])).ext_fields["applied"] == "false"
     assert await bodies(wire, "SinkW") == [b"w"]
     assert (cluster.base_dir / "broker-a" / "config" / "sinkWatermark.json").exists()
+
+
+async def test_delivery_time_survives_staging(wire: Wire) -> None:
+    import time
+
+    due = int(time.time() * 1000) + 60_000
+    staged = await stage(wire, "timed", 0, [item("SinkTimed", b"at", TIMER_DELIVER_MS=str(due)),
+                                            item("SinkTimed", b"now")])
+    assert (await commit(wire, "timed", 0, [staged])).ext_fields["applied"] == "true"
+    assert await bodies(wire, "SinkTimed") == [b"now"]
+    resp = await wire.pull("rmq_sys_wheel_timer", 0, 0, max_nums=10)
+    assert resp.code == ResponseCode.SUCCESS
+    (rec,) = list(iter_records(resp.body))
+    assert (rec.body, rec.properties["REAL_TOPIC"], rec.properties["TIMER_OUT_MS"]) == (b"at", "SinkTimed", str(due))

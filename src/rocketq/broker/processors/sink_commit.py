@@ -118,14 +118,17 @@ class SinkCommitProcessor:
             if error is not None:
                 return cmd.response(ResponseCode.MESSAGE_ILLEGAL, f"staged message {i}: {error}")
             if topic in NOT_ALLOWED_SEND_TOPICS or topic == STAGING_TOPIC:
-                return cmd.response(ResponseCode.NO_PERMISSION, f"staged message {i}: sending to topic[{topic}] "
-                                                                "is forbidden")
+                return cmd.response(
+                    ResponseCode.NO_PERMISSION, f"staged message {i}: sending to topic[{topic}] is forbidden"
+                )
             tc = broker.topics.get(topic)
             if tc is None:
                 tc = broker.topics.create_in_send(topic, AUTO_CREATE_TOPIC, _AUTO_CREATE_QUEUE_NUMS)
                 if tc is None:
-                    return cmd.response(ResponseCode.TOPIC_NOT_EXIST,
-                                        f"staged message {i}: topic[{topic}] not exist, apply first please!")
+                    return cmd.response(
+                        ResponseCode.TOPIC_NOT_EXIST,
+                        f"staged message {i}: topic[{topic}] not exist, apply first please!",
+                    )
                 broker.schedule_register()
             if not tc.perm & PERM_WRITE:
                 return cmd.response(ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden")
@@ -134,16 +137,20 @@ class SinkCommitProcessor:
             except ValueError:
                 return cmd.response(ResponseCode.MESSAGE_ILLEGAL, f"staged message {i}: no valid {PROP_REAL_QID}")
             if not 0 <= queue_id < max(tc.read_queue_nums, tc.write_queue_nums):
-                return cmd.response(ResponseCode.MESSAGE_ILLEGAL,
-                                    f"staged message {i}: queueId[{queue_id}] is illegal for topic {topic}")
+                return cmd.response(
+                    ResponseCode.MESSAGE_ILLEGAL,
+                    f"staged message {i}: queueId[{queue_id}] is illegal for topic {topic}",
+                )
             if len(item.body) > cfg.maxMessageSize:
-                return cmd.response(ResponseCode.MESSAGE_ILLEGAL,
-                                    f"staged message {i}: body size {len(item.body)} > {cfg.maxMessageSize}")
+                return cmd.response(
+                    ResponseCode.MESSAGE_ILLEGAL,
+                    f"staged message {i}: body size {len(item.body)} > {cfg.maxMessageSize}",
+                )
             if not props.get(PROP_UNIQ_KEY):
                 return cmd.response(ResponseCode.MESSAGE_ILLEGAL, f"staged message {i}: no {PROP_UNIQ_KEY}")
             # Whatever the real put would refuse is refused now, while the task can still name the row.
-            broker.semantics.before_put(StoreMessage(topic=topic, body=item.body, queue_id=queue_id,
-                                                     properties=props))
+            probe = StoreMessage(topic=topic, body=item.body, queue_id=queue_id, properties=dict(props))
+            broker.semantics.before_put(probe)  # on a copy: it may rewrite the message (timers, transactions)
         broker.topics.create_system_if_absent(STAGING_TOPIC, 1, PERM_WRITE)
         batch = StoreBatch(
             topic=STAGING_TOPIC,
@@ -207,8 +214,9 @@ class SinkCommitProcessor:
             try:
                 self._roll_forward(sink_id, pending)
             except BrokerError:
-                log.exception("sink.recover_failed sink=%s batch=%s; it is retried at the next commit",
-                              sink_id, pending.batch_id)
+                log.exception(
+                    "sink.recover_failed sink=%s batch=%s; it is retried at the next commit", sink_id, pending.batch_id
+                )
 
     def _roll_forward(self, sink_id: str, pending: PendingCommit) -> None:
         try:
@@ -223,8 +231,9 @@ class SinkCommitProcessor:
         todo = [m for m in messages if m.properties.get(PROP_UNIQ_KEY) not in done]
         self._apply(sink_id, pending.batch_id, todo)
         self.watermarks.complete(sink_id, pending.batch_id)
-        log.warning("sink.recovered sink=%s batch=%s reput=%s of=%s", sink_id, pending.batch_id, len(todo),
-                    len(messages))
+        log.warning(
+            "sink.recovered sink=%s batch=%s reput=%s of=%s", sink_id, pending.batch_id, len(todo), len(messages)
+        )
 
     def _load_staged(self, sink_id: str, batch_id: int, ranges: list[StagedRange]) -> list[StoreMessage]:
         """The real messages behind ``ranges``, checked to be this sink's batch, in order."""
