@@ -86,7 +86,7 @@ class RecordBatchBuilder:
     """Accumulates decoded records column by column and cuts ``pyarrow.RecordBatch``es of the read schema."""
 
     def __init__(self, broker_name: str | None, schema: Any | None = None) -> None:
-        import pyarrow
+        import pyarrow  # type: ignore[import-untyped]
 
         self._pa = pyarrow
         self.schema = schema if schema is not None else arrow_schema()

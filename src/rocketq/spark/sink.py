@@ -107,8 +107,8 @@ def check_sink_schema(schema: StructType, opts: SinkOptions) -> list[str]:
         if name == "keys" and isinstance(f.dataType, ArrayType) and not isinstance(f.dataType.elementType,
                                                                                      StringType):
             raise ValueError("column 'keys' must be a string or an array of strings")
-        if name == "properties" and not (isinstance(f.dataType.keyType, StringType)
-                                         and isinstance(f.dataType.valueType, StringType)):
+        if isinstance(f.dataType, MapType) and not (isinstance(f.dataType.keyType, StringType)
+                                                    and isinstance(f.dataType.valueType, StringType)):
             raise ValueError("column 'properties' must be a map<string, string>")
         names.append(name)
     if "body" not in names:
@@ -119,7 +119,7 @@ def check_sink_schema(schema: StructType, opts: SinkOptions) -> list[str]:
 
 
 @dataclass
-class SinkCommitMessage(WriterCommitMessage):  # type: ignore[misc]
+class SinkCommitMessage(WriterCommitMessage):
     """What a task reports: rows written and, for exactly once, the staged ranges per broker address."""
 
     partition_id: int
@@ -374,7 +374,7 @@ def commit_exactly_once(opts: SinkOptions, messages: list[Any], batch_id: int) -
 # -------------------------------------------------------------------------------------------- writers
 
 
-class RocketMQBatchWriter(DataSourceArrowWriter):  # type: ignore[misc]
+class RocketMQBatchWriter(DataSourceArrowWriter):
     def __init__(self, opts: SinkOptions, schema: StructType) -> None:
         self.opts = opts
         self.columns = check_sink_schema(schema, opts)
@@ -391,7 +391,7 @@ class RocketMQBatchWriter(DataSourceArrowWriter):  # type: ignore[misc]
         log.warning("spark.sink_abort: staged messages (exactly-once) are never applied; sent ones stay")
 
 
-class RocketMQStreamWriter(DataSourceStreamArrowWriter):  # type: ignore[misc]
+class RocketMQStreamWriter(DataSourceStreamArrowWriter):
     def __init__(self, opts: SinkOptions, schema: StructType) -> None:
         self.opts = opts
         self.columns = check_sink_schema(schema, opts)

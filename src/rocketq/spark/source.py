@@ -47,7 +47,7 @@ log = logging.getLogger("rocketq.spark")
 
 
 @dataclass(frozen=True)
-class RangePartition(InputPartition):  # type: ignore[misc]
+class RangePartition(InputPartition):
     """One Spark partition: a queue range plus the options to read it."""
 
     task: ReadTask
@@ -64,7 +64,7 @@ def _partitions(cluster: Cluster, opts: SourceOptions, start: Offsets, end: Offs
     return plan()
 
 
-class RocketMQDataSource(DataSource):  # type: ignore[misc]
+class RocketMQDataSource(DataSource):
     """``spark.read/readStream/write/writeStream.format("rocketmq")``; see ``docs/spark.md`` for options."""
 
     @classmethod
@@ -95,7 +95,7 @@ class RocketMQDataSource(DataSource):  # type: ignore[misc]
         return RocketMQStreamWriter(SinkOptions.parse(self.options, streaming=True), schema)
 
 
-class RocketMQBatchReader(DataSourceReader):  # type: ignore[misc]
+class RocketMQBatchReader(DataSourceReader):
     def __init__(self, opts: SourceOptions) -> None:
         self.opts = opts
 
@@ -118,7 +118,7 @@ class RocketMQBatchReader(DataSourceReader):  # type: ignore[misc]
         return read_range(partition.task)
 
 
-class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
+class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Micro-batch reader. Offsets: ``{topic: {brokerName: {queueId: next offset}}}`` (canonical order)."""
 
     def __init__(self, opts: SourceOptions) -> None:

@@ -56,7 +56,7 @@ def commit_log_files(path: str) -> list[Path]:
 
 
 @dataclass(frozen=True)
-class FileSlice(InputPartition):  # type: ignore[misc]
+class FileSlice(InputPartition):
     """Records of one commit-log file whose start lies in ``[lo, hi)`` (byte positions in the file)."""
 
     path: str
@@ -65,7 +65,7 @@ class FileSlice(InputPartition):  # type: ignore[misc]
     opts: StoreOptions
 
 
-class RocketMQStoreDataSource(DataSource):  # type: ignore[misc]
+class RocketMQStoreDataSource(DataSource):
     """``spark.read.format("rocketmq-store").load("/copy/of/store")``."""
 
     @classmethod
@@ -80,7 +80,7 @@ class RocketMQStoreDataSource(DataSource):  # type: ignore[misc]
         return StoreReader(StoreOptions.parse(self.options))
 
 
-class StoreReader(DataSourceReader):  # type: ignore[misc]
+class StoreReader(DataSourceReader):
     def __init__(self, opts: StoreOptions) -> None:
         self.opts = opts
 
@@ -109,20 +109,24 @@ def read_slice(part: FileSlice, batch_rows: int = DEFAULT_BATCH_ROWS) -> Iterato
     builder = RecordBatchBuilder(opts.broker_name)
     base = int(os.path.basename(part.path))
     with open(part.path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        for pos in iter_record_positions(mm, base, part.hi):
-            if pos < part.lo:
-                continue
-            try:
-                rec = decode_record(mm, pos)
-            except ProtocolError:
-                break  # a torn record: the end of what was written
-            if topics is not None and rec.topic not in topics:
-                continue
-            if not opts.include_system_topics and is_system_topic(rec.topic):
-                continue
-            builder.add(rec)
-            if builder.rows >= batch_rows:
-                yield builder.flush()
+        view = memoryview(mm)
+        try:
+            for pos in iter_record_positions(view, base, part.hi):
+                if pos < part.lo:
+                    continue
+                try:
+                    rec = decode_record(view, pos)  # copies what it keeps: no view outlives the mapping
+                except ProtocolError:
+                    break  # a torn record: the end of what was written
+                if topics is not None and rec.topic not in topics:
+                    continue
+                if not opts.include_system_topics and is_system_topic(rec.topic):
+                    continue
+                builder.add(rec)
+                if builder.rows >= batch_rows:
+                    yield builder.flush()
+        finally:
+            view.release()
     if builder.rows:
         yield builder.flush()
 

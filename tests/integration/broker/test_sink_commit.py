@@ -189,3 +189,12 @@ async def test_delivery_time_survives_staging(wire: Wire) -> None:
     assert resp.code == ResponseCode.SUCCESS
     (rec,) = list(iter_records(resp.body))
     assert (rec.body, rec.properties["REAL_TOPIC"], rec.properties["TIMER_OUT_MS"]) == (b"at", "SinkTimed", str(due))
+
+
+@pytest.mark.parametrize("cluster", [{"flushDiskType": "SYNC_FLUSH"}], indirect=True)
+async def test_sync_flush_commit_answers_after_the_flush(cluster: EmbeddedCluster, wire: Wire) -> None:
+    staged = await stage(wire, "flushed", 0, [item("SinkF", b"f1"), item("SinkF", b"f2")])
+    resp = await commit(wire, "flushed", 0, [staged])
+    assert resp.code == ResponseCode.SUCCESS, resp.remark
+    assert resp.ext_fields["applied"] == "true"
+    assert await bodies(wire, "SinkF") == [b"f1", b"f2"]

@@ -103,3 +103,17 @@ def test_import_rocketq_never_imports_pyspark() -> None:
     code = "import sys, rocketq, rocketq.client, rocketq.spark; print('pyspark' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_readme_documents_every_option_and_column() -> None:
+    from pathlib import Path
+
+    from rocketq.spark import READ_COLUMNS
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    section = readme[readme.index("## Spark") :]
+    for table in (SOURCE_OPTIONS, SINK_OPTIONS, STORE_OPTIONS):
+        for name in table:
+            assert f"`{name}`" in section, f"option {name} is not in the README's Spark section"
+    for name, kind, _ in READ_COLUMNS:
+        assert f"| {name} | {kind.replace(', ', ',')} |" in section, f"column {name} is not in the schema table"

@@ -107,7 +107,7 @@ class SinkCommitProcessor:
         if refusal is not None:
             return refusal
         sink_id, batch_id = _sink_header(cmd)
-        items = decode_batch(cmd.body)
+        items = decode_batch(memoryview(cmd.body))
         if not items:
             return cmd.response(ResponseCode.MESSAGE_ILLEGAL, "nothing to stage")
         cfg = broker.config
@@ -194,7 +194,8 @@ class SinkCommitProcessor:
         self.watermarks.complete(sink_id, batch_id)
         log.info("sink.commit_applied sink=%s batch=%s messages=%s", sink_id, batch_id, len(messages))
         if end is not None and self.broker.sync_flush:
-            return self._answer_after_flush(conn, cmd, end, batch_id, len(messages))
+            self._answer_after_flush(conn, cmd, end, batch_id, len(messages))
+            return None
         return self._answer(cmd, True, batch_id, len(messages))
 
     def query(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
@@ -361,8 +362,10 @@ class SinkCommitProcessor:
             resp.opaque = cmd.opaque
             conn.write(resp)
 
-        self.broker.store.request_flush(end, lambda ok: loop.call_soon_threadsafe(reply, ok))
-        return None
+        def flushed(ok: bool) -> None:  # called on a store thread
+            loop.call_soon_threadsafe(reply, ok)
+
+        self.broker.store.request_flush(end, flushed)
 
 
 def _sink_header(cmd: RemotingCommand) -> tuple[str, int]:
