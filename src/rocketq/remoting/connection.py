@@ -44,8 +44,8 @@ class Connection(asyncio.Protocol):
     def __init__(self, dispatcher: RequestDispatcher, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self._dispatcher = dispatcher
         self._decoder = FrameDecoder(max_frame_size)
-        # opaque → (future of the response, its timeout timer)
-        self._pending: dict[int, tuple[asyncio.Future[RemotingCommand], asyncio.TimerHandle]] = {}
+        self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}  # opaque → future of the response
+        self._timers: dict[int, asyncio.TimerHandle] = {}  # opaque → its timeout
         self._opaques = itertools.count(1)
         self._transport: asyncio.Transport | None = None
         self._loop = asyncio.get_running_loop()
@@ -85,10 +85,11 @@ class Connection(asyncio.Protocol):
             return
         for cmd in commands:
             if cmd.flag & FLAG_RESPONSE:
-                entry = self._pending.pop(cmd.opaque, None)
-                if entry is not None:
-                    fut, timer = entry
-                    timer.cancel()
+                fut = self._pending.pop(cmd.opaque, None)
+                if fut is not None:
+                    timer = self._timers.pop(cmd.opaque, None)
+                    if timer is not None:
+                        timer.cancel()
                     if not fut.done():
                         fut.set_result(cmd)
             else:
@@ -104,8 +105,10 @@ class Connection(asyncio.Protocol):
         self.closed = True
         self._out.clear()
         err = RemotingClosedError(f"connection to {self.remote} closed")
-        for fut, timer in self._pending.values():
+        for timer in self._timers.values():
             timer.cancel()
+        self._timers.clear()
+        for fut in self._pending.values():
             if not fut.done():
                 fut.set_exception(err)
         self._pending.clear()
@@ -162,15 +165,16 @@ class Connection(asyncio.Protocol):
         opaque = cmd.opaque = next(self._opaques) & 0x7FFFFFFF
         loop = self._loop
         fut: asyncio.Future[RemotingCommand] = loop.create_future()
-        timer = loop.call_at(loop.time() + timeout, self._expire, opaque, cmd.code, timeout)
-        self._pending[opaque] = (fut, timer)
+        self._timers[opaque] = loop.call_at(loop.time() + timeout, self._expire, opaque, cmd.code, timeout)
+        self._pending[opaque] = fut
         self.write(cmd)
         return fut
 
     def _expire(self, opaque: int, code: int, timeout: float) -> None:
-        entry = self._pending.pop(opaque, None)
-        if entry is not None and not entry[0].done():
-            entry[0].set_exception(
+        self._timers.pop(opaque, None)
+        fut = self._pending.pop(opaque, None)
+        if fut is not None and not fut.done():
+            fut.set_exception(
                 RemotingTimeoutError(f"request code {code} to {self.remote} timed out after {timeout:.3f}s")
             )
 
@@ -179,9 +183,10 @@ class Connection(asyncio.Protocol):
         try:
             return await fut
         except asyncio.CancelledError:
-            entry = self._pending.pop(cmd.opaque, None)
-            if entry is not None:
-                entry[1].cancel()
+            self._pending.pop(cmd.opaque, None)
+            timer = self._timers.pop(cmd.opaque, None)
+            if timer is not None:
+                timer.cancel()
             raise
 
     def send_oneway(self, cmd: RemotingCommand) -> None:
