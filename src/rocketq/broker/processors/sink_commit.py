@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -187,16 +187,16 @@ class SinkCommitProcessor:
         if batch_id <= state.last_batch_id:
             log.info("sink.commit_replay sink=%s batch=%s last=%s", sink_id, batch_id, state.last_batch_id)
             return self._answer(cmd, False, state.last_batch_id, 0)
-        messages = self._load_staged(sink_id, batch_id, ranges)
+        count = self._check_staged(sink_id, batch_id, ranges)
         store = self.broker.store
         self.watermarks.begin(sink_id, PendingCommit(batch_id, store.get_max_phy_offset(), ranges))
-        end = self._apply(sink_id, batch_id, messages)
+        end = self._apply(sink_id, batch_id, self._staged(ranges))
         self.watermarks.complete(sink_id, batch_id)
-        log.info("sink.commit_applied sink=%s batch=%s messages=%s", sink_id, batch_id, len(messages))
+        log.info("sink.commit_applied sink=%s batch=%s messages=%s", sink_id, batch_id, count)
         if end is not None and self.broker.sync_flush:
-            self._answer_after_flush(conn, cmd, end, batch_id, len(messages))
+            self._answer_after_flush(conn, cmd, end, batch_id, count)
             return None
-        return self._answer(cmd, True, batch_id, len(messages))
+        return self._answer(cmd, True, batch_id, count)
 
     def query(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         sink_id = check_sink_id(cmd.ext_fields.get(FIELD_SINK_ID, ""))
@@ -221,7 +221,7 @@ class SinkCommitProcessor:
 
     def _roll_forward(self, sink_id: str, pending: PendingCommit) -> None:
         try:
-            messages = self._load_staged(sink_id, pending.batch_id, pending.ranges)
+            count = self._check_staged(sink_id, pending.batch_id, pending.ranges)
         except SinkCommitError as exc:
             # The staged data is gone (retention): nothing more can be applied, and applying it again on a
             # replay could duplicate what was already applied. Close the batch.
@@ -229,27 +229,30 @@ class SinkCommitProcessor:
             self.watermarks.complete(sink_id, pending.batch_id)
             return
         done = self._uniq_keys_since(pending.scan_from)
-        todo = [m for m in messages if m.properties.get(PROP_UNIQ_KEY) not in done]
+        todo = (m for m in self._staged(pending.ranges) if m.properties.get(PROP_UNIQ_KEY) not in done)
         self._apply(sink_id, pending.batch_id, todo)
         self.watermarks.complete(sink_id, pending.batch_id)
-        log.warning(
-            "sink.recovered sink=%s batch=%s reput=%s of=%s", sink_id, pending.batch_id, len(todo), len(messages)
-        )
+        log.warning("sink.recovered sink=%s batch=%s messages=%s already=%s", sink_id, pending.batch_id, count,
+                    len(done))
 
-    def _load_staged(self, sink_id: str, batch_id: int, ranges: list[StagedRange]) -> list[StoreMessage]:
-        """The real messages behind ``ranges``, checked to be this sink's batch, in order."""
+    def _check_staged(self, sink_id: str, batch_id: int, ranges: list[StagedRange]) -> int:
+        """Check (headers only) that ``ranges`` hold exactly this sink's batch; returns how many messages."""
         store = self.broker.store
-        store_host = self.broker.send.store_host
-        cluster = self.broker.config.brokerClusterName
-        out: list[StoreMessage] = []
         want_batch = str(batch_id)
+        total = 0
         for r in ranges:
             off = r.start
             n = 0
             while off < r.end:
-                rec = store.look_message_by_offset(off)
-                if rec is None:
+                sel = store.get_commit_log_data(off)
+                if sel is None:
                     raise SinkCommitError(f"staged message at commit-log offset {off} is gone")
+                try:
+                    rec = decode_record(sel.view, 0, with_body=False)
+                except ProtocolError:
+                    raise SinkCommitError(f"no staged message at commit-log offset {off}") from None
+                finally:
+                    sel.release()
                 props = rec.properties
                 if rec.topic != STAGING_TOPIC or props.get(PROP_SINK_ID) != sink_id:
                     raise SinkCommitError(f"commit-log offset {off} is not a message staged by sink {sink_id}")
@@ -257,28 +260,41 @@ class SinkCommitProcessor:
                     raise SinkCommitError(
                         f"message at {off} was staged for batch {props.get(PROP_SINK_BATCH)}, not {batch_id}"
                     )
-                real = {k: v for k, v in props.items() if k not in _STRIPPED}
-                real[PROP_CLUSTER] = cluster
-                out.append(
-                    StoreMessage(
-                        topic=props[PROP_REAL_TOPIC],
-                        body=rec.body,
-                        queue_id=int(props[PROP_REAL_QID]),
-                        flag=rec.flag,
-                        properties=real,
-                        sys_flag=rec.sys_flag & ~SYSFLAG_TX_MASK,
-                        born_timestamp=rec.born_timestamp,
-                        born_host=rec.born_host,
-                        store_host=store_host,
-                    )
-                )
                 off += rec.store_size
                 n += 1
             if off != r.end or n != r.count:
                 raise SinkCommitError(f"staged range [{r.start}, {r.end}) holds {n} messages, expected {r.count}")
-        return out
+            total += n
+        return total
 
-    def _apply(self, sink_id: str, batch_id: int, messages: list[StoreMessage]) -> int | None:
+    def _staged(self, ranges: list[StagedRange]) -> Iterator[StoreMessage]:
+        """The real messages behind checked ``ranges``, in order, one at a time (a batch may be large)."""
+        store = self.broker.store
+        store_host = self.broker.send.store_host
+        cluster = self.broker.config.brokerClusterName
+        for r in ranges:
+            off = r.start
+            while off < r.end:
+                rec = store.look_message_by_offset(off)
+                if rec is None:
+                    raise SinkCommitError(f"staged message at commit-log offset {off} is gone")
+                props = rec.properties
+                real = {k: v for k, v in props.items() if k not in _STRIPPED}
+                real[PROP_CLUSTER] = cluster
+                yield StoreMessage(
+                    topic=props[PROP_REAL_TOPIC],
+                    body=rec.body,
+                    queue_id=int(props[PROP_REAL_QID]),
+                    flag=rec.flag,
+                    properties=real,
+                    sys_flag=rec.sys_flag & ~SYSFLAG_TX_MASK,
+                    born_timestamp=rec.born_timestamp,
+                    born_host=rec.born_host,
+                    store_host=store_host,
+                )
+                off += rec.store_size
+
+    def _apply(self, sink_id: str, batch_id: int, messages: Iterable[StoreMessage]) -> int | None:
         """Re-put ``messages`` to their real topics; returns the commit-log end of the last one."""
         broker = self.broker
         end: int | None = None
