@@ -33,10 +33,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the Spark tests and run them last.
+
+    Their session-scoped JVM and servers thread live until the end of the run; running them after every
+    other test keeps them out of the way of tests that check for stray store threads.
+    """
     here = Path(__file__).parent
-    for item in items:
-        if here in Path(str(item.fspath)).parents:
-            item.add_marker(pytest.mark.spark)
+    spark_items = [item for item in items if here in Path(str(item.fspath)).parents]
+    for item in spark_items:
+        item.add_marker(pytest.mark.spark)
+    chosen = set(map(id, spark_items))
+    items[:] = [item for item in items if id(item) not in chosen] + spark_items
 
 
 def _java_home() -> str | None:
