@@ -23,8 +23,7 @@ def test_batch_read_equals_what_was_produced(spark: Any, rq: Any) -> None:
     results = rq.produce("SparkBatch", [_msg("SparkBatch", i) for i in range(400)])
     df = spark.read.format("rocketmq").option("nameServer", rq.namesrv_addr).option("topic", "SparkBatch").load()
     assert [(f.name, f.dataType.simpleString()) for f in df.schema.fields] == [
-        (name, kind.lower().replace("bigint", "bigint").replace("map<string, string>", "map<string,string>"))
-        for name, kind, _ in READ_COLUMNS
+        (name, kind.lower().replace(", ", ",")) for name, kind, _ in READ_COLUMNS
     ]
     rows = df.collect()
     assert len(rows) == 400
@@ -41,7 +40,7 @@ def test_batch_read_equals_what_was_produced(spark: Any, rq: Any) -> None:
         assert row.keys == f"k{i} all"
         assert row.properties["seq"] == str(i)
         assert row.properties["UNIQ_KEY"] == sent.msg_id
-        assert row.storeTimestamp >= row.bornTimestamp.replace(microsecond=0) or True
+        assert row.storeTimestamp >= row.bornTimestamp
         assert row.reconsumeTimes == 0
         assert row.storeHost.startswith("127.0.0.1:")
     assert {r.commitLogOffset for r in rows} == {int(s.offset_msg_id[16:], 16) for s in results}
