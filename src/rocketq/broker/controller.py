@@ -124,8 +124,14 @@ class BrokerController:
         self.store.arrival_listener = self._on_message_arrival
         self.store.start()
         self.topics.persist()
-        processors = (self.send, self.pull, SendBackProcessor(self), ClientProcessors(self), QueryProcessors(self),
-                      self.sink_commit)
+        processors = (
+            self.send,
+            self.pull,
+            SendBackProcessor(self),
+            ClientProcessors(self),
+            QueryProcessors(self),
+            self.sink_commit,
+        )
         for proc in (*processors, self.transactions, AdminProcessors(self)):
             proc.register()
         self.dispatcher.hooks.append(self._wrap_broker_errors)
