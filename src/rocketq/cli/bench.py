@@ -75,6 +75,8 @@ def _common_parser() -> argparse.ArgumentParser:
     common.add_argument("--json", metavar="PATH", help="write the report as JSON")
     common.add_argument("--no-progress", action="store_true", help="no live progress on stderr")
     common.add_argument("--no-baselines", action="store_true", help="skip the same-run baselines")
+    common.add_argument("--no-gc-freeze", action="store_true",
+                        help="do not gc.freeze() the load generator's heap before measuring")  # fmt: skip
     common.add_argument("--baseline-duration", type=_positive_float, default=2.0, metavar="S",
                         help="seconds per request/response baseline (default 2)")  # fmt: skip
     return common
@@ -160,6 +162,7 @@ def build_common(args: argparse.Namespace) -> CommonOptions:
         progress=not args.no_progress,
         baselines=not args.no_baselines,
         baseline_duration=args.baseline_duration,
+        gc_freeze=not args.no_gc_freeze,
     )
 
 
