@@ -341,7 +341,12 @@ class PushConsumer:
                 await instance.update_topic_route(topic)
             except (RemotingError, ProtocolError) as exc:
                 log.warning("consumer.route_failed topic=%s error=%s", topic, exc)
-        await instance.check_client_in_broker()
+        try:
+            # Java fails start() when a broker rejects an SQL92 subscription (CHECK_CLIENT_CONFIG).
+            await instance.check_client_in_broker()
+        except (BrokerError, RemotingError):
+            await self.shutdown()
+            raise
         await instance.send_heartbeat_to_all_brokers()
         instance.rebalance_immediately()
         log.info("consumer.started group=%s client_id=%s model=%s orderly=%s", self.group, instance.client_id,

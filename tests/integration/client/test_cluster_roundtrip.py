@@ -28,6 +28,7 @@ from rocketq.client import (
     PushConsumer,
     SendStatus,
 )
+from rocketq.errors import BrokerError
 
 FAST_CONSUMER: dict[str, Any] = {"rebalance_interval": 0.5, "pull_time_delay_when_exception": 0.2}
 FIRST = ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
@@ -348,3 +349,14 @@ async def test_delayed_message(cluster: Any, fast_config: Any) -> None:
     delayed = next(m for m in got if m.msg_id == r.msg_id)
     assert delayed.topic == "Delayed" and delayed.body == b"later" and delayed.delay_level == 0
     assert delayed.properties.get("REAL_TOPIC") == "Delayed"
+
+
+async def test_sql92_refused_when_the_broker_has_no_property_filter(cluster: Any, fast_config: Any) -> None:
+    async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+        await admin.create_topic("SqlOff", read_queue_nums=1, write_queue_nums=1)  # waits for the route
+    consumer = push(fast_config, "cg-sql-off")
+    consumer.subscribe("SqlOff", MessageSelector.by_sql("n > 1"))
+    consumer.register_message_listener(lambda msgs, ctx: None)
+    with pytest.raises(BrokerError):
+        await consumer.start()
+    assert not consumer._running
