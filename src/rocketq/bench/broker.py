@@ -84,7 +84,12 @@ class BrokerProcess:
         return self.base_dir / "store"
 
     def command(self) -> list[str]:
-        props = {"listenPort": "0", "listenHost": "127.0.0.1", "brokerIP1": "127.0.0.1", "flushDiskType": self.flush}
+        props = {
+            "listenPort": "0", "listenHost": "127.0.0.1", "brokerIP1": "127.0.0.1", "flushDiskType": self.flush,
+            # Let the consumer's pull batch size decide (RocketMQ caps in-memory pulls at 32 by default; a
+            # deployment that pulls in bigger batches raises this, as the comparison brokers' clients do).
+            "maxTransferCountOnMessageInMemory": "1024",
+        }  # fmt: skip
         props.update(self.options)
         return [
             sys.executable, "-m", "rocketq", "--log-level", "WARNING", "standalone",

@@ -233,7 +233,7 @@ class StandardSpec:
             ("produce-sync", ProduceSpec(mode="sync", duration=d)),
             ("produce-async", ProduceSpec(mode="async", duration=d)),
             ("produce-batch", ProduceSpec(mode="batch", duration=d)),
-            ("drain", ConsumeSpec(backlog=100_000 if q else 1_000_000)),
+            ("drain", ConsumeSpec(backlog=100_000 if q else 1_000_000, pull_batch=128)),
             ("produce-sync-flush", ProduceSpec(mode="async", duration=d, flush=SYNC_FLUSH)),
             ("e2e", E2ESpec(duration=5.0 if q else 30.0)),
             ("memory", MemorySpec(duration=self.soak or (20.0 if q else 600.0))),
