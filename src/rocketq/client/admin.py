@@ -15,6 +15,7 @@ understood.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -100,7 +101,8 @@ class BrokerInfo:
 class AdminClient:
     def __init__(self, *, namesrv_addr: str | None = None, config: ClientConfig | None = None,
                  timeout: float = 5.0) -> None:  # fmt: skip
-        self.config = config or ClientConfig()
+        # A private copy: start() may set instance_name, which must not leak into other clients sharing the config.
+        self.config = dataclasses.replace(config) if config is not None else ClientConfig()
         if namesrv_addr is not None:
             self.config.namesrv_addr = namesrv_addr
         if self.config.instance_name == "DEFAULT":

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import logging
 import time
 from collections.abc import Iterable
@@ -115,7 +116,8 @@ class LitePullConsumer:
     ) -> None:
         check_group(group)
         self.group = group
-        self.config = config or ClientConfig()
+        # A private copy: start() may set instance_name, which must not leak into other clients sharing the config.
+        self.config = dataclasses.replace(config) if config is not None else ClientConfig()
         if namesrv_addr is not None:
             self.config.namesrv_addr = namesrv_addr
         self.message_model_enum = message_model

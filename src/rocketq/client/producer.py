@@ -21,6 +21,7 @@ keys, a ``UNIQ_KEY`` per message, zlib bodies from ``compress_msg_body_over_howm
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import enum
 import logging
 import time
@@ -140,7 +141,8 @@ class Producer:
     ) -> None:
         check_group(group)
         self.group = group
-        self.config = config or ClientConfig()
+        # A private copy: start() may set instance_name, which must not leak into other clients sharing the config.
+        self.config = dataclasses.replace(config) if config is not None else ClientConfig()
         if namesrv_addr is not None:
             self.config.namesrv_addr = namesrv_addr
         self.send_msg_timeout = send_msg_timeout

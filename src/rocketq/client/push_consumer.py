@@ -34,6 +34,7 @@ functions (run on the event loop). Returning ``None`` counts as success; raising
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import enum
 import functools
 import logging
@@ -197,7 +198,8 @@ class PushConsumer:
         if group == "DEFAULT_CONSUMER":
             raise ClientError("consumer group can not be DEFAULT_CONSUMER, please specify another one")
         self.group = group
-        self.config = config or ClientConfig()
+        # A private copy: start() may set instance_name, which must not leak into other clients sharing the config.
+        self.config = dataclasses.replace(config) if config is not None else ClientConfig()
         if namesrv_addr is not None:
             self.config.namesrv_addr = namesrv_addr
         self.message_model_enum = message_model
