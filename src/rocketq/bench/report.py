@@ -19,7 +19,7 @@ from typing import Any
 
 from rocketq.bench.stats import LatencySummary, Throughput
 
-__all__ = ["Baseline", "Report", "ScenarioResult", "Target", "machine_info"]
+__all__ = ["Baseline", "Report", "ScenarioResult", "Target", "machine_info", "markdown_from_json"]
 
 REPORT_FORMAT = 1
 
@@ -270,3 +270,44 @@ def _ratios_cell(items: Iterable[tuple[str, float]]) -> str:
 
 def _verdict(met: bool | None) -> str:
     return {True: "met", False: "**missed**", None: "—"}[met]
+
+
+def markdown_from_json(data: dict[str, Any]) -> str:
+    """The markdown summary of a JSON report (``rocketq bench report PATH``): one row per scenario with its
+    result, its same-run baseline ratios, its targets and the command that reproduces it, then the baselines."""
+    rows = [
+        "| scenario | result | same-run baseline | target | | command |",
+        "|---|---|---|---|---|---|",
+    ]
+    for s in data.get("scenarios", []):
+        parts = []
+        tp = s.get("throughput")
+        if tp:
+            parts.append(f"{tp['msgs_per_s']:,.0f} msg/s")
+        lat = s.get("latency_ms")
+        if lat:
+            parts.append(
+                f"p50 {lat['p50']:.2f} / p99 {lat['p99']:.2f} / p99.9 {lat['p999']:.2f} / max {lat['max']:.2f} ms"
+            )
+        extra = s.get("extra") or {}
+        if "rss_drift_pct" in extra:
+            parts.append(
+                f"RSS {extra.get('rss_min_mb', 0):.0f}–{extra.get('rss_max_mb', 0):.0f} MB, "
+                f"drift {extra['rss_drift_pct']:.1f} %"
+            )
+        for key in ("broker_cpu_us_per_msg", "client_cpu_us_per_msg"):
+            if key in extra:
+                parts.append(f"{key.split('_')[0]} {extra[key]:.1f} µs/msg")
+        ratios = ", ".join(f"{v:.2f} × {k}" for k, v in (s.get("ratios") or {}).items()) or "—"
+        targets = "; ".join(t["text"] for t in s.get("targets", [])) or "—"
+        verdict = {True: "met", False: "**missed**", None: "—"}[s.get("met")]
+        failed = [n for n in s.get("notes", []) if n.startswith("failed:")]
+        result = "<br>".join(parts) or (failed[0] if failed else "—")
+        rows.append(f"| {s['title']} | {result} | {ratios} | {targets} | {verdict} | `{s.get('command', '')}` |")
+    lines = ["\n".join(rows), "", "Baselines (same run):", ""]
+    for b in (data.get("baselines") or {}).values():
+        lines.append(f"* {b['title']}: {b['value']:,.0f} {b['unit']}")
+    machine = data.get("machine") or {}
+    lines += ["", f"Run {data.get('started_at')} → {data.get('finished_at')}, {machine.get('platform')}, "
+              f"Python {machine.get('python')}, {machine.get('loop')}, {machine.get('cpus')} CPUs."]  # fmt: skip
+    return "\n".join(lines)

@@ -135,6 +135,10 @@ def register(subparsers: Any) -> None:
     b.add_argument("--body", type=_positive_int, default=1024)
     b.set_defaults(bench_func=_baseline)
 
+    r = sub.add_parser("report", help="print a JSON report (--json) as the markdown table of docs/performance.md")
+    r.add_argument("path", help="a report written with --json")
+    r.set_defaults(func=_print_report)
+
     s = sub.add_parser("standard", parents=[common], help="every scenario of the performance issue (make bench)")
     s.add_argument("--quick", action="store_true", help="short durations and a 100k backlog (a smoke run)")
     s.add_argument("--skip", action="append", default=[], choices=STANDARD_NAMES, help="skip a scenario")
@@ -153,6 +157,21 @@ def _body_topics(p: argparse.ArgumentParser, *, topics: bool) -> None:
 def _flush(p: argparse.ArgumentParser) -> None:
     p.add_argument("--flush", choices=[ASYNC_FLUSH, SYNC_FLUSH], default=ASYNC_FLUSH,
                    help="flushDiskType of the embedded broker (with -n: the broker's own)")  # fmt: skip
+
+
+def _print_report(args: argparse.Namespace) -> int:
+    import json
+
+    from rocketq.bench.report import markdown_from_json
+
+    try:
+        with open(args.path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as exc:
+        print(f"rocketq bench report: cannot read {args.path}: {exc}", file=sys.stderr)
+        return 2
+    print(markdown_from_json(data))
+    return 0
 
 
 def build_common(args: argparse.Namespace) -> CommonOptions:

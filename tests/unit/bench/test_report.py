@@ -95,3 +95,29 @@ def test_markdown_table() -> None:
     table = report.format_markdown().splitlines()
     assert table[0].startswith("| scenario |")
     assert "5,000 msg/s" in table[2] and "**missed**" in table[2] and "0.50 × echo" in table[2]
+
+
+def test_markdown_from_a_json_report(tmp_path: Path) -> None:
+    from rocketq.bench.report import markdown_from_json
+
+    report = Report(started_at="t0", finished_at="t1")
+    report.add_baseline(Baseline("echo", "bare asyncio request/response", 100_000.0, "req/s"))
+    report.scenarios.append(_result())
+    failed = ScenarioResult(name="memory", title="broker RSS", command="", params={}, notes=["failed: OSError: x"])
+    report.scenarios.append(failed)
+    text = markdown_from_json(json.loads(report.write_json(tmp_path / "r.json").read_text()))
+    lines = text.splitlines()
+    assert lines[0].startswith("| scenario | result |")
+    assert "7,000 msg/s" in lines[2] and "broker 50.0 µs/msg" in lines[2] and "| met |" in lines[2]
+    assert "`rocketq bench produce --mode sync --embedded`" in lines[2]
+    assert "failed: OSError: x" in lines[3]
+    assert "* bare asyncio request/response: 100,000 req/s" in text
+
+
+def test_report_command_prints_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from rocketq.cli.main import main
+
+    path = Report(started_at="t").write_json(tmp_path / "r.json")
+    assert main(["bench", "report", str(path)]) == 0
+    assert capsys.readouterr().out.startswith("| scenario |")
+    assert main(["bench", "report", str(tmp_path / "missing.json")]) == 2
