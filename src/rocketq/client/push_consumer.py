@@ -338,6 +338,9 @@ class PushConsumer:
         await instance.start()
         if self.consume_orderly and self.message_model_enum is MessageModel.CLUSTERING:
             self._tasks.every(lambda: REBALANCE_LOCK_INTERVAL, rebalance.lock_all, "lock-mq", 1.0)
+        if not self.consume_orderly:
+            self._tasks.every(lambda: self.consume_timeout, self.clean_expired_messages, "clean-expired",
+                              self.consume_timeout)  # fmt: skip
         for topic in list(rebalance.subscription_inner):
             try:
                 await instance.update_topic_route(topic)
@@ -707,6 +710,31 @@ class PushConsumer:
         if offset >= 0 and not pq.dropped:
             assert self.offset_store is not None
             self.offset_store.update_offset(mq, offset, True)
+
+    async def clean_expired_messages(self) -> None:
+        """Java ``ProcessQueue.cleanExpiredMsg``: a message whose listener call started more than
+        ``consume_timeout`` ago is sent back (delay level 3) and dropped from the cache, so the committed offset
+        can move past it. At most 16 per queue per round, oldest first."""
+        if self._rebalance is None or self.consume_orderly:
+            return
+        now = now_ms()
+        limit_ms = int(self.consume_timeout * 1000)
+        for mq, pq in list(self._rebalance.process_queue_table.items()):
+            for _ in range(min(16, len(pq))):
+                msgs = pq.messages()
+                if not msgs:
+                    break
+                first = msgs[0]
+                started = first.properties.get(PROP_CONSUME_START_TIME)
+                if not started or now - int(started) <= limit_ms:
+                    break
+                log.warning("consume.timeout group=%s mq=%s msg_id=%s", self.group, mq, first.msg_id)
+                if not await self.send_message_back(first, 3, mq.broker_name):
+                    break
+                if pq.first_offset == first.queue_offset:
+                    offset = pq.remove_messages([first])
+                    if offset >= 0 and not pq.dropped and self.offset_store is not None:
+                        self.offset_store.update_offset(mq, offset, True)
 
     def _max_reconsume_times(self) -> int:
         return 16 if self.max_reconsume_times == -1 else self.max_reconsume_times

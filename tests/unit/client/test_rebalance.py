@@ -98,3 +98,34 @@ async def test_allocation_applied_to_process_queue_table() -> None:
     assert dropped[MessageQueue("T", "b", 0)].dropped and not dropped[MessageQueue("T", "b", 1)].dropped
     store = rb.consumer.offset_store
     assert isinstance(store, FakeStore) and store.persisted == [MessageQueue("T", "b", 0)]  # offset kept before leaving
+
+
+async def test_clean_expired_messages_sends_back_stuck_ones() -> None:
+    from rocketq.client.message import MessageExt
+    from rocketq.client.process_queue import ProcessQueue
+
+    rb = _rebalance(0, ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET)
+    consumer = rb.consumer
+    consumer._rebalance = rb
+    consumer.consume_timeout = 1.0
+    sent_back: list[int] = []
+
+    async def send_back(msg: MessageExt, delay: int, broker: str | None = None) -> bool:
+        sent_back.append(msg.queue_offset)
+        return True
+
+    consumer.send_message_back = send_back  # type: ignore[method-assign]
+    pq = ProcessQueue()
+    msgs = []
+    for off, started in ((10, "1"), (11, "1"), (12, None)):
+        m = MessageExt("T", b"x")
+        m.queue_offset = off
+        if started:
+            m.properties["CONSUME_START_TIME"] = started  # long ago
+        msgs.append(m)
+    pq.put_messages(msgs)
+    rb.process_queue_table[MQ] = pq
+    await consumer.clean_expired_messages()
+    assert sent_back == [10, 11]  # stops at the first message whose listener has not started
+    assert [m.queue_offset for m in pq.messages()] == [12]
+    assert consumer.offset_store is not None and consumer.offset_store.offset_table[MQ] == 12
