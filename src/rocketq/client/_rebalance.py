@@ -202,7 +202,9 @@ class RebalanceImpl(ABC):
         if mq_set is None and not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             log.warning("rebalance.no_route group=%s topic=%s", self.consumer_group, topic)
         if cid_all is None:
-            log.warning("rebalance.no_consumer_ids group=%s topic=%s", self.consumer_group, topic)
+            # A new group's retry topic is routed only after the broker has registered it: expected at first.
+            level = logging.DEBUG if topic.startswith(RETRY_GROUP_TOPIC_PREFIX) else logging.WARNING
+            log.log(level, "rebalance.no_consumer_ids group=%s topic=%s", self.consumer_group, topic)
         if mq_set is None or not mq_set or not cid_all:
             return
         try:
