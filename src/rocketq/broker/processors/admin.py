@@ -15,6 +15,7 @@ from rocketq.protocol.headers import (
     CreateTopicRequestHeader,
     DeleteSubscriptionGroupRequestHeader,
     GetConsumeStatsRequestHeader,
+    ResetOffsetRequestHeader,
     TopicRequestHeader,
 )
 from rocketq.remoting.connection import Connection
@@ -47,8 +48,9 @@ class AdminProcessors:
         d.register(RequestCode.GET_BROKER_CONFIG, self.broker_config)
         d.register(RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, self.consumed_by_who)
         d.register(RequestCode.GET_ALL_CONSUMER_OFFSET, self.all_consumer_offsets)
+        d.register(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, self.reset_offset)
 
-    def create_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+    async def create_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = CreateTopicRequestHeader.from_ext(cmd.ext_fields)
         error = topic_name_error(h.topic)
         if error is not None:
@@ -67,7 +69,9 @@ class AdminProcessors:
             h.order,
         )
         self.broker.topics.update(tc)
-        self.broker.schedule_register()
+        # As Java does, answer once the name servers know the topic, so its route exists when the caller
+        # goes on to use it.
+        await self.broker.registration.register_all()
         return cmd.response(ResponseCode.SUCCESS)
 
     def delete_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
@@ -215,6 +219,53 @@ class AdminProcessors:
 
     def all_consumer_offsets(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         return cmd.response(ResponseCode.SUCCESS, body=dumps(self.broker.offsets.to_json()))
+
+    def reset_offset(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """INVOKE_BROKER_TO_RESET_OFFSET: rewind (or, with isForce, move) a group's offsets to a time.
+
+        Java's rule per queue: the offset found for ``timestamp`` (-1 = the max offset) replaces the group's
+        offset when ``isForce`` or when it is smaller. The new offsets are pushed to the group's online
+        consumers with RESET_CONSUMER_CLIENT_OFFSET (ResetOffsetBodyForC to C++ clients). Unlike Java, rocketq
+        also writes them to its own offset table, so a reset sticks while the group is offline.
+        """
+        h = ResetOffsetRequestHeader.from_ext(cmd.ext_fields)
+        broker = self.broker
+        tc = broker.topics.get(h.topic)
+        if tc is None:
+            return cmd.response(ResponseCode.TOPIC_NOT_EXIST, f"[reset-offset] topic does not exist, {h.topic}")
+        name = broker.config.brokerName
+        store = broker.store
+        table: list[tuple[int, int]] = []
+        for qid in range(tc.write_queue_nums):
+            if h.timestamp == -1:
+                target = store.get_max_offset_in_queue(h.topic, qid)
+            else:
+                target = store.get_offset_in_queue_by_time(h.topic, qid, h.timestamp)
+            current = broker.offsets.query(h.group, h.topic, qid)
+            offset = target if h.is_force or current < 0 or target < current else current
+            broker.offsets.commit(h.group, h.topic, qid, offset)
+            table.append((qid, offset))
+        entries = [{"mq": _mq_key(h.topic, name, q), "offset": o} for q, o in table]
+        java_body = _object_key_values("offsetTable", entries)
+        cpp_body = dumps({"offsetTable": [{**_mq_key(h.topic, name, q), "offset": o} for q, o in table]})
+        info = broker.consumers.get(h.group)
+        for ch in list(info.channels.values()) if info else []:
+            push = RemotingCommand.request(
+                RequestCode.RESET_CONSUMER_CLIENT_OFFSET,
+                ResetOffsetRequestHeader(
+                    topic=h.topic, group=h.group, timestamp=h.timestamp, is_force=h.is_force
+                ).to_ext(),
+                cpp_body if ch.language == "CPP" else java_body,
+                language="JAVA",
+            )
+            ch.conn.send_oneway(push)
+        return cmd.response(ResponseCode.SUCCESS, body=java_body)
+
+
+def _object_key_values(name: str, entries: list[dict[str, Any]]) -> bytes:
+    """``{"offsetTable":{{MessageQueue}:offset,...}}`` — fastjson's object-keyed map with scalar values."""
+    parts = [f"{dumps(e['mq']).decode()}:{int(e['offset'])}" for e in entries]
+    return ("{" + f'"{name}":{{' + ",".join(parts) + "}}").encode()
 
 
 def _object_key_table(name: str, entries: list[dict[str, Any]], key: str, extra: dict[str, Any] | None = None) -> bytes:
