@@ -1,7 +1,7 @@
 """Admin and try-it-by-hand subcommands, in the spirit of ``mqadmin``::
 
     rocketq topic create|update|delete|list|route|status
-    rocketq group progress|connections|reset-offset
+    rocketq group progress|connections|reset-offset|resend-dlq
     rocketq cluster list
     rocketq broker-status
     rocketq message by-id|by-key
@@ -91,6 +91,10 @@ def register(subparsers: Subparsers) -> None:
     p.add_argument("--timestamp", required=True,
                    help="epoch ms, yyyyMMddHHmmss[SSS] (local time), ISO 8601, or 'now'")  # fmt: skip
     p.set_defaults(func=_run(_group_reset_offset))
+    p = gsub.add_parser("resend-dlq", parents=[common], help="send a dead letter back to its group")
+    p.add_argument("-g", "--group", required=True)
+    p.add_argument("-i", "--msg-id", required=True, help="client message id (UNIQ_KEY) or offset message id")
+    p.set_defaults(func=_run(_group_resend_dlq))
 
     # cluster / broker -------------------------------------------------------------------------------------
     cluster = subparsers.add_parser("cluster", help="clusters and their brokers")
@@ -308,6 +312,14 @@ async def _group_reset_offset(args: argparse.Namespace, admin: AdminClient) -> i
     items = sorted(offsets.items())
     _emit(args, [{**mq.to_json(), "offset": off} for mq, off in items], ["broker", "queue", "new offset"],
           [[mq.broker_name, mq.queue_id, off] for mq, off in items])  # fmt: skip
+    return 0
+
+
+async def _group_resend_dlq(args: argparse.Namespace, admin: AdminClient) -> int:
+    result = await admin.resend_dead_letter(args.group, args.msg_id)
+    row = {"msgId": result.msg_id, "offsetMsgId": result.offset_msg_id, "queueOffset": result.queue_offset}
+    _emit(args, row, ["msg id", "offset msg id", "queue offset"], [[result.msg_id, result.offset_msg_id,
+          result.queue_offset]])  # fmt: skip
     return 0
 
 

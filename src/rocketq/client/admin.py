@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -27,11 +28,12 @@ from rocketq.client._route import MASTER_ID, TopicRouteData, retry_topic
 from rocketq.client._uniq_id import id_time_ms
 from rocketq.client.config import ClientConfig
 from rocketq.client.errors import NoRouteError
-from rocketq.client.message import MessageExt
+from rocketq.client.message import MessageExt, SendResult
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import BrokerError, ClientError, ProtocolError, RemotingError, error_for_code
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, MessageQueue, TopicConfig
-from rocketq.protocol.message import decode_record, iter_records, parse_offset_msg_id
+from rocketq.protocol.headers import SendMessageRequestHeader
+from rocketq.protocol.message import PROP_DELAY, decode_record, encode_properties, iter_records, parse_offset_msg_id
 
 __all__ = [
     "AdminClient",
@@ -40,6 +42,8 @@ __all__ = [
     "QueueProgress",
     "TopicQueueStatus",
 ]
+
+DLQ_PREFIX = "%DLQ%"
 
 log = logging.getLogger("rocketq.client.admin")
 
@@ -157,6 +161,7 @@ class AdminClient:
                 for bid, addr in sorted((bd.get("brokerAddrs") or {}).items(), key=lambda kv: int(kv[0])):
                     out.append(BrokerInfo(cl, name, int(bid), str(addr)))
         if runtime:
+
             async def fill(b: BrokerInfo) -> None:
                 try:
                     b.runtime = await self.broker_runtime_info(b.addr)
@@ -337,7 +342,9 @@ class AdminClient:
             obj = {}
         conns = [
             ConnectionInfo(
-                str(c.get("clientId", "")), str(c.get("clientAddr", "")), str(c.get("language", "")),
+                str(c.get("clientId", "")),
+                str(c.get("clientAddr", "")),
+                str(c.get("language", "")),
                 int(c.get("version", 0)),
             )
             for c in obj.get("connectionSet") or []
@@ -439,6 +446,39 @@ class AdminClient:
         except ValueError:
             begin = 0
         return await self.query_message_by_key(topic, msg_id, max_num=32, begin_ms=begin, uniq_key=True)
+
+    async def resend_dead_letter(self, group: str, msg_id: str) -> SendResult:
+        """Send a message of ``%DLQ%{group}`` back to its group.
+
+        It is stored again under ``%RETRY%{group}`` (on the broker that holds the dead letter) with its
+        reconsume count reset, so the group's consumers receive it once more — with its original topic,
+        which they restore from ``RETRY_TOPIC``. ``msg_id`` is the client message id or the offset id.
+        """
+        dlq = f"{DLQ_PREFIX}{group}"
+        found = [m for m in await self.query_message_by_id(msg_id, topic=dlq) if m.topic == dlq]
+        if not found:
+            raise ClientError(f"message {msg_id} is not a dead letter of group {group!r} ({dlq})")
+        msg = found[0]
+        props = dict(msg.properties)
+        props.pop(PROP_DELAY, None)
+        topic = retry_topic(group)
+        header = SendMessageRequestHeader(
+            producer_group="CLIENT_INNER_PRODUCER",
+            topic=topic,
+            default_topic="TBW102",
+            default_topic_queue_nums=1,
+            queue_id=0,
+            sys_flag=0,
+            born_timestamp=int(time.time() * 1000),
+            flag=msg.flag,
+            properties=encode_properties(props),
+            reconsume_times=0,
+        )
+        addr = f"{msg.store_host[0]}:{msg.store_host[1]}"
+        resp = await self._api.invoke(addr, self._api.send_request(header, msg.broker_name, msg.body), self.timeout)
+        mq = MessageQueue(topic, msg.broker_name, 0)
+        result: SendResult = self._api.process_send_response(resp, addr, mq, msg.msg_id)
+        return result
 
 
 def _mq_table(table: Any) -> list[tuple[MessageQueue, Any]]:
