@@ -227,7 +227,15 @@ class IndexFile:
 
     def drop_resident(self) -> None:
         """Unmap the written entry pages from the process (the entries are append-only; the hash slots, rewritten
-        at random, stay). Needs no flush first: a shared mapping's dirty pages stay dirty in the page cache."""
+        at random, stay until the file is full). Needs no flush first: a shared mapping's dirty pages stay dirty in
+        the page cache."""
+        if self._resident_from >= self.mf.file_size:
+            return  # a full file, already dropped whole
+        if self.is_write_full:
+            # No more writes: the hash slots go too (a query faults in the few pages it reads).
+            self.mf.drop_resident(0, self.mf.file_size)
+            self._resident_from = self.mf.file_size
+            return
         end = self._entries_base + self.index_count * INDEX_ENTRY_SIZE
         self.mf.drop_resident(self._resident_from, end)
         self._resident_from = max(self._entries_base, end - end % OS_PAGE_SIZE)

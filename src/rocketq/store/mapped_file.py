@@ -214,12 +214,13 @@ class MappedFile(ReferenceResource):
         Without this every page appended through the mapping stays in the broker's resident set until the
         file is unmapped: RSS grew by the write rate (60 MB/s at 50,000 msg/s of 1 KiB). For a shared file
         mapping the data stays in the page cache and the file, and a later read faults the page back in (a
-        minor fault, ~1 µs a 4 KiB page). The partial page at ``end`` is kept: appends are still landing in it.
+        minor fault, ~1 µs a 4 KiB page). The partial page at ``end`` is kept (appends are still landing in it) unless
+        ``end`` is the end of the file.
         """
         if _DONTNEED is None:
             return
         lo = start - start % OS_PAGE_SIZE
-        hi = end - end % OS_PAGE_SIZE
+        hi = end - end % OS_PAGE_SIZE if end < self.file_size else self.file_size  # the kernel rounds the tail up
         if hi > lo:
             try:
                 self.mm.madvise(_DONTNEED, lo, hi - lo)

@@ -52,3 +52,22 @@ def test_dropping_unflushed_pages_keeps_them_too(tmp_path: Path) -> None:
         assert path.read_bytes()[: len(data)] == data
     finally:
         mf.close()
+
+
+def test_index_drops_written_entries_then_the_whole_full_file(tmp_path: Path) -> None:
+    from rocketq.store.index_file import IndexFile
+
+    path = tmp_path / "20260101000000000"
+    index = IndexFile(str(path), hash_slot_num=4096, index_num=2000)  # 16 KiB of slots, 40 KB of entries
+    try:
+        for i in range(1999):  # the first entry slot is reserved: 1999 fill the file
+            assert index.put_key(i * 7919, 1000 + i, 1_700_000_000_000 + i)
+        slots_and_entries = _rss_kb(path)
+        assert slots_and_entries > 16
+        assert index.is_write_full
+        index.drop_resident()
+        assert _rss_kb(path) == 0
+        index.drop_resident()  # once dropped whole, nothing more to do
+        assert index.is_write_full and not index.put_key(1, 1, 1)
+    finally:
+        index.close()
