@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from rocketq.client._instance import ClientInstance
 from rocketq.client._route import MASTER_ID, RETRY_GROUP_TOPIC_PREFIX
 from rocketq.client.allocate import AllocateMessageQueueStrategy
+from rocketq.client.offset_store import OffsetStore, ReadOffsetType
 from rocketq.client.process_queue import ProcessQueue
+from rocketq.client.subscription import ConsumeFromWhere
 from rocketq.errors import BrokerError, RemotingError
 from rocketq.protocol.bodies import MessageQueue, SubscriptionData
 
@@ -61,8 +63,9 @@ class RebalanceImpl(ABC):
     def consume_type(self) -> str: ...
 
     @abstractmethod
-    async def message_queue_changed(self, topic: str, mq_all: set[MessageQueue], mq_divided: set[MessageQueue]) -> None:
-        ...
+    async def message_queue_changed(
+        self, topic: str, mq_all: set[MessageQueue], mq_divided: set[MessageQueue]
+    ) -> None: ...
 
     @abstractmethod
     async def remove_unnecessary_message_queue(self, mq: MessageQueue, pq: ProcessQueue) -> bool: ...
@@ -76,6 +79,31 @@ class RebalanceImpl(ABC):
 
     @abstractmethod
     def dispatch_pull_requests(self, requests: list[PullRequest]) -> None: ...
+
+    #: Java's push consumer starts a retry topic at its max offset under CONSUME_FROM_TIMESTAMP; the lite-pull
+    #: consumer searches it by time like any topic.
+    retry_topic_from_max_on_timestamp = False
+
+    async def start_offset(
+        self, offset_store: OffsetStore, where: ConsumeFromWhere, timestamp_ms: int, mq: MessageQueue
+    ) -> int:
+        """computePullFromWhere: the stored offset, else where ``where`` says a new group starts (-1: not now)."""
+        last = await offset_store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
+        if last >= 0:
+            return last
+        if last != -1:
+            return -1
+        is_retry = mq.topic.startswith(RETRY_GROUP_TOPIC_PREFIX)
+        if where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
+            return 0
+        if where is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
+            if is_retry and self.retry_topic_from_max_on_timestamp:
+                return await self.instance.max_offset(mq)
+            return await self.instance.search_offset(mq, timestamp_ms)
+        # LAST_OFFSET (and the deprecated MIN/MAX/LAST_AND_FROM_MIN variants, which Java treats the same)
+        if is_retry:
+            return 0
+        return await self.instance.max_offset(mq)
 
     # -- locks (orderly) ----------------------------------------------------------------------------------
 

@@ -589,19 +589,7 @@ class _RebalanceLitePull(RebalanceImpl):
     async def compute_pull_from_where(self, mq: MessageQueue) -> int:
         c = self.consumer
         assert c.offset_store is not None
-        last = await c.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
-        if last >= 0:
-            return last
-        if last != -1:
-            return -1
-        where = c.consume_from_where_enum
-        if where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
-            return 0
-        if where is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
-            return await self.instance.search_offset(mq, c.consume_timestamp_ms)
-        if mq.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
-            return 0
-        return await self.instance.max_offset(mq)
+        return await self.start_offset(c.offset_store, c.consume_from_where_enum, c.consume_timestamp_ms, mq)
 
     def dispatch_pull_requests(self, requests: list[PullRequest]) -> None:
         for req in requests:

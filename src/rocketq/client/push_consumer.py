@@ -912,6 +912,8 @@ class PushConsumer:
 
 
 class _RebalancePush(RebalanceImpl):
+    retry_topic_from_max_on_timestamp = True
+
     def __init__(self, consumer: PushConsumer, instance: ClientInstance) -> None:
         super().__init__(consumer.group, consumer.message_model, consumer.allocate_strategy, instance)
         self.consumer = consumer
@@ -964,23 +966,7 @@ class _RebalancePush(RebalanceImpl):
     async def compute_pull_from_where(self, mq: MessageQueue) -> int:
         c = self.consumer
         assert c.offset_store is not None
-        last = await c.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
-        if last >= 0:
-            return last
-        if last != -1:
-            return -1
-        where = c.consume_from_where_enum
-        is_retry = mq.topic.startswith(RETRY_GROUP_TOPIC_PREFIX)
-        if where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
-            return 0
-        if where is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
-            if is_retry:
-                return await self.instance.max_offset(mq)
-            return await self.instance.search_offset(mq, c.consume_timestamp_ms)
-        # LAST_OFFSET (and the deprecated MIN/MAX/LAST_AND_FROM_MIN variants, which Java treats the same)
-        if is_retry:
-            return 0
-        return await self.instance.max_offset(mq)
+        return await self.start_offset(c.offset_store, c.consume_from_where_enum, c.consume_timestamp_ms, mq)
 
     def dispatch_pull_requests(self, requests: list[PullRequest]) -> None:
         self.consumer.dispatch_pull_requests(requests)
