@@ -3,9 +3,10 @@
 The connection owns the frame decoder, the opaque → Future table for requests it sent, and hands incoming
 requests to a dispatcher. A malformed frame closes this connection only.
 
-Writes are coalesced: ``write`` appends the encoded frame to a per-connection list and the first write of a loop
-iteration schedules one flush (``call_soon``), which hands the whole list to the transport in one call — one
-``send`` system call for every frame produced in that iteration. On loopback a ``send`` costs 10–50 µs of CPU
+Writes are coalesced: the first frame written in a loop iteration goes to the transport at once and schedules a
+flush (``call_soon``); frames written after it in the same iteration are appended to a per-connection list that
+the flush hands to the transport in one call — two ``send`` system calls for every burst produced in that
+iteration, and no added delay for a lone frame. On loopback a ``send`` costs 10–50 µs of CPU
 (the kernel runs the peer's receive path in the sender's context), far more than encoding a frame, so a broker
 answering a burst of 1,000 pipelined requests, or a client pipelining them, saves most of its system time.
 Frames still leave in the order they were written; ``close`` flushes first.
@@ -122,17 +123,29 @@ class Connection(asyncio.Protocol):
     # -- sending ----------------------------------------------------------------------------------------
 
     def write(self, cmd: RemotingCommand) -> None:
-        """Queue one frame for sending (in this loop iteration's flush); dropped if the connection is closed."""
-        if self.closed or self._transport is None:
+        """Send one frame; dropped if the connection is closed.
+
+        The first frame of a loop iteration goes out at once (a lone request or answer waits for nothing); the
+        ones that follow in the same iteration are queued and leave together in one flush at its end.
+        """
+        transport = self._transport
+        if self.closed or transport is None:
             return
         head, body = encode_parts(cmd)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self._loop.call_soon(self._flush)
+            if transport.is_closing():
+                return
+            if body:
+                transport.writelines((head, body))
+            else:
+                transport.write(head)
+            return
         out = self._out
         out.append(head)
         if body:
             out.append(body)
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            self._loop.call_soon(self._flush)
 
     def write_many(self, cmds: list[RemotingCommand]) -> None:
         """Several frames at once (they share a flush with every other frame written in this iteration)."""
