@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Coroutine, Iterable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
@@ -71,12 +72,12 @@ def run(coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
     return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)
 
 
-class _Closing:
-    def start(self) -> None:
-        raise NotImplementedError
+class _Closing(ABC):
+    @abstractmethod
+    def start(self) -> None: ...
 
-    def shutdown(self) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def shutdown(self) -> None: ...
 
     def __enter__(self: Any) -> Any:
         self.start()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
 
@@ -33,7 +34,7 @@ def _now() -> float:
     return time.monotonic()
 
 
-class ServiceThread:
+class ServiceThread(ABC):
     """A named daemon thread with a stop flag and a wake-up; ``run_once`` is called per wake-up or interval."""
 
     def __init__(self, name: str) -> None:
@@ -85,11 +86,12 @@ class ServiceThread:
             except Exception:
                 log.exception("%s.stop_failed", self.name)
 
+    @abstractmethod
     def run_once(self) -> None:
-        raise NotImplementedError
+        """One round of the service's work."""
 
-    def on_stop(self) -> None:
-        pass
+    def on_stop(self) -> None:  # an optional hook; most services need no stop work
+        return None
 
 
 class CommitLogFlusher:
