@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: run test lint typecheck venv interop-venv bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py src/rocketq/store/_appendcodec_c.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,spark]'
@@ -27,7 +27,7 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
 test: $(STAMP) interop-venv lint typecheck
-	$(PY) -m pytest -q -p no:cacheprovider
+	ROCKETQ_REQUIRE_NATIVE=1 $(PY) -m pytest -q -p no:cacheprovider
 
 bench: $(STAMP)
 	$(VENV)/bin/rocketq bench standard --embedded --json benchmarks/last-run.json

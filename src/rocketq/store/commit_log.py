@@ -25,6 +25,7 @@ from rocketq.protocol.message import (
     MessageRecord,
     decode_record,
 )
+from rocketq.store.appendcodec import write_batch
 from rocketq.store.config import Clock, StoreConfig, system_clock
 from rocketq.store.mapped_file import MappedFile, SelectMappedBufferResult
 from rocketq.store.mapped_file_queue import MappedFileQueue
@@ -46,6 +47,7 @@ from rocketq.store.results import AppendResult
 log = logging.getLogger(__name__)
 
 _I32 = struct.Struct(">i")
+_CQ_UNIT = struct.Struct(">qiq")
 
 QueueKey = tuple[str, int]
 RecordCallback = Callable[[RecordInfo, MappedFile], None]
@@ -172,6 +174,41 @@ class CommitLog:
         self.topic_queue_table[key] = queue_offset + len(recs)
         result = AppendResult(base + start, total, store_ts, queue_offset, len(recs), recs[0].store_b, tuple(offsets))
         return result, sizes
+
+    def append_batch_body(
+        self,
+        body: bytes | memoryview,
+        extra: bytes,
+        topic_tail: bytes,
+        queue_id: int,
+        sys_flag: int,
+        born_timestamp: int,
+        born_b: bytes,
+        store_b: bytes,
+        reconsume_times: int,
+        total: int,
+        key: QueueKey,
+        index_prefix_hash: int,
+    ) -> tuple[AppendResult, bytes, list[int], list[int]]:
+        """Append a SEND_BATCH_MESSAGE body (``total`` bytes of records, from ``measure_batch``) contiguously with
+        consecutive queue offsets (caller holds ``put_lock``); returns the result, the packed consume-queue
+        units, each message's tags code and the index entries (see ``appendcodec``)."""
+        store_ts = self._clock()
+        queue_offset = self.topic_queue_table.get(key, 0)
+        mf = self._file_for(total)
+        start = mf.wrote_position
+        base = mf.file_from_offset
+        end, units, tags, index, ids = write_batch(
+            mf.mm, start, body, extra, topic_tail, queue_id, sys_flag, born_timestamp, born_b, store_ts, store_b,
+            reconsume_times, queue_offset, base, index_prefix_hash,
+        )
+        mf.wrote_position = end
+        mf.store_timestamp = mf.last_modified_ms = store_ts
+        self.last_store_timestamp = store_ts
+        self.topic_queue_table[key] = queue_offset + len(tags)
+        offsets = tuple(u[0] for u in _CQ_UNIT.iter_unpack(units))
+        result = AppendResult(base + start, end - start, store_ts, queue_offset, len(tags), store_b, offsets, ids)
+        return result, units, tags, index
 
     # --------------------------------------------------------------------------------------- reading
 

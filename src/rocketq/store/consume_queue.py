@@ -147,24 +147,27 @@ class ConsumeQueue:
         return PUT_WRITTEN
 
     def put_many(self, units: Sequence[tuple[int, int, int]], first_cq_offset: int) -> None:
-        """Units for consecutive queue offsets (a batch); one copy when they fit in the current file."""
+        """Units for consecutive queue offsets (a batch)."""
+        self.put_packed(struct.pack(">" + "qiq" * len(units), *[v for u in units for v in u]), first_cq_offset)
+
+    def put_packed(self, data: bytes, first_cq_offset: int) -> None:
+        """Units already packed (``>qiq`` each) for consecutive queue offsets: one copy when they fit the file."""
         mf = self.mfq.last()
         expect = first_cq_offset * CQ_STORE_UNIT_SIZE
-        n = len(units)
+        first_phys, first_size, _ = CQ_UNIT.unpack_from(data, 0)
         if (
             mf is not None
-            and units[0][0] + units[0][1] > self.max_physic_offset
+            and first_phys + first_size > self.max_physic_offset
             and mf.file_from_offset + mf.wrote_position == expect
-            and mf.wrote_position + n * CQ_STORE_UNIT_SIZE <= mf.file_size
+            and mf.wrote_position + len(data) <= mf.file_size
         ):
-            data = struct.pack(">" + "qiq" * n, *[v for u in units for v in u])
             pos = mf.wrote_position
             mf.mm[pos : pos + len(data)] = data
             mf.wrote_position = pos + len(data)
-            last = units[-1]
-            self.max_physic_offset = last[0] + last[1]
+            last_phys, last_size, _ = CQ_UNIT.unpack_from(data, len(data) - CQ_STORE_UNIT_SIZE)
+            self.max_physic_offset = last_phys + last_size
             return
-        for i, (phys, size, tags) in enumerate(units):
+        for i, (phys, size, tags) in enumerate(CQ_UNIT.iter_unpack(data)):
             self.put(phys, size, tags, first_cq_offset + i)
 
     def pad_to(self, cq_offset: int) -> None:

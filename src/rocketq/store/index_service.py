@@ -169,6 +169,20 @@ class IndexService:
                 if k:
                     self._put(self._key_hash(topic, k), phys, store_timestamp)
 
+    def build_index_batch(self, entries: list[int], last_phys: int, store_timestamp: int) -> None:
+        """Append path for a batch: ``entries`` = ``[hash, phys, hash, phys, ...]`` in commit-log order (already
+        hashed by ``appendcodec``); ``last_phys`` is the batch's last message."""
+        if last_phys < self.last_indexed_phys or (last_phys == self.last_indexed_phys and self._dispatched_last):
+            return
+        floor = self.last_indexed_phys if self._dispatched_last else self.last_indexed_phys - 1
+        self._dispatched_last = True
+        self.last_indexed_phys = last_phys
+        self.last_indexed_timestamp = store_timestamp
+        put = self._put
+        for i in range(0, len(entries), 2):
+            if entries[i + 1] > floor:
+                put(entries[i], entries[i + 1], store_timestamp)
+
     def flush(self) -> None:
         for f in self._files:
             f.flush()

@@ -42,12 +42,16 @@ class StoreMessage:
 class StoreBatch:
     """Messages sharing topic, queue, sysFlag and born/store info, stored with consecutive queue offsets.
 
-    ``properties`` are batch-level properties (e.g. ``WAIT``) added to every item's own properties
-    (each item already carries its ``UNIQ_KEY``).
+    The messages are ``body``, a SEND_BATCH_MESSAGE body as it came off the wire (the broker's way: it is
+    never decoded into objects), or else ``items``. ``properties`` are batch-level properties (e.g. ``WAIT``)
+    appended to every item's own properties as RocketMQ does (each item already carries its ``UNIQ_KEY``);
+    ``properties_bytes`` may carry their encoding to skip re-encoding.
     """
 
     topic: str
-    items: list[BatchItem]
+    items: list[BatchItem] = field(default_factory=list)
+    body: bytes | memoryview | None = None
+    properties_bytes: bytes | None = None
     queue_id: int = 0
     sys_flag: int = 0
     born_timestamp: int = 0

@@ -15,6 +15,7 @@ What an owner (the asyncio broker) does:
   answers True at once). Callbacks run on store threads: hop back with ``loop.call_soon_threadsafe``.
 * ``arrival_listener(topic, queue_id, next_logic_offset, tags_code, store_timestamp, properties)`` is called
   in the writer's thread after each message reaches a consume queue (long-poll wake-up); keep it quick.
+  ``properties`` is None for the messages of a batch (they are never decoded on the append path).
 * ``GetMessageResult`` lends views of the mapped files: ``release()`` it once the response is written.
 * Retention runs on the store's own thread every ``clean_resource_interval`` ms (0 = no thread; then call
   ``run_cleanup()`` yourself). DISK_FULL (writes answered SERVICE_NOT_AVAILABLE) is decided there too:
@@ -35,6 +36,7 @@ import threading
 import zlib
 from collections.abc import Callable, Iterator
 
+from rocketq.common.hashing import unsigned_hash
 from rocketq.protocol.message import (
     MAX_PROPERTIES_LENGTH,
     PROP_DELAY,
@@ -47,7 +49,9 @@ from rocketq.protocol.message import (
     SYSFLAG_TX_MASK,
     SYSFLAG_TX_NOT,
     MessageRecord,
+    encode_batch,
 )
+from rocketq.store.appendcodec import measure_batch
 from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.cleanup import CleanupReport, CleanupService
 from rocketq.store.commit_log import CommitLog
@@ -75,7 +79,7 @@ from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import SelectMappedBufferResult
 from rocketq.store.message import StoreBatch, StoreMessage
 from rocketq.store.reader import MessageReader
-from rocketq.store.record import END_FILE_MIN_BLANK_LENGTH, FIXED_BY_HOSTS, HOST_V6_BITS, EncodedRecord
+from rocketq.store.record import END_FILE_MIN_BLANK_LENGTH, FIXED_BY_HOSTS, HOST_V6_BITS
 from rocketq.store.recovery import recover
 from rocketq.store.results import (
     FlushCallback,
@@ -93,7 +97,7 @@ log = logging.getLogger(__name__)
 #: ``arrival_listener(topic, queue_id, next_logic_offset, tags_code, store_timestamp, properties)``
 _I16 = struct.Struct(">h")
 
-ArrivalListener = Callable[[str, int, int, int, int, dict[str, str]], None]
+ArrivalListener = Callable[[str, int, int, int, int, dict[str, str] | None], None]
 
 
 class _CleanupThread(ServiceThread):
@@ -147,6 +151,7 @@ class MessageStore:
         self.reader = MessageReader(config, self.commit_log, self.cq_table, self.index, self.stats_service)
         self._cleanup_lock = threading.Lock()
         self._tags_cache: dict[str, int] = {}
+        self._index_prefixes: dict[str, int] = {}
 
     # ===================================================================================== lifecycle
 
@@ -398,70 +403,89 @@ class MessageStore:
         return PutMessageResult(PutMessageStatus.PUT_OK, result)
 
     def put_messages(self, batch: StoreBatch) -> PutMessageResult:
-        """Append a batch (consecutive queue offsets, contiguous in one commit-log file) and dispatch it."""
+        """Append a batch (consecutive queue offsets, contiguous in one commit-log file) and dispatch it.
+
+        The records are written by ``appendcodec`` straight from the SEND_BATCH_MESSAGE body (``batch.body``,
+        or the encoding of ``batch.items``), with the batch's properties appended to each item's.
+        """
         status = self._check_writable()
         if status is not None:
             return self._fail(status)
-        if not batch.items:
-            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
         tx = batch.sys_flag & SYSFLAG_TX_MASK
         if tx != SYSFLAG_TX_NOT or PROP_DELAY in batch.properties:
             return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)  # RocketMQ refuses transactional/delayed batches
-        enc = self.commit_log.encoder
+        body = batch.body
+        if body is None:
+            if not batch.items:
+                return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
+            body = encode_batch(batch.items)
+        cl = self.commit_log
+        enc = cl.encoder
         topic = batch.topic
-        topic_tail = enc.topic_tail(topic)
+        topic_tail = enc.topics.get(topic) or enc.topic_tail(topic)
         if topic_tail is None:
             return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
-        recs: list[EncodedRecord] = []
-        tags: list[int] = []
-        keys: list[tuple[str | None, str | None]] = []
-        all_props: list[dict[str, str]] = []
-        batch_props = batch.properties
-        wire_size = 0
-        encode = enc.encode
-        tags_code = self._tags_code
-        for item in batch.items:
-            props = {**item.properties, **batch_props} if batch_props else item.properties
-            props_b = "".join([f"{k}\x01{v}\x02" for k, v in props.items() if v is not None]).encode()
-            wire_size += 22 + len(item.body) + len(props_b)
-            rec = encode(
-                topic_tail, item.body, props_b, batch.queue_id, item.flag, batch.sys_flag,
-                batch.born_timestamp, batch.born_host, batch.store_host, batch.reconsume_times, 0,
-            )
-            if rec is None:
-                return self._fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
-            recs.append(rec)
-            tags.append(tags_code(props.get(PROP_TAGS)))
-            keys.append((props.get(PROP_UNIQ_KEY), props.get(PROP_KEYS)))
-            all_props.append(props)
-        if wire_size > self.config.max_message_size:
+        extra = batch.properties_bytes
+        if extra is None:
+            extra = "".join([f"{k}\x01{v}\x02" for k, v in batch.properties.items() if v is not None]).encode()
+        hosts = enc.hosts
+        born_b = hosts.get(batch.born_host) or enc.host_bytes(batch.born_host)
+        store_b = hosts.get(batch.store_host) or enc.host_bytes(batch.store_host)
+        fixed, v6_bits = FIXED_BY_HOSTS[(len(born_b), len(store_b))]
+        sys_flag = (batch.sys_flag & ~HOST_V6_BITS) | v6_bits
+        try:
+            count, total, longest = measure_batch(body, extra, fixed.size, len(topic_tail))
+        except ValueError:
             return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
-        if sum(r.size for r in recs) + END_FILE_MIN_BLANK_LENGTH > self.commit_log.file_size:
+        if longest > MAX_PROPERTIES_LENGTH:
+            return self._fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
+        # what the messages weigh on the wire (RocketMQ checks the batch body against maxMessageSize)
+        if total - count * (fixed.size + len(topic_tail) - 20) > self.config.max_message_size:
             return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
-        key = (topic, batch.queue_id)
-        with self.commit_log.put_lock:
+        if total + END_FILE_MIN_BLANK_LENGTH > cl.file_size:
+            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
+        index = self.index
+        prefix = -1 if index is None else self._index_prefix(topic)
+        queue_id = batch.queue_id
+        key = (topic, queue_id)
+        with cl.put_lock:
             if self._shutdown:
                 return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
             try:
-                result, sizes = self.commit_log.append_batch(recs, key)
+                result, units, tags, entries = cl.append_batch_body(
+                    body, extra, topic_tail, queue_id, sys_flag, batch.born_timestamp, born_b, store_b,
+                    batch.reconsume_times, total, key, prefix,
+                )
+            except ValueError:  # a TAGS/KEYS/UNIQ_KEY value that is not UTF-8: nothing was written
+                return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
             except OSError:
                 log.exception("store.append_failed topic=%s", topic)
                 return self._fail(PutMessageStatus.CREATE_MAPEDFILE_FAILED)
-            offsets = result.record_offsets or ()
-            units = [(off, size, t) for off, size, t in zip(offsets, sizes, tags, strict=True)]
+            store_ts = result.store_timestamp
             try:
-                self.dispatcher.dispatch_batch(
-                    topic, batch.queue_id, units, result.logics_offset, result.store_timestamp, recs[0].sys_flag, keys
-                )
+                self.cq_table.find_or_create(topic, queue_id).put_packed(units, result.logics_offset)
+                if index is not None:
+                    index.build_index_batch(entries, result.record_offsets[-1], store_ts)  # type: ignore[index]
             except OSError:
                 log.exception("store.dispatch_failed topic=%s: logics queue error, writes refused", topic)
                 self.flags.set(WRITE_LOGICS_QUEUE_ERROR)
-            self.stats_service.on_put(topic, len(recs), result.wrote_bytes)
+            self.dispatcher.last_dispatched_store_timestamp = store_ts
+            self.stats_service.on_put(topic, count, result.wrote_bytes)
         listener = self.arrival_listener
         if listener is not None:
-            for i, props in enumerate(all_props):
-                listener(topic, batch.queue_id, result.logics_offset + i + 1, tags[i], result.store_timestamp, props)
+            first = result.logics_offset + 1
+            for i, tags_code in enumerate(tags):
+                listener(topic, queue_id, first + i, tags_code, store_ts, None)
         return PutMessageResult(PutMessageStatus.PUT_OK, result)
+
+    def _index_prefix(self, topic: str) -> int:
+        """Unsigned Java hash of ``topic#`` (the index key prefix), cached."""
+        h = self._index_prefixes.get(topic)
+        if h is None:
+            if len(self._index_prefixes) >= 4096:
+                self._index_prefixes.clear()
+            h = self._index_prefixes[topic] = unsigned_hash(topic + "#")[0]
+        return h
 
     # -------------------------------------------------------------------------------- durability
 

@@ -57,6 +57,8 @@ class AppendResult:
     store_host_bytes: bytes = b""
     #: physical offset of each message of a batch (None for a single message)
     record_offsets: tuple[int, ...] | None = None
+    #: the batch's comma-joined offset message ids, when the encoder made them already
+    msg_ids: str | None = None
 
     @property
     def end_offset(self) -> int:
@@ -65,6 +67,8 @@ class AppendResult:
 
     @property
     def msg_id(self) -> str:
+        if self.msg_ids is not None:
+            return self.msg_ids
         host = self.store_host_bytes
         if self.record_offsets is None:
             return (host + _I64.pack(self.wrote_offset)).hex().upper()

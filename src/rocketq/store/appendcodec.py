@@ -1,0 +1,42 @@
+"""Batch bodies → commit-log records, in one call per batch: the compiled twin if built, else the pure one.
+
+RocketMQ stores a SEND_BATCH_MESSAGE body (items of ``TOTALSIZE MAGIC BODYCRC FLAG BODYLEN BODY PROPLEN
+PROPS``) as one commit-log record per item, each with the batch's properties appended to its own (Java's
+``MessageExtBatchEncoder``: raw bytes, with a 0x02 between them when the item's do not end with one).
+
+* ``measure_batch(body, extra, fixed_size, topic_tail_len) -> (messages, record bytes, longest properties)``
+  checks the body's framing (``ValueError`` if malformed or empty) and sizes the records, so the caller can
+  refuse the batch or pick a file before anything is written.
+* ``write_batch(mm, pos, body, extra, topic_tail, queue_id, sys_flag, born_ts, born_b, store_ts, store_b,
+  reconsume_times, queue_offset, phys_base, index_prefix_hash) -> (end_pos, cq_units, tags_codes, index,
+  msg_ids)`` writes the records at ``pos`` of the writable buffer ``mm`` whose first byte is commit-log offset
+  ``phys_base`` (the first record's TOTALSIZE last, so a crash shows all or none), and returns the 20-byte
+  consume-queue units (``>qiq`` each), each message's tags code, ``[hash, phys, hash, phys, ...]`` for the
+  index (UNIQ_KEY and each of KEYS, hashed as ``topic#key`` from ``index_prefix_hash``, the unsigned Java
+  hash of ``topic#``; -1 = no index) and the comma-joined offset message ids. ``ValueError`` before any write
+  if the body is malformed or a TAGS/KEYS/UNIQ_KEY value is not UTF-8.
+
+``ROCKETQ_NO_EXTENSIONS=1`` forces the pure twin (as aiokafka's ``AIOKAFKA_NO_EXTENSIONS``).
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+from rocketq.store import _appendcodec_py as pure
+
+compiled: ModuleType | None
+try:
+    from rocketq.store import _appendcodec_c as compiled  # type: ignore[attr-defined, no-redef]
+except ImportError:  # no compiler at install time: the pure twin does the same work, slower
+    compiled = None
+
+impl: ModuleType = pure if compiled is None or os.environ.get("ROCKETQ_NO_EXTENSIONS") else compiled
+
+#: "c" or "python": which twin the store runs
+IMPLEMENTATION = "python" if impl is pure else "c"
+
+measure_batch = impl.measure_batch
+write_batch = impl.write_batch
+java_hash_utf8 = impl.java_hash_utf8
