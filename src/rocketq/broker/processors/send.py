@@ -31,7 +31,6 @@ from rocketq.protocol.headers import (
 )
 from rocketq.protocol.message import (
     PROP_CLUSTER,
-    decode_batch,
     decode_properties,
 )
 from rocketq.remoting.connection import Connection
@@ -241,7 +240,7 @@ class SendProcessor:
     ) -> RemotingCommand | None:
         if topic.startswith(RETRY_PREFIX):
             return self._response(cmd, ResponseCode.MESSAGE_ILLEGAL, "batch request does not support retry group")
-        items = decode_batch(cmd.body)
+        # the body goes to the store as it came: the store's batch encoder writes the records straight from it
         batch_props[PROP_CLUSTER] = self.config.brokerClusterName
         batch = StoreBatch(
             topic=topic,
@@ -250,7 +249,7 @@ class SendProcessor:
             born_timestamp=header.born_timestamp,
             born_host=conn.remote_host,
             store_host=self.store_host,
-            items=items,
+            body=cmd.body,
             properties=batch_props,
         )
         result = self.broker.store.put_messages(batch)
