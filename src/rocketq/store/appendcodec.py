@@ -16,6 +16,9 @@ PROPS``) as one commit-log record per item, each with the batch's properties app
   hash of ``topic#``; -1 = no index) and the comma-joined offset message ids. ``ValueError`` before any write
   if the body is malformed or a TAGS/KEYS/UNIQ_KEY value is not UTF-8.
 
+* ``populate_write(mm, start, length) -> bool`` pre-faults mapped pages for writing without changing them
+  (``MADV_POPULATE_WRITE``; False where the kernel lacks it); the compiled twin releases the GIL.
+
 ``ROCKETQ_NO_EXTENSIONS=1`` forces the pure twin (as aiokafka's ``AIOKAFKA_NO_EXTENSIONS``).
 """
 
@@ -40,3 +43,4 @@ IMPLEMENTATION = "python" if impl is pure else "c"
 measure_batch = impl.measure_batch
 write_batch = impl.write_batch
 java_hash_utf8 = impl.java_hash_utf8
+populate_write = impl.populate_write

@@ -78,6 +78,7 @@ class MappedFile(ReferenceResource):
         "path",
         "store_timestamp",
         "view",
+        "warmed_position",
         "wrote_position",
     )
 
@@ -118,6 +119,8 @@ class MappedFile(ReferenceResource):
         #: store time of the last record appended (commit log only), for the checkpoint
         self.store_timestamp = 0
         self.first_create_in_queue = False
+        #: pages before this position have been pre-faulted for writing (``rocketq.store.warm``)
+        self.warmed_position = 0
 
     def __repr__(self) -> str:
         return f"<MappedFile {self.path} wrote={self.wrote_position} flushed={self.flushed_position}>"

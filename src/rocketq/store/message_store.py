@@ -91,6 +91,7 @@ from rocketq.store.results import (
 from rocketq.store.running_flags import WRITE_LOGICS_QUEUE_ERROR, RunningFlags
 from rocketq.store.stats import StatsService, StoreStats
 from rocketq.store.tags import SCHEDULE_TOPIC, compute_tags_code
+from rocketq.store.warm import PageWarmer
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +145,7 @@ class MessageStore:
         self._flush_service: FlushRealTimeService | GroupCommitService | None = None
         self._logics_service: FlushLogicsService | None = None
         self._cleanup_thread: _CleanupThread | None = None
+        self._warmer: PageWarmer | None = None
         self._lock_fd: int | None = None
         self._loaded = False
         self._started = False
@@ -222,16 +224,19 @@ class MessageStore:
         )
         self._flush_service.start()
         self._logics_service.start()
+        if cfg.warm_ahead_bytes > 0:
+            self._warmer = PageWarmer(self.commit_log.mfq, cfg.warm_ahead_bytes, cfg.warm_ahead_interval_ms)
+            self._warmer.start()
         if cfg.clean_resource_interval > 0:
             self._cleanup_thread = _CleanupThread(self, cfg.clean_resource_interval)
             self._cleanup_thread.start()
         self._started = True
 
     def _stop_threads(self) -> None:
-        for svc in (self._cleanup_thread, self._flush_service, self._logics_service):
+        for svc in (self._warmer, self._cleanup_thread, self._flush_service, self._logics_service):
             if svc is not None:
                 svc.shutdown()
-        self._cleanup_thread = self._flush_service = self._logics_service = None
+        self._cleanup_thread = self._flush_service = self._logics_service = self._warmer = None
 
     def shutdown(self) -> None:
         """Stop threads, flush everything, write the checkpoint, remove the abort marker, unlock."""
