@@ -13,7 +13,7 @@ from typing import Any
 
 from rocketq.client._fastjson import loads
 from rocketq.client._route import TopicRouteData
-from rocketq.client.message import PullStatus, SendResult, SendStatus
+from rocketq.client.message import PullStatus, SendResult, SendStatus, make_send_result
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import (
     BrokerError,
@@ -179,21 +179,31 @@ class MQClientAPI:
         status = _SEND_OK_CODES.get(resp.code)  # type: ignore[call-overload]
         if status is None:
             raise broker_error(resp, addr)
+        ext = resp.ext_fields
+        # The three fields every answer has, read directly; anything unusual (absent, empty, not a plain
+        # integer) goes through SendMessageResponseHeader.from_ext for the same values or the same error.
         try:
-            rh = SendMessageResponseHeader.from_ext(resp.ext_fields)
-        except Exception as exc:
-            raise error_for_code(ResponseCode.SYSTEM_ERROR, f"bad send response header: {exc}") from exc
-        region = resp.ext_fields.get("MSG_REGION") or DEFAULT_REGION
-        trace_on = resp.ext_fields.get("TRACE_ON") != "false"
-        return SendResult(
-            status=status,
-            msg_id=uniq_id,
-            offset_msg_id=rh.msg_id,
-            message_queue=MessageQueue(mq.topic, mq.broker_name, rh.queue_id),
-            queue_offset=rh.queue_offset,
-            transaction_id=rh.transaction_id,
-            region_id=region,
-            trace_on=trace_on,
+            offset_msg_id = ext["msgId"]
+            queue_id = int(ext["queueId"])
+            queue_offset = int(ext["queueOffset"])
+            if offset_msg_id.__class__ is not str:
+                raise TypeError
+        except (KeyError, ValueError, TypeError):
+            try:
+                rh = SendMessageResponseHeader.from_ext(ext)
+            except Exception as exc:
+                raise error_for_code(ResponseCode.SYSTEM_ERROR, f"bad send response header: {exc}") from exc
+            offset_msg_id, queue_id, queue_offset = rh.msg_id, rh.queue_id, rh.queue_offset
+        get = ext.get
+        return make_send_result(
+            status,
+            uniq_id,
+            offset_msg_id,
+            mq if mq.queue_id == queue_id else MessageQueue(mq.topic, mq.broker_name, queue_id),  # frozen: shared
+            queue_offset,
+            get("transactionId"),
+            get("MSG_REGION") or DEFAULT_REGION,
+            get("TRACE_ON") != "false",
         )
 
     # -- pull ---------------------------------------------------------------------------------------------

@@ -24,6 +24,8 @@ from collections.abc import Callable
 _I32 = struct.Struct(">i")
 _U32 = struct.Struct(">I")
 _U16 = struct.Struct(">H")
+_time_ns = time.time_ns
+_HEX2 = [f"{i:02X}" for i in range(256)]
 
 
 def _month_window(now_ms: int) -> tuple[int, int]:
@@ -51,21 +53,37 @@ class UniqIdGenerator:
         pid = os.getpid() if pid is None else pid
         loader_hash = random.getrandbits(32) if loader_hash is None else loader_hash
         self._fix = (ip_bytes + _U16.pack(pid & 0xFFFF) + _U32.pack(loader_hash & 0xFFFFFFFF)).hex().upper()
-        self._clock = clock or (lambda: time.time_ns() // 1_000_000)
+        self._clock = clock  # None: the wall clock, read inline in create()
         self._counter = itertools.count()
         self._lock = threading.Lock()
-        self._start, self._next_start = _month_window(self._clock())
+        #: (start of the current month, start of the next one); replaced as a whole, so reading it needs no lock
+        self._window = _month_window(self._now())
+        self._prefix: tuple[int, int, str] = (-1, -1, "")  # (now ms, window start, id text without counter)
+
+    def _now(self) -> int:
+        return time.time_ns() // 1_000_000 if self._clock is None else self._clock()
 
     def create(self) -> str:
-        now = self._clock()
-        with self._lock:
-            if now >= self._next_start:
-                self._start, self._next_start = _month_window(now)
-            diff = now - self._start
-            count = next(self._counter)
-        if -1_000_000 < diff < 0:  # clock stepped back a little (NTP): Java clamps to 0
-            diff = 0
-        return self._fix + (_U32.pack(diff & 0xFFFFFFFF) + _U16.pack(count & 0xFFFF)).hex().upper()
+        # Lock-free on the common path: the window and the cached prefix are single tuple reads, next() on an
+        # itertools.count is atomic. Ids made in the same millisecond share their prefix text (formatting it
+        # is most of the cost of an id).
+        clock = self._clock
+        now = _time_ns() // 1_000_000 if clock is None else clock()
+        start, next_start = self._window
+        if now >= next_start:
+            with self._lock:
+                if now >= self._window[1]:
+                    self._window = _month_window(now)
+                start = self._window[0]
+        count = next(self._counter)
+        cached_now, cached_start, prefix = self._prefix
+        if cached_now != now or cached_start != start:
+            diff = now - start
+            if -1_000_000 < diff < 0:  # clock stepped back a little (NTP): Java clamps to 0
+                diff = 0
+            prefix = f"{self._fix}{diff & 0xFFFFFFFF:08X}"
+            self._prefix = (now, start, prefix)
+        return prefix + _HEX2[(count >> 8) & 0xFF] + _HEX2[count & 0xFF]
 
 
 def _fake_ip() -> bytes:

@@ -63,7 +63,7 @@ def check_message(msg: Message, max_message_size: int) -> None:
 
 def properties_to_string(props: Mapping[str, str]) -> str:
     """Java ``messageProperties2String``: ``k\\x01v`` joined by ``\\x02`` (no trailing separator)."""
-    return "\x02".join(f"{k}\x01{v}" for k, v in props.items() if v is not None)
+    return "\x02".join([f"{k}\x01{v}" for k, v in props.items() if v is not None])
 
 
 _BATCH_HEAD = struct.Struct(">iiiii")  # total size, magic 0, body crc 0, flag, body length

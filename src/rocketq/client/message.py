@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import enum
 import zlib
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Final
 
 from rocketq.protocol.bodies import MessageQueue
@@ -333,6 +333,47 @@ class SendResult:
     transaction_id: str | None = None
     region_id: str = "DefaultRegion"
     trace_on: bool = True
+
+
+def _send_result_factory() -> Callable[..., SendResult]:
+    """A positional ``SendResult`` constructor that fills the slots directly.
+
+    A frozen dataclass ``__init__`` sets every field through ``object.__setattr__``; with slots and no
+    ``__post_init__`` the slot descriptors do the same at a fraction of the cost (one result per send).
+    """
+    new = object.__new__
+    cls = SendResult
+    s_status, s_msg_id, s_offset_msg_id, s_mq, s_queue_offset, s_tx, s_region, s_trace = (
+        cls.__dict__[f.name].__set__ for f in fields(cls)
+    )
+
+    def make(
+        status: SendStatus,
+        msg_id: str,
+        offset_msg_id: str,
+        message_queue: MessageQueue,
+        queue_offset: int,
+        transaction_id: str | None,
+        region_id: str,
+        trace_on: bool,
+    ) -> SendResult:
+        obj: SendResult = new(cls)
+        s_status(obj, status)
+        s_msg_id(obj, msg_id)
+        s_offset_msg_id(obj, offset_msg_id)
+        s_mq(obj, message_queue)
+        s_queue_offset(obj, queue_offset)
+        s_tx(obj, transaction_id)
+        s_region(obj, region_id)
+        s_trace(obj, trace_on)
+        return obj
+
+    return make
+
+
+#: ``SendResult(status, msg_id, offset_msg_id, message_queue, queue_offset, transaction_id, region_id, trace_on)``
+#: with every argument given, positionally; the same object, built faster (the send hot path uses it).
+make_send_result = _send_result_factory()
 
 
 class PullStatus(enum.Enum):

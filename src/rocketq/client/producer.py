@@ -56,7 +56,7 @@ from rocketq.client.errors import (
 from rocketq.client.latency import MQFaultStrategy
 from rocketq.client.message import Message, MessageExt, SendResult, SendStatus
 from rocketq.client.selectors import MessageQueueSelector, select_by_hash
-from rocketq.codes import ResponseCode
+from rocketq.codes import CURRENT_VERSION, RequestCode, ResponseCode
 from rocketq.errors import BrokerError, ClientError, RemotingError
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.command import RemotingCommand
@@ -88,6 +88,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("rocketq.client.producer")
+_time_ns = time.time_ns
 
 DEFAULT_PRODUCER_GROUP = "DEFAULT_PRODUCER"
 COMPRESSION_ZLIB_FLAG = 0x300
@@ -520,6 +521,54 @@ class Producer:
 
     def _build_send_request(self, msg: Message, mq: MessageQueue) -> tuple[RemotingCommand, str]:
         """The SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE request for ``msg`` to ``mq``, and the message id(s)."""
+        api = self.instance.api
+        topic = msg.topic
+        if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            return self._build_send_request_general(msg, mq)
+        props = msg.properties
+        if isinstance(msg, _Batch):
+            body = msg.body
+            sys_flag = 0
+            code = RequestCode.SEND_BATCH_MESSAGE
+            batch = "true"
+            uniq_id = ",".join([m.uniq_key or "" for m in msg.messages])
+        else:
+            uniq_id = props.get(PROP_UNIQ_KEY)  # type: ignore[assignment]
+            if uniq_id is None and PROP_UNIQ_KEY not in props:
+                assert self._id_gen is not None
+                uniq_id = props[PROP_UNIQ_KEY] = self._id_gen.create()
+            body = msg.body
+            sys_flag = 0
+            if len(body) >= self.compress_msg_body_over_howmuch:
+                body = zlib.compress(body, self.compress_level)
+                sys_flag = SYSFLAG_COMPRESSED | COMPRESSION_ZLIB_FLAG
+            code = RequestCode.SEND_MESSAGE_V2
+            batch = "false"
+            uniq_id = uniq_id or ""
+        tran = props.get(PROP_TRAN_MSG)
+        if tran is not None and tran.lower() == "true":
+            sys_flag |= SYSFLAG_TX_PREPARED
+        # The V2 extFields straight away: what send_header_to_v2(SendMessageRequestHeader(...)) gives, key for
+        # key and in the same order, without the frozen header object and its field loop.
+        ext = {
+            "a": self.group,
+            "b": topic,
+            "c": self.create_topic_key,
+            "d": str(self.default_topic_queue_nums),
+            "e": str(mq.queue_id),
+            "f": str(sys_flag),
+            "g": str(_time_ns() // 1_000_000),
+            "h": str(msg.flag),
+            "i": properties_to_string(props),
+            "j": "0",
+            "k": "false",
+            "m": batch,
+            "n": mq.broker_name,
+        }
+        return RemotingCommand(code, 0, 0, api.language, CURRENT_VERSION, None, ext, body), uniq_id
+
+    def _build_send_request_general(self, msg: Message, mq: MessageQueue) -> tuple[RemotingCommand, str]:
+        """``_build_send_request`` through ``SendMessageRequestHeader`` (retry topics: reconsume counts)."""
         instance = self.instance
         is_batch = isinstance(msg, _Batch)
         if not is_batch:

@@ -45,3 +45,42 @@ def test_counter_wraps_at_16_bits() -> None:
 
 def test_bad_ip_uses_a_fake_one() -> None:
     assert len(UniqIdGenerator("not-an-ip").create()) == 32
+
+
+def _reference_id(fix: str, now: int, start: int, count: int) -> str:
+    diff = now - start
+    if -1_000_000 < diff < 0:
+        diff = 0
+    return fix + f"{diff & 0xFFFFFFFF:08X}{count & 0xFFFF:04X}"
+
+
+def test_ids_follow_the_clock_within_and_across_milliseconds() -> None:
+    base = _ms(2024, 3, 15, 12, 0, 0)
+    start, _ = _month_window(base)
+    # same ms several times, forward, a small step back (clamped only below the month start), a big jump forward
+    times = [base, base, base, base + 1, base + 1, base - 5, base + 7, start - 10, start - 10, base + 3_600_000]
+    t = [0]
+    gen = UniqIdGenerator("10.1.2.3", pid=7, loader_hash=9, clock=lambda: times[t[0]])
+    fix = "0A010203" + "0007" + "00000009"
+    for i in range(len(times)):
+        t[0] = i
+        assert gen.create() == _reference_id(fix, times[i], start, i)
+
+
+def test_ids_are_unique_across_threads() -> None:
+    import threading
+
+    gen = UniqIdGenerator("10.1.2.3")
+    out: list[list[str]] = [[] for _ in range(4)]
+
+    def work(k: int) -> None:
+        out[k].extend(gen.create() for _ in range(10_000))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    ids = [i for part in out for i in part]
+    assert len(set(ids)) == len(ids) == 40_000
+    assert all(re.fullmatch(r"[0-9A-F]{32}", i) for i in ids)

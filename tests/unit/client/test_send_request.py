@@ -1,0 +1,175 @@
+"""The producer's send request and send result, built on the hot path, against the general builders.
+
+``Producer._build_send_request`` writes the V2 extFields directly; ``_build_send_request_general`` goes through
+``SendMessageRequestHeader`` and ``send_header_to_v2`` (the reference). ``process_send_response`` reads the
+three usual response fields directly and falls back to ``SendMessageResponseHeader.from_ext``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from typing import Any
+
+import pytest
+
+from rocketq.client import Message, Producer, SendResult, SendStatus
+from rocketq.client._api import MQClientAPI
+from rocketq.client._uniq_id import UniqIdGenerator
+from rocketq.client.producer import _Batch
+from rocketq.codes import ResponseCode
+from rocketq.errors import BrokerError
+from rocketq.protocol.bodies import MessageQueue
+from rocketq.protocol.command import FLAG_RESPONSE, RemotingCommand, encode
+
+
+def _producer(**kw: Any) -> Producer:
+    p = Producer("pg", **kw)
+    api = MQClientAPI(None, [])  # type: ignore[arg-type]  # never sends: only builds requests
+    p._instance = types.SimpleNamespace(api=api)  # type: ignore[assignment]
+    p._running = True
+    p._id_gen = UniqIdGenerator("10.0.0.7")
+    return p
+
+
+def _same_request(a: RemotingCommand, b: RemotingCommand) -> None:
+    ga, gb = dict(a.ext_fields), dict(b.ext_fields)
+    assert abs(int(ga.pop("g")) - int(gb.pop("g"))) < 5_000  # born timestamp: read separately
+    assert list(ga.items()) == list(gb.items())  # same keys, values and order
+    assert (a.code, a.flag, a.language, a.version, a.remark, bytes(a.body), a.serialize_type) == (
+        b.code, b.flag, b.language, b.version, b.remark, bytes(b.body), b.serialize_type,
+    )  # fmt: skip
+    a.ext_fields["g"] = b.ext_fields["g"] = "0"
+    assert encode(a) == encode(b)
+
+
+def _messages() -> list[Message]:
+    tx = Message("T", b"half")
+    tx.properties["TRAN_MSG"] = "TRUE"
+    preset = Message("T", b"x", keys="k")
+    preset.properties["UNIQ_KEY"] = "PRESET"
+    return [
+        Message("T", b"hello", tags="TagA", keys="k1 k2", flag=7),
+        Message("T", b"y" * 5000),  # compressed
+        Message("T", b"y" * 5000, wait_store_msg_ok=False, properties={"color": "red"}),
+        tx,
+        preset,
+        Message("T%x", b"z", delay_level=3),
+    ]
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_fast_request_matches_the_header_path(index: int) -> None:
+    p = _producer(default_topic_queue_nums=8, create_topic_key="MyDefault")
+    mq = MessageQueue("T", "broker-a", 3)
+    fast_msg, ref_msg = _messages()[index], _messages()[index]
+    fast, fast_id = p._build_send_request(fast_msg, mq)
+    if "UNIQ_KEY" not in ref_msg.properties:  # the same id on both sides
+        ref_msg.properties["UNIQ_KEY"] = fast_msg.properties["UNIQ_KEY"]
+    ref, ref_id = p._build_send_request_general(ref_msg, mq)
+    _same_request(fast, ref)
+    assert fast_id == ref_id == fast_msg.properties["UNIQ_KEY"]
+    assert fast_msg.properties == ref_msg.properties
+
+
+def test_fast_request_of_a_batch_matches_the_header_path() -> None:
+    p = _producer()
+    mq = MessageQueue("T", "broker-b", 0)
+    msgs = [Message("T", b"a"), Message("T", b"b")]
+    for i, m in enumerate(msgs):
+        m.properties["UNIQ_KEY"] = f"ID{i}"
+    batch = _Batch("T", msgs, b"encoded-batch-body" * 400)
+    batch.properties = {"WAIT": "true"}
+    fast, fast_id = p._build_send_request(batch, mq)
+    ref, ref_id = p._build_send_request_general(batch, mq)
+    _same_request(fast, ref)
+    assert fast_id == ref_id == "ID0,ID1"
+    assert fast.ext_fields["m"] == "true" and fast.code == 320
+
+
+def test_retry_topic_carries_reconsume_counts() -> None:
+    p = _producer()
+    m = Message("%RETRY%cg", b"again", properties={"RECONSUME_TIME": "3", "MAX_RECONSUME_TIMES": "16"})
+    cmd, _ = p._build_send_request(m, MessageQueue("%RETRY%cg", "broker-a", 0))
+    assert cmd.ext_fields["j"] == "3" and cmd.ext_fields["l"] == "16"
+    assert "RECONSUME_TIME" not in m.properties and "MAX_RECONSUME_TIMES" not in m.properties
+
+
+def _response(ext: dict[str, str], code: int = ResponseCode.SUCCESS) -> RemotingCommand:
+    return RemotingCommand(code, 1, FLAG_RESPONSE, "JAVA", 409, None, ext, b"")
+
+
+_MQ = MessageQueue("T", "broker-a", 3)
+
+
+def _reference_result(ext: dict[str, str], status: SendStatus = SendStatus.SEND_OK) -> SendResult:
+    return SendResult(
+        status=status,
+        msg_id="UID",
+        offset_msg_id=ext["msgId"],
+        message_queue=MessageQueue("T", "broker-a", int(ext["queueId"])),
+        queue_offset=int(ext["queueOffset"]),
+        transaction_id=ext.get("transactionId"),
+        region_id=ext.get("MSG_REGION") or "DefaultRegion",
+        trace_on=ext.get("TRACE_ON") != "false",
+    )
+
+
+@pytest.mark.parametrize(
+    "ext",
+    [
+        {"msgId": "OFF", "queueId": "3", "queueOffset": "12", "MSG_REGION": "R1", "TRACE_ON": "true"},
+        {"msgId": "OFF", "queueId": "1", "queueOffset": "0"},  # another queue than asked, no region
+        {"msgId": "", "queueId": "3", "queueOffset": "5", "transactionId": "TX", "TRACE_ON": "false"},
+        {"msgId": "OFF", "queueId": "3", "queueOffset": "7", "MSG_REGION": ""},
+    ],
+)
+def test_send_result_from_a_response(ext: dict[str, str]) -> None:
+    got = MQClientAPI.process_send_response(_response(ext), "addr", _MQ, "UID")
+    want = _reference_result(ext)
+    assert got == want and repr(got) == repr(want) and hash(got.message_queue) == hash(want.message_queue)
+    assert dataclasses.replace(got, msg_id="x").msg_id == "x"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        got.msg_id = "y"  # type: ignore[misc]
+
+
+def test_send_result_status_of_a_flush_timeout() -> None:
+    ext = {"msgId": "OFF", "queueId": "3", "queueOffset": "1"}
+    got = MQClientAPI.process_send_response(_response(ext, ResponseCode.FLUSH_DISK_TIMEOUT), "addr", _MQ, "UID")
+    assert got == _reference_result(ext, SendStatus.FLUSH_DISK_TIMEOUT)
+
+
+@pytest.mark.parametrize(
+    "ext",
+    [
+        {"queueId": "3", "queueOffset": "1"},
+        {"msgId": "OFF", "queueId": "", "queueOffset": "1"},
+        {"msgId": "OFF", "queueId": "3"},
+        {"msgId": "OFF", "queueId": "x", "queueOffset": "1"},
+    ],
+)
+def test_bad_send_response_header_is_a_system_error(ext: dict[str, str]) -> None:
+    with pytest.raises(BrokerError) as info:
+        MQClientAPI.process_send_response(_response(ext), "addr", _MQ, "UID")
+    assert info.value.code == ResponseCode.SYSTEM_ERROR
+    assert "bad send response header" in str(info.value)
+
+
+def test_a_float_queue_offset_is_read_like_the_header_codec() -> None:
+    ext = {"msgId": "OFF", "queueId": "3", "queueOffset": "12.0"}  # int() refuses it; the codec's _int decides
+    from rocketq.protocol.headers import SendMessageResponseHeader
+
+    try:
+        rh = SendMessageResponseHeader.from_ext(ext)
+    except Exception:
+        with pytest.raises(BrokerError):
+            MQClientAPI.process_send_response(_response(ext), "addr", _MQ, "UID")
+        return
+    got = MQClientAPI.process_send_response(_response(ext), "addr", _MQ, "UID")
+    assert got.queue_offset == rh.queue_offset
+
+
+def test_error_codes_raise_the_broker_error() -> None:
+    with pytest.raises(BrokerError) as info:
+        MQClientAPI.process_send_response(_response({}, ResponseCode.SERVICE_NOT_AVAILABLE), "addr", _MQ, "UID")
+    assert info.value.code == ResponseCode.SERVICE_NOT_AVAILABLE
