@@ -389,7 +389,137 @@ static PyObject *populate_write(PyObject *self, PyObject *args) {
     Py_RETURN_TRUE;
 }
 
+/* ------------------------------------------------------------------------------------------ index */
+
+/* Append [index_hash(prefix + text[i:j]), phys] to `out`: Java hashCode over the str's UTF-16 units
+ * (read straight from its code points; a lone surrogate is one unit, as in a Java string). */
+static int append_entry(PyObject *out, uint32_t prefix, PyObject *text, Py_ssize_t i, Py_ssize_t j, long long phys) {
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    uint32_t h = prefix;
+    for (Py_ssize_t k = i; k < j; k++) {
+        Py_UCS4 cp = PyUnicode_READ(kind, data, k);
+        if (cp >= 0x10000) {
+            cp -= 0x10000;
+            h = h * 31u + (0xD800u + (cp >> 10));
+            h = h * 31u + (0xDC00u + (cp & 0x3FF));
+        } else {
+            h = h * 31u + cp;
+        }
+    }
+    PyObject *hv = PyLong_FromUnsignedLong(index_hash(h));
+    if (hv == NULL) return -1;
+    int rc = PyList_Append(out, hv);
+    Py_DECREF(hv);
+    if (rc < 0) return -1;
+    PyObject *pv = PyLong_FromLongLong(phys);
+    if (pv == NULL) return -1;
+    rc = PyList_Append(out, pv);
+    Py_DECREF(pv);
+    return rc;
+}
+
+/* index_entries(prefix_hash, phys, uniq_key, keys) -> [hash, phys, ...] for UNIQ_KEY and each of KEYS. */
+static PyObject *index_entries(PyObject *self, PyObject *args) {
+    unsigned long long prefix;
+    long long phys;
+    PyObject *uniq, *keys;
+    if (!PyArg_ParseTuple(args, "KLOO:index_entries", &prefix, &phys, &uniq, &keys)) return NULL;
+    if ((uniq != Py_None && !PyUnicode_Check(uniq)) || (keys != Py_None && !PyUnicode_Check(keys))) {
+        PyErr_SetString(PyExc_TypeError, "index_entries: keys must be str or None");
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    if (uniq != Py_None && PyUnicode_GET_LENGTH(uniq) > 0
+        && append_entry(out, (uint32_t)prefix, uniq, 0, PyUnicode_GET_LENGTH(uniq), phys) < 0)
+        goto fail;
+    if (keys != Py_None) {
+        Py_ssize_t n = PyUnicode_GET_LENGTH(keys), i = 0;
+        int kind = PyUnicode_KIND(keys);
+        const void *data = PyUnicode_DATA(keys);
+        while (i < n) {
+            Py_ssize_t j = i;
+            while (j < n && PyUnicode_READ(kind, data, j) != ' ') j++;
+            if (j > i && append_entry(out, (uint32_t)prefix, keys, i, j, phys) < 0) goto fail;
+            i = j + 1;
+        }
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* IndexFile._resolve_slot: a slot may name an entry at or past `limit` after a crash; follow its chain. */
+static int32_t resolve_slot(const unsigned char *entries, int32_t index_num, int32_t value, int32_t limit) {
+    while (value >= limit && value > 0) {
+        int32_t prev = value < index_num ? get32(entries + (Py_ssize_t)value * 20 + 16) : 0;
+        value = (prev >= 0 && prev < value) ? prev : 0;
+    }
+    return (value > 0 && value < limit) ? value : 0;
+}
+
+/* index_put_many(mm, slot_num, index_num, count, slot_count, begin_ts, begin_phy, end_ts, end_phy,
+ *                entries, start, store_ts) -> (next, count, slot_count, begin_ts, begin_phy, end_ts, end_phy)
+ * IndexFile.put_key for entries[start:] ([hash, phys, ...]) until the file is full; per key the same writes
+ * in the same order: entry, header, slot (a slot never names an entry the header does not count). */
+static PyObject *index_put_many(PyObject *self, PyObject *args) {
+    Py_buffer mm;
+    int slot_num, index_num, count, slot_count;
+    long long begin_ts, begin_phy, end_ts, end_phy, store_ts;
+    PyObject *entries;
+    Py_ssize_t start;
+    if (!PyArg_ParseTuple(args, "w*iiiiLLLLO!nL:index_put_many", &mm, &slot_num, &index_num, &count, &slot_count,
+                          &begin_ts, &begin_phy, &end_ts, &end_phy, &PyList_Type, &entries, &start, &store_ts))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = PyList_GET_SIZE(entries);
+    Py_ssize_t need = 40 + (Py_ssize_t)slot_num * 4 + (Py_ssize_t)index_num * 20;
+    if (slot_num <= 0 || index_num <= 0 || mm.len < need || start < 0 || (n - start) % 2 != 0) {
+        PyErr_SetString(PyExc_ValueError, "index_put_many: bad file geometry or entries");
+        goto done;
+    }
+    unsigned char *base = mm.buf, *entries_base = base + 40 + (Py_ssize_t)slot_num * 4;
+    Py_ssize_t i = start;
+    for (; i < n && count < index_num; i += 2) {
+        long long h = PyLong_AsLongLong(PyList_GET_ITEM(entries, i));
+        long long phys = PyLong_AsLongLong(PyList_GET_ITEM(entries, i + 1));
+        if ((h == -1 || phys == -1) && PyErr_Occurred()) goto done;
+        if (h < 0 || h > 0x7FFFFFFFLL) { PyErr_SetString(PyExc_ValueError, "index hash out of range"); goto done; }
+        unsigned char *slot = base + 40 + (Py_ssize_t)(h % slot_num) * 4;
+        int32_t slot_value = get32(slot);
+        if (slot_value < 0 || slot_value >= count)
+            slot_value = slot_value > 0 ? resolve_slot(entries_base, index_num, slot_value, count) : 0;
+        long long diff = 0;
+        if (begin_ts > 0) {
+            long long d = store_ts - begin_ts;
+            diff = d < 0 ? 0 : d / 1000;
+            if (diff > 0x7FFFFFFFLL) diff = 0x7FFFFFFFLL;
+        }
+        unsigned char *e = entries_base + (Py_ssize_t)count * 20;
+        put32(e, (uint32_t)h); put64(e + 4, (uint64_t)phys); put32(e + 12, (uint32_t)diff);
+        put32(e + 16, (uint32_t)slot_value);
+        if (count <= 1) { begin_phy = phys; begin_ts = store_ts; }
+        if (slot_value == 0) slot_count++;
+        int32_t this_entry = count;
+        count++;
+        end_phy = phys;
+        end_ts = store_ts;
+        put64(base, (uint64_t)begin_ts); put64(base + 8, (uint64_t)end_ts); put64(base + 16, (uint64_t)begin_phy);
+        put64(base + 24, (uint64_t)end_phy); put32(base + 32, (uint32_t)slot_count); put32(base + 36, (uint32_t)count);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        put32(slot, (uint32_t)this_entry);
+    }
+    result = Py_BuildValue("niiLLLL", i, count, slot_count, begin_ts, begin_phy, end_ts, end_phy);
+done:
+    PyBuffer_Release(&mm);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"index_entries", index_entries, METH_VARARGS, "index entries [hash, phys, ...] of a message's keys"},
+    {"index_put_many", index_put_many, METH_VARARGS, "IndexFile.put_key for many entries"},
     {"populate_write", populate_write, METH_VARARGS, "pre-fault mapped pages for writing (GIL released)"},
     {"measure_batch", measure_batch, METH_VARARGS, "(messages, bytes of all records, longest properties)"},
     {"write_batch", write_batch, METH_VARARGS, "write a batch body's records into a mapped file"},

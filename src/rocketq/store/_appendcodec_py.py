@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 import zlib
 
+from rocketq.common.hashing import MASK32, unsigned_hash
 from rocketq.protocol.message import MESSAGE_MAGIC
 
 _BATCH_HEAD = struct.Struct(">iiiii")  # total, magic, crc, flag, body length (SEND_BATCH_MESSAGE item)
@@ -201,3 +202,80 @@ def write_batch(
     _I32.pack_into(buf, start, first_size)  # the whole batch becomes visible to recovery at once
     buf.release()
     return pos, bytes(units), tags_codes, index, ",".join(ids)
+
+
+# ----------------------------------------------------------------------------------------------- index
+
+_HEADER = struct.Struct(">qqqqii")
+_ENTRY = struct.Struct(">iqii")
+_INT_MAX = 0x7FFFFFFF
+
+
+def index_entries(prefix_hash: int, phys: int, uniq_key: str | None, keys: str | None) -> list[int]:
+    """``[hash, phys, ...]`` for UNIQ_KEY and each space-separated KEYS entry, hashed as ``topic#key``."""
+    out: list[int] = []
+    if uniq_key:
+        out += (_index_hash(hash_with_prefix(prefix_hash, uniq_key)), phys)
+    if keys:
+        for k in keys.split(" "):
+            if k:
+                out += (_index_hash(hash_with_prefix(prefix_hash, k)), phys)
+    return out
+
+
+def hash_with_prefix(prefix_hash: int, text: str) -> int:
+    """Unsigned Java hashCode of ``prefix + text`` from the prefix's (lone surrogates count as one unit)."""
+    h, n = unsigned_hash(text)
+    return (prefix_hash * pow(31, n, 1 << 32) + h) & MASK32
+
+
+def _resolve_slot(mm: object, entries_base: int, index_num: int, value: int, limit: int) -> int:
+    """A slot may name an entry at or past ``limit`` after a crash: fall back along its chain."""
+    while value >= limit and value > 0:
+        prev = _ENTRY.unpack_from(mm, entries_base + value * 20)[3] if value < index_num else 0  # type: ignore[arg-type]
+        value = prev if 0 <= prev < value else 0  # strictly decreasing, so this ends
+    return value if 0 < value < limit else 0
+
+
+def index_put_many(
+    mm: object,
+    slot_num: int,
+    index_num: int,
+    count: int,
+    slot_count: int,
+    begin_ts: int,
+    begin_phy: int,
+    end_ts: int,
+    end_phy: int,
+    entries: list[int],
+    start: int,
+    store_ts: int,
+) -> tuple[int, int, int, int, int, int, int]:
+    """IndexFile.put_key for ``entries[start:]`` until the file is full: per key the entry, then the header,
+    then the slot (a slot never names an entry the header does not count). Returns where it stopped and the
+    header fields ``(next, count, slot_count, begin_ts, begin_phy, end_ts, end_phy)``."""
+    if slot_num <= 0 or index_num <= 0 or start < 0 or (len(entries) - start) % 2:
+        raise ValueError("index_put_many: bad file geometry or entries")
+    entries_base = 40 + slot_num * 4
+    i = start
+    while i < len(entries) and count < index_num:
+        h, phys = entries[i], entries[i + 1]
+        if not 0 <= h <= _INT_MAX:
+            raise ValueError("index hash out of range")
+        slot_pos = 40 + (h % slot_num) * 4
+        (slot_value,) = _I32.unpack_from(mm, slot_pos)  # type: ignore[arg-type]
+        if slot_value < 0 or slot_value >= count:
+            slot_value = _resolve_slot(mm, entries_base, index_num, slot_value, count) if slot_value > 0 else 0
+        diff = 0 if begin_ts <= 0 else min(max((store_ts - begin_ts) // 1000, 0), _INT_MAX)
+        _ENTRY.pack_into(mm, entries_base + count * 20, h, phys, diff, slot_value)  # type: ignore[arg-type]
+        if count <= 1:
+            begin_phy, begin_ts = phys, store_ts
+        if slot_value == 0:
+            slot_count += 1
+        this_entry = count
+        count += 1
+        end_phy, end_ts = phys, store_ts
+        _HEADER.pack_into(mm, 0, begin_ts, end_ts, begin_phy, end_phy, slot_count, count)  # type: ignore[arg-type]
+        _I32.pack_into(mm, slot_pos, this_entry)  # type: ignore[arg-type]
+        i += 2
+    return i, count, slot_count, begin_ts, begin_phy, end_ts, end_phy

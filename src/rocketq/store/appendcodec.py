@@ -19,6 +19,11 @@ PROPS``) as one commit-log record per item, each with the batch's properties app
 * ``populate_write(mm, start, length) -> bool`` pre-faults mapped pages for writing without changing them
   (``MADV_POPULATE_WRITE``; False where the kernel lacks it); the compiled twin releases the GIL.
 
+* ``index_entries(prefix_hash, phys, uniq_key, keys) -> [hash, phys, ...]``: a single message's index keys.
+* ``index_put_many(mm, slot_num, index_num, count, slot_count, begin_ts, begin_phy, end_ts, end_phy, entries,
+  start, store_ts) -> (next, count, slot_count, begin_ts, begin_phy, end_ts, end_phy)``: ``IndexFile.put_key``
+  for many entries, same writes in the same order, until the file is full.
+
 ``ROCKETQ_NO_EXTENSIONS=1`` forces the pure twin (as aiokafka's ``AIOKAFKA_NO_EXTENSIONS``).
 """
 
@@ -44,3 +49,5 @@ measure_batch = impl.measure_batch
 write_batch = impl.write_batch
 java_hash_utf8 = impl.java_hash_utf8
 populate_write = impl.populate_write
+index_entries = impl.index_entries
+index_put_many = impl.index_put_many

@@ -33,6 +33,7 @@ import struct
 import time
 from typing import Final
 
+from rocketq.store.appendcodec import index_put_many
 from rocketq.store.mapped_file import OS_PAGE_SIZE, MappedFile
 
 INDEX_HEADER_SIZE: Final = 40
@@ -131,32 +132,23 @@ class IndexFile:
 
     def put_key(self, key_hash: int, phy_offset: int, store_timestamp: int) -> bool:
         """Add an entry; False when the file is full."""
-        count = self.index_count
-        if count >= self.index_num:
-            return False
-        mm = self.mf.mm
-        slot_pos = INDEX_HEADER_SIZE + (key_hash % self.hash_slot_num) * HASH_SLOT_SIZE
-        (slot_value,) = _SLOT.unpack_from(mm, slot_pos)
-        if slot_value < 0 or slot_value >= count:
-            slot_value = self._resolve_slot(slot_value, count) if slot_value > 0 else 0
-        if self.begin_timestamp <= 0:
-            diff = 0
-        else:
-            diff = (store_timestamp - self.begin_timestamp) // 1000
-            diff = 0 if diff < 0 else min(diff, _INT_MAX)
-        ENTRY.pack_into(mm, self._entries_base + count * INDEX_ENTRY_SIZE, key_hash, phy_offset, diff, slot_value)
-        if count <= 1:
-            self.begin_phy_offset = phy_offset
-            self.begin_timestamp = store_timestamp
-        if slot_value == 0:
-            self.hash_slot_count += 1
-        self.index_count = count + 1
-        self.end_phy_offset = phy_offset
-        self.end_timestamp = store_timestamp
-        self._write_header()
-        _SLOT.pack_into(mm, slot_pos, count)  # last: a slot never names an entry the header does not count
-        self.dirty = True
-        return True
+        return self.put_keys([key_hash, phy_offset], 0, store_timestamp) == 2
+
+    def put_keys(self, entries: list[int], start: int, store_timestamp: int) -> int:
+        """Add ``entries[start:]`` (``[hash, phys, ...]``) until the file is full; returns where it stopped.
+
+        Per key: the entry, the header, then the slot (``appendcodec.index_put_many``), so a slot never names
+        an entry the header does not count.
+        """
+        (nxt, self.index_count, self.hash_slot_count, self.begin_timestamp, self.begin_phy_offset,
+         self.end_timestamp, self.end_phy_offset) = index_put_many(
+            self.mf.mm, self.hash_slot_num, self.index_num, self.index_count, self.hash_slot_count,
+            self.begin_timestamp, self.begin_phy_offset, self.end_timestamp, self.end_phy_offset, entries, start,
+            store_timestamp,
+        )  # fmt: skip
+        if nxt != start:
+            self.dirty = True
+        return int(nxt)
 
     def select_phy_offsets(self, key_hash: int, max_num: int, begin: int, end: int, out: list[int]) -> None:
         """Append to ``out`` the offsets of entries with this hash stored within [begin, end] (newest first)."""

@@ -13,9 +13,11 @@ import os
 import threading
 from dataclasses import dataclass
 
+from rocketq.common.hashing import unsigned_hash
 from rocketq.protocol.message import SYSFLAG_TX_MASK, SYSFLAG_TX_ROLLBACK
+from rocketq.store.appendcodec import index_entries
 from rocketq.store.config import Clock, StoreConfig, system_clock
-from rocketq.store.fast_hash import IndexKeyHasher, index_key_hash
+from rocketq.store.fast_hash import index_key_hash
 from rocketq.store.index_file import IndexFile, index_file_name, index_file_size
 
 log = logging.getLogger(__name__)
@@ -43,7 +45,7 @@ class IndexService:
         self.last_indexed_timestamp = 0
         #: whether build_index already ran for last_indexed_phys in this process (vs. read from disk)
         self._dispatched_last = False
-        self._key_hash = IndexKeyHasher().key_hash
+        self._prefixes: dict[str, int] = {}
 
     # ------------------------------------------------------------------------------------ lifecycle
 
@@ -141,10 +143,23 @@ class IndexService:
         return f
 
     def _put(self, key_hash: int, phys: int, store_timestamp: int) -> None:
+        self._put_entries([key_hash, phys], store_timestamp)
+
+    def _put_entries(self, entries: list[int], store_timestamp: int) -> None:
         files = self._files
         f = files[-1] if files else self._writable_file()
-        if not f.put_key(key_hash, phys, store_timestamp):
-            self._writable_file().put_key(key_hash, phys, store_timestamp)
+        i = f.put_keys(entries, 0, store_timestamp)
+        while i < len(entries):
+            i = self._writable_file().put_keys(entries, i, store_timestamp)
+
+    def prefix_hash(self, topic: str) -> int:
+        """Unsigned Java hash of ``topic#``, cached (every key of a topic starts with it)."""
+        h = self._prefixes.get(topic)
+        if h is None:
+            if len(self._prefixes) >= 4096:
+                self._prefixes.clear()
+            h = self._prefixes[topic] = unsigned_hash(topic + "#")[0]
+        return h
 
     def build_index(
         self,
@@ -162,12 +177,10 @@ class IndexService:
         self.last_indexed_timestamp = store_timestamp
         if sys_flag & SYSFLAG_TX_MASK == SYSFLAG_TX_ROLLBACK:
             return
-        if uniq_key:
-            self._put(self._key_hash(topic, uniq_key), phys, store_timestamp)
-        if keys:
-            for k in keys.split(" "):
-                if k:
-                    self._put(self._key_hash(topic, k), phys, store_timestamp)
+        if uniq_key or keys:
+            entries = index_entries(self.prefix_hash(topic), phys, uniq_key, keys)
+            if entries:
+                self._put_entries(entries, store_timestamp)
 
     def build_index_batch(self, entries: list[int], last_phys: int, store_timestamp: int) -> None:
         """Append path for a batch: ``entries`` = ``[hash, phys, hash, phys, ...]`` in commit-log order (already
@@ -178,10 +191,10 @@ class IndexService:
         self._dispatched_last = True
         self.last_indexed_phys = last_phys
         self.last_indexed_timestamp = store_timestamp
-        put = self._put
-        for i in range(0, len(entries), 2):
-            if entries[i + 1] > floor:
-                put(entries[i], entries[i + 1], store_timestamp)
+        if entries and entries[1] <= floor:  # only on a replay overlapping what is indexed
+            entries = [v for i in range(0, len(entries), 2) if entries[i + 1] > floor for v in entries[i : i + 2]]
+        if entries:
+            self._put_entries(entries, store_timestamp)
 
     def flush(self) -> None:
         for f in self._files:

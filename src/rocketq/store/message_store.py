@@ -36,7 +36,6 @@ import threading
 import zlib
 from collections.abc import Callable, Iterator
 
-from rocketq.common.hashing import unsigned_hash
 from rocketq.protocol.message import (
     MAX_PROPERTIES_LENGTH,
     PROP_DELAY,
@@ -153,7 +152,6 @@ class MessageStore:
         self.reader = MessageReader(config, self.commit_log, self.cq_table, self.index, self.stats_service)
         self._cleanup_lock = threading.Lock()
         self._tags_cache: dict[str, int] = {}
-        self._index_prefixes: dict[str, int] = {}
 
     # ===================================================================================== lifecycle
 
@@ -450,7 +448,7 @@ class MessageStore:
         if total + END_FILE_MIN_BLANK_LENGTH > cl.file_size:
             return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
         index = self.index
-        prefix = -1 if index is None else self._index_prefix(topic)
+        prefix = -1 if index is None else index.prefix_hash(topic)
         queue_id = batch.queue_id
         key = (topic, queue_id)
         with cl.put_lock:
@@ -482,15 +480,6 @@ class MessageStore:
             for i, tags_code in enumerate(tags):
                 listener(topic, queue_id, first + i, tags_code, store_ts, None)
         return PutMessageResult(PutMessageStatus.PUT_OK, result)
-
-    def _index_prefix(self, topic: str) -> int:
-        """Unsigned Java hash of ``topic#`` (the index key prefix), cached."""
-        h = self._index_prefixes.get(topic)
-        if h is None:
-            if len(self._index_prefixes) >= 4096:
-                self._index_prefixes.clear()
-            h = self._index_prefixes[topic] = unsigned_hash(topic + "#")[0]
-        return h
 
     # -------------------------------------------------------------------------------- durability
 

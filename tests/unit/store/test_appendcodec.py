@@ -184,3 +184,67 @@ def test_twins_agree_byte_for_byte(items: list[tuple[bytes, bytes, int]], extra:
             pos += size
             k += 1
         assert k == len(items)
+
+
+# ------------------------------------------------------------------------------------------------ index
+
+_key_text = st.text(st.characters(blacklist_characters=" "), min_size=0, max_size=10)
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=lambda m: m.__name__.rsplit("_", 1)[-1])
+@settings(max_examples=150, deadline=None)
+@given(uniq=st.one_of(st.none(), _key_text), keys=st.one_of(st.none(), st.lists(_key_text, max_size=4).map(" ".join)))
+def test_index_entries_hash_topic_hash_key(twin: ModuleType, uniq: str | None, keys: str | None) -> None:
+    expected: list[int] = []
+    for k in ([uniq] if uniq else []) + ([k for k in keys.split(" ") if k] if keys else []):
+        expected += [index_key_hash(f"{TOPIC}#{k}"), 77]
+    assert twin.index_entries(PREFIX, 77, uniq, keys) == expected
+
+
+def test_index_entries_with_a_lone_surrogate_match_java() -> None:
+    for twin in TWINS:
+        assert twin.index_entries(PREFIX, 1, "a\ud800b", None) == [index_key_hash(f"{TOPIC}#a\ud800b"), 1]
+
+
+_SLOTS, _ENTRIES = 7, 24
+
+
+@pytest.mark.skipif(len(TWINS) < 2, reason="the compiled twin is not built here (ROCKETQ_REQUIRE_NATIVE guards CI)")
+@settings(max_examples=200, deadline=None)
+@given(
+    batches=st.lists(
+        st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(0, 2**40)), max_size=8).map(
+            lambda pairs: [v for p in pairs for v in p]
+        ),
+        max_size=6,
+    ),
+    garbage_slots=st.dictionaries(st.integers(0, _SLOTS - 1), st.integers(-5, 40), max_size=3),
+    times=st.lists(st.integers(0, 10**6), min_size=6, max_size=6),
+)
+def test_index_twins_agree(batches: list[list[int]], garbage_slots: dict[int, int], times: list[int]) -> None:
+    """Same bytes and header fields from both twins, including slots left pointing past the count by a crash."""
+    size = 40 + _SLOTS * 4 + _ENTRIES * 20
+    results = []
+    for twin in TWINS:
+        mm = bytearray(size)
+        for slot, value in garbage_slots.items():
+            struct.pack_into(">i", mm, 40 + slot * 4, value)
+        state = (1, 0, 0, 0, 0, 0)  # count, slot_count, begin_ts, begin_phy, end_ts, end_phy
+        trace = []
+        for entries, t in zip(batches, times, strict=False):
+            start = 0
+            out = twin.index_put_many(mm, _SLOTS, _ENTRIES, *state, entries, start, 1_700_000_000_000 + t)
+            trace.append(out)
+            state = out[1:]
+        results.append((bytes(mm), trace))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=lambda m: m.__name__.rsplit("_", 1)[-1])
+def test_index_put_many_stops_when_full(twin: ModuleType) -> None:
+    mm = bytearray(40 + _SLOTS * 4 + 3 * 20)
+    entries = [5, 100, 6, 200, 12, 300]
+    nxt, count, *_ = twin.index_put_many(mm, _SLOTS, 3, 1, 0, 0, 0, 0, 0, entries, 0, 1000)
+    assert (nxt, count) == (4, 3)  # entries 1 and 2 fill the file (entry 0 is never used)
+    with pytest.raises(ValueError):
+        twin.index_put_many(mm, _SLOTS, 3, 1, 0, 0, 0, 0, 0, [-1, 5], 0, 1000)
