@@ -517,7 +517,55 @@ done:
     return result;
 }
 
+/* write_record(mm, pos, body, topic_tail, props, queue_id, flag, queue_offset, phys, sys_flag, born_ts, born_b,
+ *              store_ts, store_b, reconsume_times, prepared_offset) -> record size
+ * One message as a commit-log record at `pos`, body CRC computed here, TOTALSIZE written last. */
+static PyObject *write_record(PyObject *self, PyObject *args) {
+    Py_buffer mm, body, topic_tail, props, born_b, store_b;
+    Py_ssize_t pos;
+    int queue_id, flag, sys_flag, reconsume_times;
+    long long queue_offset, phys, born_ts, store_ts, prepared;
+    if (!PyArg_ParseTuple(args, "w*ny*y*y*iiLLiLy*Ly*iL:write_record", &mm, &pos, &body, &topic_tail, &props,
+                          &queue_id, &flag, &queue_offset, &phys, &sys_flag, &born_ts, &born_b, &store_ts, &store_b,
+                          &reconsume_times, &prepared))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t size = 72 + born_b.len + store_b.len + body.len + topic_tail.len + 2 + props.len;
+    if (pos < 0 || pos + size > mm.len || props.len > 32767 || body.len > 0x7FFFFFFF || topic_tail.len < 1
+        || (born_b.len != 8 && born_b.len != 20) || (store_b.len != 8 && store_b.len != 20)) {
+        PyErr_SetString(PyExc_ValueError, "write_record: record does not fit or bad field lengths");
+        goto done;
+    }
+    unsigned char *r = (unsigned char *)mm.buf + pos, *p = r + 48;
+    put32(r + 4, MESSAGE_MAGIC);
+    put32(r + 8, (uint32_t)crc32(0L, body.buf, (uInt)body.len) & 0x7FFFFFFFu);
+    put32(r + 12, (uint32_t)queue_id);
+    put32(r + 16, (uint32_t)flag);
+    put64(r + 20, (uint64_t)queue_offset);
+    put64(r + 28, (uint64_t)phys);
+    put32(r + 36, (uint32_t)sys_flag);
+    put64(r + 40, (uint64_t)born_ts);
+    memcpy(p, born_b.buf, born_b.len); p += born_b.len;
+    put64(p, (uint64_t)store_ts); p += 8;
+    memcpy(p, store_b.buf, store_b.len); p += store_b.len;
+    put32(p, (uint32_t)reconsume_times); p += 4;
+    put64(p, (uint64_t)prepared); p += 8;
+    put32(p, (uint32_t)body.len); p += 4;
+    memcpy(p, body.buf, body.len); p += body.len;
+    memcpy(p, topic_tail.buf, topic_tail.len); p += topic_tail.len;
+    p[0] = (unsigned char)(props.len >> 8); p[1] = (unsigned char)props.len; p += 2;
+    memcpy(p, props.buf, props.len);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    put32(r, (uint32_t)size);  /* commit: TOTALSIZE last */
+    result = PyLong_FromSsize_t(size);
+done:
+    PyBuffer_Release(&mm); PyBuffer_Release(&body); PyBuffer_Release(&topic_tail); PyBuffer_Release(&props);
+    PyBuffer_Release(&born_b); PyBuffer_Release(&store_b);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"write_record", write_record, METH_VARARGS, "one message as a commit-log record, TOTALSIZE last"},
     {"index_entries", index_entries, METH_VARARGS, "index entries [hash, phys, ...] of a message's keys"},
     {"index_put_many", index_put_many, METH_VARARGS, "IndexFile.put_key for many entries"},
     {"populate_write", populate_write, METH_VARARGS, "pre-fault mapped pages for writing (GIL released)"},

@@ -71,6 +71,51 @@ def populate_write(mm: object, start: int, length: int) -> bool:
     return True
 
 
+def write_record(
+    mm: object,
+    pos: int,
+    body: bytes | memoryview,
+    topic_tail: bytes,
+    props: bytes,
+    queue_id: int,
+    flag: int,
+    queue_offset: int,
+    phys: int,
+    sys_flag: int,
+    born_timestamp: int,
+    born_b: bytes,
+    store_timestamp: int,
+    store_b: bytes,
+    reconsume_times: int,
+    prepared_transaction_offset: int,
+) -> int:
+    """One message as a commit-log record at ``pos`` (body CRC computed here, TOTALSIZE last); its size."""
+    fixed_size = 72 + len(born_b) + len(store_b)
+    size = fixed_size + len(body) + len(topic_tail) + 2 + len(props)
+    if (
+        pos < 0 or pos + size > len(mm) or len(props) > 32767 or not topic_tail  # type: ignore[arg-type]
+        or len(born_b) not in (8, 20) or len(store_b) not in (8, 20)
+    ):  # fmt: skip
+        raise ValueError("write_record: record does not fit or bad field lengths")
+    fixed = struct.Struct(f">iIiiiqqiq{len(born_b)}sq{len(store_b)}siqi")
+    fixed.pack_into(
+        mm, pos, 0, MESSAGE_MAGIC, zlib.crc32(body) & 0x7FFFFFFF, queue_id, flag, queue_offset, phys,  # type: ignore[arg-type]
+        sys_flag, born_timestamp, born_b, store_timestamp, store_b, reconsume_times, prepared_transaction_offset,
+        len(body),
+    )
+    buf = memoryview(mm)  # type: ignore[arg-type]
+    p = pos + fixed_size
+    buf[p : p + len(body)] = body
+    p += len(body)
+    buf[p : p + len(topic_tail)] = topic_tail
+    p += len(topic_tail)
+    _I16.pack_into(buf, p, len(props))
+    buf[p + 2 : p + 2 + len(props)] = props
+    buf.release()
+    _I32.pack_into(mm, pos, size)  # type: ignore[arg-type]
+    return size
+
+
 def measure_batch(body: bytes | memoryview, extra: bytes, fixed_size: int, topic_tail_len: int) -> tuple[int, int, int]:
     """(messages, bytes of all records, longest record properties)."""
     count = total = longest = 0

@@ -16,6 +16,9 @@ PROPS``) as one commit-log record per item, each with the batch's properties app
   hash of ``topic#``; -1 = no index) and the comma-joined offset message ids. ``ValueError`` before any write
   if the body is malformed or a TAGS/KEYS/UNIQ_KEY value is not UTF-8.
 
+* ``write_record(mm, pos, body, topic_tail, props, queue_id, flag, queue_offset, phys, sys_flag, born_ts,
+  born_b, store_ts, store_b, reconsume_times, prepared_offset) -> size``: one message as a record (body CRC
+  computed here), TOTALSIZE last.
 * ``populate_write(mm, start, length) -> bool`` pre-faults mapped pages for writing without changing them
   (``MADV_POPULATE_WRITE``; False where the kernel lacks it); the compiled twin releases the GIL.
 
@@ -47,6 +50,7 @@ IMPLEMENTATION = "python" if impl is pure else "c"
 
 measure_batch = impl.measure_batch
 write_batch = impl.write_batch
+write_record = impl.write_record
 java_hash_utf8 = impl.java_hash_utf8
 populate_write = impl.populate_write
 index_entries = impl.index_entries

@@ -18,7 +18,6 @@ from collections.abc import Callable
 
 from rocketq.errors import ProtocolError
 from rocketq.protocol.message import (
-    MESSAGE_MAGIC,
     SYSFLAG_TX_MASK,
     SYSFLAG_TX_PREPARED,
     SYSFLAG_TX_ROLLBACK,
@@ -26,6 +25,7 @@ from rocketq.protocol.message import (
     decode_record,
 )
 from rocketq.store.appendcodec import write_batch
+from rocketq.store.appendcodec import write_record as write_message_record
 from rocketq.store.config import Clock, StoreConfig, system_clock
 from rocketq.store.mapped_file import MappedFile, SelectMappedBufferResult
 from rocketq.store.mapped_file_queue import MappedFileQueue
@@ -101,9 +101,7 @@ class CommitLog:
 
     def append_message(
         self,
-        fixed: struct.Struct,
         size: int,
-        crc: int,
         queue_id: int,
         flag: int,
         sys_flag: int,
@@ -114,10 +112,10 @@ class CommitLog:
         prepared_transaction_offset: int,
         body: bytes,
         topic_tail: bytes,
-        props_tail: bytes,
+        props_b: bytes,
         key: QueueKey,
     ) -> AppendResult:
-        """``append`` without building an EncodedRecord first (the single-message hot path)."""
+        """The single-message hot path: ``appendcodec.write_record`` straight into the mapped file."""
         store_ts = self._clock()
         tx = sys_flag & SYSFLAG_TX_MASK
         has_queue = tx != SYSFLAG_TX_PREPARED and tx != SYSFLAG_TX_ROLLBACK
@@ -126,22 +124,13 @@ class CommitLog:
         mf = self.mfq.last_for_write()
         if size + END_FILE_MIN_BLANK_LENGTH > mf.file_size - mf.wrote_position:
             mf = self._file_for(size)
-        mm = mf.mm
         pos = mf.wrote_position
         phys = mf.file_from_offset + pos
-        fixed.pack_into(
-            mm, pos, 0, MESSAGE_MAGIC, crc, queue_id, flag, queue_offset, phys, sys_flag, born_timestamp, born_b,
-            store_ts, store_b, reconsume_times, prepared_transaction_offset, len(body),
+        write_message_record(
+            mf.mm, pos, body, topic_tail, props_b, queue_id, flag, queue_offset, phys, sys_flag, born_timestamp,
+            born_b, store_ts, store_b, reconsume_times, prepared_transaction_offset,
         )
-        p = pos + fixed.size
-        e = p + len(body)
-        mm[p:e] = body
-        p = e + len(topic_tail)
-        mm[e:p] = topic_tail
-        e = pos + size
-        mm[p:e] = props_tail
-        _I32.pack_into(mm, pos, size)  # commit: TOTALSIZE last
-        mf.wrote_position = e
+        mf.wrote_position = pos + size
         mf.store_timestamp = mf.last_modified_ms = store_ts
         self.last_store_timestamp = store_ts
         if has_queue:

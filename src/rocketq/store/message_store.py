@@ -33,7 +33,6 @@ import logging
 import os
 import struct
 import threading
-import zlib
 from collections.abc import Callable, Iterator
 
 from rocketq.protocol.message import (
@@ -372,8 +371,6 @@ class MessageStore:
         size = fixed.size + len(body) + len(topic_tail) + 2 + n_props
         if size + END_FILE_MIN_BLANK_LENGTH > cl.file_size:
             return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
-        props_tail = _I16.pack(n_props) + props_b
-        crc = zlib.crc32(body) & 0x7FFFFFFF
         tags_code = msg.tags_code
         if tags_code is None and topic != SCHEDULE_TOPIC:
             tags_code = self._tags_code(props.get(PROP_TAGS))
@@ -383,8 +380,8 @@ class MessageStore:
                 return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
             try:
                 result = cl.append_message(
-                    fixed, size, crc, queue_id, msg.flag, sys_flag, msg.born_timestamp, born_b, store_b,
-                    msg.reconsume_times, msg.prepared_transaction_offset, body, topic_tail, props_tail, key,
+                    size, queue_id, msg.flag, sys_flag, msg.born_timestamp, born_b, store_b, msg.reconsume_times,
+                    msg.prepared_transaction_offset, body, topic_tail, props_b, key,
                 )
             except OSError:
                 log.exception("store.append_failed topic=%s", topic)

@@ -248,3 +248,38 @@ def test_index_put_many_stops_when_full(twin: ModuleType) -> None:
     assert (nxt, count) == (4, 3)  # entries 1 and 2 fill the file (entry 0 is never used)
     with pytest.raises(ValueError):
         twin.index_put_many(mm, _SLOTS, 3, 1, 0, 0, 0, 0, 0, [-1, 5], 0, 1000)
+
+
+# ------------------------------------------------------------------------------------------- one record
+
+
+@pytest.mark.skipif(len(TWINS) < 2, reason="the compiled twin is not built here (ROCKETQ_REQUIRE_NATIVE guards CI)")
+@settings(max_examples=150, deadline=None)
+@given(body=st.binary(max_size=300), props=st.binary(max_size=100), v6=st.booleans(), ints=st.tuples(
+    st.integers(0, 2**31 - 1), st.integers(-(2**31), 2**31 - 1), st.integers(0, 2**62), st.integers(0, 2**62),
+    st.integers(0, 2**40), st.integers(0, 2**31 - 1), st.integers(0, 2**62)))
+def test_write_record_twins_agree(body: bytes, props: bytes, v6: bool, ints: tuple[int, ...]) -> None:
+    queue_id, flag, queue_offset, phys, born_ts, reconsume, prepared = ints
+    store_b = STORE_V6 if v6 else STORE
+    sys_flag = SYSFLAG_STOREHOST_V6 if v6 else 0
+    outs = []
+    for twin in TWINS:
+        buf = bytearray(600)
+        size = twin.write_record(buf, 7, body, TOPIC_TAIL, props, queue_id, flag, queue_offset, phys, sys_flag,
+                                 born_ts, BORN, born_ts + 1, store_b, reconsume, prepared)
+        outs.append((size, bytes(buf)))
+    assert outs[0] == outs[1]
+    size, raw = outs[0]
+    assert struct.unpack_from(">i", raw, 7)[0] == size
+    if not props:
+        rec = decode_record(raw, 7)
+        assert (rec.body, rec.queue_offset, rec.commit_log_offset, rec.flag) == (body, queue_offset, phys, flag)
+        assert rec.body_crc == zlib.crc32(body) & 0x7FFFFFFF
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=lambda m: m.__name__.rsplit("_", 1)[-1])
+def test_write_record_refuses_what_does_not_fit(twin: ModuleType) -> None:
+    buf = bytearray(100)
+    with pytest.raises(ValueError):
+        twin.write_record(buf, 0, b"x" * 50, TOPIC_TAIL, b"", 0, 0, 0, 0, 0, 0, BORN, 0, STORE, 0, 0)
+    assert buf == bytearray(100)
