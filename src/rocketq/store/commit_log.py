@@ -32,15 +32,12 @@ from rocketq.store.mapped_file_queue import MappedFileQueue
 from rocketq.store.record import (
     END_FILE_MIN_BLANK_LENGTH,
     RECORD_BLANK,
-    EncodedRecord,
     RecordEncoder,
     RecordInfo,
     check_record,
-    commit_record,
     read_size,
     read_store_timestamp,
     write_blank,
-    write_record,
 )
 from rocketq.store.results import AppendResult
 
@@ -82,23 +79,6 @@ class CommitLog:
             mf = self.mfq.last_for_write()
         return mf
 
-    def append(self, rec: EncodedRecord, key: QueueKey) -> AppendResult:
-        """Append one record (caller holds ``put_lock``). ``rec.size + 8`` must fit in an empty file."""
-        store_ts = self._clock()
-        tx = rec.sys_flag & SYSFLAG_TX_MASK
-        has_queue = tx != SYSFLAG_TX_PREPARED and tx != SYSFLAG_TX_ROLLBACK
-        queue_offset = self.topic_queue_table.get(key, 0) if has_queue else 0
-        mf = self._file_for(rec.size)
-        pos = mf.wrote_position
-        phys = mf.file_from_offset + pos
-        write_record(mf.mm, pos, rec, queue_offset, phys, store_ts, True)
-        mf.wrote_position = pos + rec.size
-        mf.store_timestamp = mf.last_modified_ms = store_ts
-        self.last_store_timestamp = store_ts
-        if has_queue:
-            self.topic_queue_table[key] = queue_offset + 1
-        return AppendResult(phys, rec.size, store_ts, queue_offset, 1, rec.store_b)
-
     def append_message(
         self,
         size: int,
@@ -136,33 +116,6 @@ class CommitLog:
         if has_queue:
             table[key] = queue_offset + 1
         return AppendResult(phys, size, store_ts, queue_offset, 1, store_b)
-
-    def append_batch(self, recs: list[EncodedRecord], key: QueueKey) -> tuple[AppendResult, list[int]]:
-        """Append a batch contiguously with consecutive queue offsets; returns the result and each record's size."""
-        store_ts = self._clock()
-        total = 0
-        sizes = []
-        for r in recs:
-            sizes.append(r.size)
-            total += r.size
-        queue_offset = self.topic_queue_table.get(key, 0)
-        mf = self._file_for(total)
-        mm = mf.mm
-        start = mf.wrote_position
-        base = mf.file_from_offset
-        pos = start
-        offsets = []
-        for i, r in enumerate(recs):
-            offsets.append(base + pos)
-            write_record(mm, pos, r, queue_offset + i, base + pos, store_ts, i > 0)
-            pos += r.size
-        commit_record(mm, start, recs[0].size)  # the whole batch becomes visible to recovery at once
-        mf.wrote_position = pos
-        mf.store_timestamp = mf.last_modified_ms = store_ts
-        self.last_store_timestamp = store_ts
-        self.topic_queue_table[key] = queue_offset + len(recs)
-        result = AppendResult(base + start, total, store_ts, queue_offset, len(recs), recs[0].store_b, tuple(offsets))
-        return result, sizes
 
     def append_batch_body(
         self,

@@ -1,4 +1,6 @@
-"""Commit-log records on the append path (encode straight into the mmap) and on recovery (validate).
+"""Commit-log records: their layout, encoding caches, blanks, and validation on recovery (``check_record``).
+
+The append path writes records with ``rocketq.store.appendcodec``.
 
 The record layout is the one of ``rocketq.protocol.message`` (RocketMQ's stored message), big-endian::
 
@@ -35,7 +37,6 @@ from typing import Final
 
 from rocketq.protocol.message import (
     BLANK_MAGIC,
-    MAX_PROPERTIES_LENGTH,
     MAX_TOPIC_LENGTH,
     MESSAGE_MAGIC,
     SYSFLAG_BORNHOST_V6,
@@ -62,59 +63,6 @@ RECORD_END: Final = 0
 RECORD_BLANK: Final = -1
 
 _CACHE_MAX = 4096
-
-
-class EncodedRecord:
-    """Everything of a record that does not depend on where and when it is stored."""
-
-    __slots__ = (
-        "body",
-        "born_b",
-        "born_timestamp",
-        "crc",
-        "fixed",
-        "flag",
-        "prepared_transaction_offset",
-        "props_tail",
-        "queue_id",
-        "reconsume_times",
-        "size",
-        "store_b",
-        "sys_flag",
-        "topic_tail",
-    )
-
-    def __init__(
-        self,
-        fixed: struct.Struct,
-        size: int,
-        crc: int,
-        queue_id: int,
-        flag: int,
-        sys_flag: int,
-        born_timestamp: int,
-        born_b: bytes,
-        store_b: bytes,
-        reconsume_times: int,
-        prepared_transaction_offset: int,
-        body: bytes | memoryview,
-        topic_tail: bytes,
-        props_tail: bytes,
-    ) -> None:
-        self.fixed = fixed
-        self.size = size
-        self.crc = crc
-        self.queue_id = queue_id
-        self.flag = flag
-        self.sys_flag = sys_flag
-        self.born_timestamp = born_timestamp
-        self.born_b = born_b
-        self.store_b = store_b
-        self.reconsume_times = reconsume_times
-        self.prepared_transaction_offset = prepared_transaction_offset
-        self.body = body
-        self.topic_tail = topic_tail
-        self.props_tail = props_tail
 
 
 #: (born host length, store host length) → (fixed-part struct, host-v6 sysFlag bits)
@@ -154,63 +102,6 @@ class RecordEncoder:
                 self._topics.clear()
             t = self._topics[topic] = bytes((len(raw),)) + raw
         return t
-
-    def encode(
-        self,
-        topic_tail: bytes,
-        body: bytes | memoryview,
-        props_b: bytes,
-        queue_id: int,
-        flag: int,
-        sys_flag: int,
-        born_timestamp: int,
-        born_host: Host,
-        store_host: Host,
-        reconsume_times: int,
-        prepared_transaction_offset: int,
-    ) -> EncodedRecord | None:
-        """None when the properties are too long (PROPERTIES_SIZE_EXCEEDED)."""
-        if len(props_b) > MAX_PROPERTIES_LENGTH:
-            return None
-        born_b = self.host_bytes(born_host)
-        store_b = self.host_bytes(store_host)
-        sys_flag &= ~(SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6)
-        if len(born_b) == 20:
-            sys_flag |= SYSFLAG_BORNHOST_V6
-        if len(store_b) == 20:
-            sys_flag |= SYSFLAG_STOREHOST_V6
-        fixed = _FIXED[(len(born_b), len(store_b))]
-        size = fixed.size + len(body) + len(topic_tail) + 2 + len(props_b)
-        return EncodedRecord(
-            fixed, size, zlib.crc32(body) & 0x7FFFFFFF, queue_id, flag, sys_flag, born_timestamp, born_b, store_b,
-            reconsume_times, prepared_transaction_offset, body, topic_tail, _I16.pack(len(props_b)) + props_b,
-        )
-
-
-def write_record(
-    mm: mmap.mmap, pos: int, rec: EncodedRecord, queue_offset: int, phys: int, store_timestamp: int, commit: bool
-) -> None:
-    """Write ``rec`` at ``pos``; TOTALSIZE only when ``commit`` (else the caller commits it later)."""
-    fixed = rec.fixed
-    body = rec.body
-    fixed.pack_into(
-        mm, pos, 0, MESSAGE_MAGIC, rec.crc, rec.queue_id, rec.flag, queue_offset, phys, rec.sys_flag,
-        rec.born_timestamp, rec.born_b, store_timestamp, rec.store_b, rec.reconsume_times,
-        rec.prepared_transaction_offset, len(body),
-    )
-    p = pos + fixed.size
-    e = p + len(body)
-    mm[p:e] = body
-    t = rec.topic_tail
-    p = e + len(t)
-    mm[e:p] = t
-    mm[p : pos + rec.size] = rec.props_tail
-    if commit:
-        _I32.pack_into(mm, pos, rec.size)
-
-
-def commit_record(mm: mmap.mmap, pos: int, size: int) -> None:
-    _I32.pack_into(mm, pos, size)
 
 
 def write_blank(mm: mmap.mmap, pos: int, remaining: int) -> None:
