@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -102,6 +103,7 @@ class BrokerController:
         self.boot_timestamp = int(time.time() * 1000)
         self._tasks: list[asyncio.Task[None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
         self._started = False
 
     @property
@@ -112,6 +114,7 @@ class BrokerController:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
         cfg = self.config
         self.topics.load()
         self.groups.load()
@@ -231,11 +234,7 @@ class BrokerController:
         loop = self._loop
         if loop is None:
             return
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
+        if threading.get_ident() == self._loop_thread:
             self.pull_holds.notify_arrival(topic, queue_id, next_offset, tags_code)
         else:
             loop.call_soon_threadsafe(self.pull_holds.notify_arrival, topic, queue_id, next_offset, tags_code)

@@ -14,10 +14,14 @@ from typing import TYPE_CHECKING
 from rocketq.broker.timer import TIMER_PROPS
 from rocketq.broker.transaction import is_half
 from rocketq.errors import MessageIllegalError
+from rocketq.protocol.message import PROP_TRAN_MSG
 from rocketq.store import StoreMessage
 
 if TYPE_CHECKING:
     from rocketq.broker.controller import BrokerController
+
+# Properties that make a message more than an ordinary put; most messages have none of them.
+_SPECIAL_PROPS = frozenset((PROP_TRAN_MSG, *TIMER_PROPS))
 
 
 class MessageSemantics:
@@ -26,6 +30,8 @@ class MessageSemantics:
 
     def before_put(self, msg: StoreMessage) -> StoreMessage:
         props = msg.properties
+        if _SPECIAL_PROPS.isdisjoint(props):
+            return msg
         timed = any(k in props for k in TIMER_PROPS)
         if is_half(props):
             if timed:

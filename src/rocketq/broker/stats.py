@@ -33,8 +33,8 @@ class BrokerStats:
         second = int(now)
         if q and q[-1][0] == second:
             q[-1] = (second, q[-1][1] + count)
-        else:
-            q.append((second, count))
+            return  # same second as the last record: nothing new can have left the window
+        q.append((second, count))
         while q and q[0][0] < now - self.window:
             q.popleft()
 

@@ -1,9 +1,16 @@
 """SEND_MESSAGE (10), SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320).
 
-Sends are queued (bounded) and written by one task, like Java's send thread pool: a send that waited longer
-than ``waitTimeMillsInSendQueue`` is answered SYSTEM_BUSY instead of being stored, and a full queue refuses new
-sends at once — memory stays bounded however many clients pile on. Under SYNC_FLUSH the answer is written when
-the group-commit flush covering the message completes, without blocking the writer.
+Sends are queued (bounded) and written in bursts by one loop callback, like Java's send thread pool: a send
+that waited longer than ``waitTimeMillsInSendQueue`` is answered SYSTEM_BUSY instead of being stored, and a full
+queue refuses new sends at once — memory stays bounded however many clients pile on. The drain is a plain
+``call_soon`` callback (no task, no event): it handles what is queued when it runs, then yields to the loop.
+
+Under SYNC_FLUSH the answer is written when the group-commit flush covering the message completes, without
+blocking the writer. The store calls back from its flush thread once per request; those completions go into a
+thread-safe deque and reach the loop through one ``call_soon_threadsafe`` per batch (the first completion of a
+batch schedules the drain, the rest find it pending), so one flush serving N requests costs one hop, not N. A
+message whose ``WAIT`` property is ``false`` (``isWaitStoreMsgOK``) is answered at once, as Java's
+``CommitLog.handleDiskFlush`` does: the flush is requested (the flush service is woken) but not waited for.
 """
 
 from __future__ import annotations
@@ -31,10 +38,11 @@ from rocketq.protocol.headers import (
 )
 from rocketq.protocol.message import (
     PROP_CLUSTER,
+    PROP_WAIT,
     decode_properties,
 )
 from rocketq.remoting.connection import Connection
-from rocketq.store import StoreBatch, StoreMessage
+from rocketq.store import PutMessageStatus, StoreBatch, StoreMessage
 
 if TYPE_CHECKING:
     from rocketq.broker.controller import BrokerController
@@ -47,6 +55,8 @@ _STATUS_TO_CODE = {
     "FLUSH_SLAVE_TIMEOUT": (ResponseCode.FLUSH_SLAVE_TIMEOUT, None),
     "SLAVE_NOT_AVAILABLE": (ResponseCode.SLAVE_NOT_AVAILABLE, None),
     "CREATE_MAPPED_FILE_FAILED": (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."),
+    # the store's (and Java's) spelling of the same status
+    "CREATE_MAPEDFILE_FAILED": (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."),
     "MESSAGE_ILLEGAL": (ResponseCode.MESSAGE_ILLEGAL, "the message is illegal, maybe msg body or properties too long"),
     "PROPERTIES_SIZE_EXCEEDED": (ResponseCode.MESSAGE_ILLEGAL, "the message properties are too long"),
     "SERVICE_NOT_AVAILABLE": (
@@ -56,6 +66,24 @@ _STATUS_TO_CODE = {
     ),
     "OS_PAGECACHE_BUSY": (ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"),
 }
+# The same table keyed by the enum member: no ``.name`` descriptor call per message.
+_CODE_OF_STATUS = {s: _STATUS_TO_CODE[s.name] for s in PutMessageStatus if s.name in _STATUS_TO_CODE}
+_PUT_OK = PutMessageStatus.PUT_OK
+# Codes whose answer carries the message id and offsets (the message is stored).
+_STORED_CODES = frozenset(
+    {
+        ResponseCode.SUCCESS,
+        ResponseCode.FLUSH_DISK_TIMEOUT,
+        ResponseCode.FLUSH_SLAVE_TIMEOUT,
+        ResponseCode.SLAVE_NOT_AVAILABLE,
+    }
+)
+# Topic names already validated (valid and sendable); bounded so random names cannot grow it forever.
+_VALID_TOPICS_MAX = 65536
+
+
+def _flush_not_awaited(ok: bool) -> None:
+    """Flush callback of a ``WAIT=false`` send: nobody waits for it."""
 
 
 class SendProcessor:
@@ -63,9 +91,17 @@ class SendProcessor:
         self.broker = broker
         self.config = broker.config
         self._queue: deque[tuple[Connection, RemotingCommand, float]] = deque()
-        self._wakeup = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._drain_handle: asyncio.Handle | None = None
+        self._started = False
         self.store_host = (self.config.brokerIP1, self.config.listenPort)
+        self._valid_topics: set[str] = set()
+        # SYNC_FLUSH completions (conn, cmd, response ext, flushed ok), appended by the store's flush thread.
+        self._flushed: deque[tuple[Connection, RemotingCommand, dict[str, str], bool]] = deque()
+        self._flushed_drain_pending = False
+        #: hops from the flush thread to the loop, and the answers they carried (group commit at work)
+        self.flush_hops = 0
+        self.flush_replies = 0
 
     def register(self) -> None:
         d = self.broker.dispatcher
@@ -73,55 +109,65 @@ class SendProcessor:
             d.register(code, self.enqueue)
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._writer())
+        self._loop = asyncio.get_running_loop()
+        self._started = True
+        if self._queue:
+            self._schedule_drain()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        self._started = False
+        if self._drain_handle is not None:
+            self._drain_handle.cancel()
+            self._drain_handle = None
 
     # ---------------------------------------------------------------------------------------- queueing
 
     def enqueue(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand | None:
-        if len(self._queue) >= self.config.sendQueueCapacity:
+        queue = self._queue
+        if len(queue) >= self.config.sendQueueCapacity:
             return self._busy(cmd, "[OVERLOAD]system busy, start flow control for a while")
-        self._queue.append((conn, cmd, time.monotonic()))
-        self._wakeup.set()
+        queue.append((conn, cmd, time.monotonic()))
+        if self._drain_handle is None and self._started:
+            self._schedule_drain()
         return None
 
-    async def _writer(self) -> None:
+    def _schedule_drain(self) -> None:
+        loop = self._loop
+        assert loop is not None
+        self._drain_handle = loop.call_soon(self._drain)
+
+    def _drain(self) -> None:
+        self._drain_handle = None
         limit = self.config.waitTimeMillsInSendQueue / 1000.0
-        while True:
-            await self._wakeup.wait()
-            self._wakeup.clear()
-            queue = self._queue
-            # Process what is queued now; yield to the loop between bursts so reads keep flowing.
-            for _ in range(len(queue)):
-                conn, cmd, enqueued = queue.popleft()
-                if conn.closed:
-                    continue
-                if time.monotonic() - enqueued > limit:
-                    resp = self._busy(
-                        cmd,
-                        f"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: "
-                        f"{int((time.monotonic() - enqueued) * 1000)}ms, size of queue: {len(queue)}",
-                    )
-                else:
-                    try:
-                        resp = self.process(conn, cmd)
-                    except BrokerError as exc:
-                        resp = self._response(cmd, exc.code, exc.remark)
-                    except ProtocolError as exc:
-                        resp = self._response(cmd, ResponseCode.SYSTEM_ERROR, str(exc))
-                    except Exception as exc:
-                        log.exception("send.failed remote=%s", conn.remote)
-                        resp = self._response(cmd, ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
-                if resp is not None and not cmd.is_oneway:
-                    resp.opaque = cmd.opaque
-                    conn.write(resp)
-            if queue:
-                self._wakeup.set()
-                await asyncio.sleep(0)
+        queue = self._queue
+        monotonic = time.monotonic
+        # Process what is queued now; yield to the loop between bursts so reads keep flowing.
+        for _ in range(len(queue)):
+            conn, cmd, enqueued = queue.popleft()
+            if conn.closed:
+                continue
+            waited = monotonic() - enqueued
+            if waited > limit:
+                resp: RemotingCommand | None = self._busy(
+                    cmd,
+                    f"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: "
+                    f"{int(waited * 1000)}ms, size of queue: {len(queue)}",
+                )
+            else:
+                try:
+                    resp = self.process(conn, cmd)
+                except BrokerError as exc:
+                    resp = self._response(cmd, exc.code, exc.remark)
+                except ProtocolError as exc:
+                    resp = self._response(cmd, ResponseCode.SYSTEM_ERROR, str(exc))
+                except Exception as exc:
+                    log.exception("send.failed remote=%s", conn.remote)
+                    resp = self._response(cmd, ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
+            if resp is not None and not cmd.is_oneway:
+                resp.opaque = cmd.opaque
+                conn.write(resp)
+        if queue and self._started and self._drain_handle is None:
+            self._schedule_drain()
 
     def queue_size(self) -> int:
         return len(self._queue)
@@ -132,11 +178,19 @@ class SendProcessor:
     def _response(
         self, cmd: RemotingCommand, code: int, remark: str | None, ext: dict[str, str] | None = None
     ) -> RemotingCommand:
-        fields = dict(ext) if ext else {}
+        """A send response; ``ext`` (if given) is taken over, not copied."""
+        fields = ext if ext is not None else {}
         # Java adds these to every send response; Java clients dereference the map unconditionally.
-        fields["MSG_REGION"] = self.config.regionId
-        fields["TRACE_ON"] = "true" if self.config.traceOn else "false"
+        cfg = self.config
+        fields["MSG_REGION"] = cfg.regionId
+        fields["TRACE_ON"] = "true" if cfg.traceOn else "false"
         return cmd.response(code, remark, fields)
+
+    def _remember_valid_topic(self, topic: str) -> None:
+        valid = self._valid_topics
+        if len(valid) >= _VALID_TOPICS_MAX:
+            valid.clear()
+        valid.add(topic)
 
     # ------------------------------------------------------------------------------------- processing
 
@@ -153,15 +207,20 @@ class SendProcessor:
         if cfg.is_slave:
             return self._response(cmd, ResponseCode.SERVICE_NOT_AVAILABLE, "the broker is a slave, send refused")
         topic = header.topic
-        error = topic_name_error(topic)
-        if error is not None:
-            return self._response(cmd, ResponseCode.SYSTEM_ERROR, error)
-        if topic in NOT_ALLOWED_SEND_TOPICS:
-            return self._response(cmd, ResponseCode.NO_PERMISSION, f"Sending message to topic[{topic}] is forbidden.")
+        if topic not in self._valid_topics:  # the name rules are a pure function of the name: checked once
+            error = topic_name_error(topic)
+            if error is not None:
+                return self._response(cmd, ResponseCode.SYSTEM_ERROR, error)
+            if topic in NOT_ALLOWED_SEND_TOPICS:
+                return self._response(
+                    cmd, ResponseCode.NO_PERMISSION, f"Sending message to topic[{topic}] is forbidden."
+                )
+            self._remember_valid_topic(topic)
         topics = self.broker.topics
         tc = topics.get(topic)
+        is_retry = topic.startswith(RETRY_PREFIX)
         if tc is None:
-            if topic.startswith(RETRY_PREFIX):
+            if is_retry:
                 group_cfg = self.broker.groups.find_or_create(topic[len(RETRY_PREFIX) :])
                 nums = group_cfg.retry_queue_nums if group_cfg else 1
                 tc = topics.create_system_if_absent(topic, nums)
@@ -186,14 +245,15 @@ class SendProcessor:
             )
         if queue_id < 0:
             queue_id = random.randrange(max(1, tc.write_queue_nums))
-        if len(cmd.body) > cfg.maxMessageSize:
+        body = cmd.body
+        if len(body) > cfg.maxMessageSize:
             return self._response(
-                cmd, ResponseCode.MESSAGE_ILLEGAL, f"the message body size {len(cmd.body)} > {cfg.maxMessageSize}"
+                cmd, ResponseCode.MESSAGE_ILLEGAL, f"the message body size {len(body)} > {cfg.maxMessageSize}"
             )
         properties = decode_properties(header.properties or "")
         reconsume_times = header.reconsume_times or 0
         # %RETRY% sends beyond the group's max go to the dead-letter queue (handleRetryAndDLQ).
-        if topic.startswith(RETRY_PREFIX):
+        if is_retry:
             group = topic[len(RETRY_PREFIX) :]
             group_cfg = self.broker.groups.find_or_create(group)
             if group_cfg is None:
@@ -214,7 +274,7 @@ class SendProcessor:
         msg = StoreMessage(
             topic=topic,
             queue_id=queue_id,
-            body=bytes(cmd.body),
+            body=body if type(body) is bytes else bytes(body),
             flag=header.flag,
             properties=properties,
             sys_flag=header.sys_flag,
@@ -227,7 +287,8 @@ class SendProcessor:
         )
         msg = self.broker.semantics.before_put(msg)
         result = self.broker.store.put_message(msg)
-        return self._finish(conn, cmd, result, queue_id_for_reply=queue_id)
+        wait = properties.get(PROP_WAIT) != "false"
+        return self._finish(conn, cmd, result, queue_id_for_reply=queue_id, wait=wait)
 
     def _send_batch(
         self,
@@ -256,40 +317,70 @@ class SendProcessor:
         return self._finish(conn, cmd, result, queue_id_for_reply=queue_id)
 
     def _finish(
-        self, conn: Connection, cmd: RemotingCommand, result: object, queue_id_for_reply: int
+        self, conn: Connection, cmd: RemotingCommand, result: object, queue_id_for_reply: int, wait: bool = True
     ) -> RemotingCommand | None:
-        status = result.status.name  # type: ignore[attr-defined]
+        """Answer a put. ``wait`` False (``WAIT=false``): under SYNC_FLUSH answer without waiting for the flush."""
+        status = result.status  # type: ignore[attr-defined]
         append = result.append_result  # type: ignore[attr-defined]
-        code, remark = _STATUS_TO_CODE.get(status, (ResponseCode.SYSTEM_ERROR, f"UNKNOWN_ERROR {status}"))
-        if append is None or code not in (
-            ResponseCode.SUCCESS,
-            ResponseCode.FLUSH_DISK_TIMEOUT,
-            ResponseCode.FLUSH_SLAVE_TIMEOUT,
-            ResponseCode.SLAVE_NOT_AVAILABLE,
-        ):
+        if status is _PUT_OK:
+            code: int = ResponseCode.SUCCESS
+            remark = None
+        else:
+            found = _CODE_OF_STATUS.get(status)
+            if found is None:
+                name = getattr(status, "name", str(status))
+                found = _STATUS_TO_CODE.get(name, (ResponseCode.SYSTEM_ERROR, f"UNKNOWN_ERROR {name}"))
+            code, remark = found
+        if append is None or code not in _STORED_CODES:
             return self._response(cmd, code, remark)
+        cfg = self.config
         ext = {
             "msgId": append.msg_id,
             "queueId": str(queue_id_for_reply),
             "queueOffset": str(append.logics_offset),
+            # Java adds these to every send response; Java clients dereference the map unconditionally.
+            "MSG_REGION": cfg.regionId,
+            "TRACE_ON": "true" if cfg.traceOn else "false",
         }
         self.broker.stats.on_put(append.msg_num, append.wrote_bytes)
         if code == ResponseCode.SUCCESS and self.broker.sync_flush:
-            # Group commit: answer when the flush that covers this record is done.
             end = append.wrote_offset + append.wrote_bytes
-            loop = asyncio.get_running_loop()
+            if not wait:
+                # isWaitStoreMsgOK() false: Java wakes the flush service and answers at once.
+                self.broker.store.request_flush(end, _flush_not_awaited)
+                return cmd.response(code, remark, ext)
+            # Group commit: answer when the flush that covers this record is done.
+            done = self._flushed
+            loop = self._loop or asyncio.get_running_loop()
 
-            def flushed(ok: bool) -> None:
-                loop.call_soon_threadsafe(self._reply_after_flush, conn, cmd, ok, ext)
+            def flushed(ok: bool) -> None:  # any thread
+                done.append((conn, cmd, ext, ok))
+                if not self._flushed_drain_pending:
+                    self._flushed_drain_pending = True
+                    loop.call_soon_threadsafe(self._reply_flushed)
 
             self.broker.store.request_flush(end, flushed)
             return None
-        return self._response(cmd, code, remark, ext)
+        return cmd.response(code, remark, ext)
+
+    def _reply_flushed(self) -> None:
+        """Answer every completed flush request (one hop from the flush thread for the whole batch)."""
+        # Cleared before draining: a completion appended after this point schedules its own hop, and one
+        # appended before it is drained below (a spare hop finds the deque empty; nothing is ever stranded).
+        self._flushed_drain_pending = False
+        self.flush_hops += 1
+        done = self._flushed
+        replies = 0
+        while done:
+            conn, cmd, ext, ok = done.popleft()
+            replies += 1
+            self._reply_after_flush(conn, cmd, ok, ext)
+        self.flush_replies += replies
 
     def _reply_after_flush(self, conn: Connection, cmd: RemotingCommand, ok: bool, ext: dict[str, str]) -> None:
         if cmd.is_oneway:
             return
         code = ResponseCode.SUCCESS if ok else ResponseCode.FLUSH_DISK_TIMEOUT
-        resp = self._response(cmd, code, None, ext)
+        resp = cmd.response(code, None, ext)
         resp.opaque = cmd.opaque
         conn.write(resp)

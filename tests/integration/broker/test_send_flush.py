@@ -1,0 +1,133 @@
+"""The send path under SYNC_FLUSH: answers wait for the flush, WAIT=false does not, completions batch per hop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+
+import pytest
+
+from rocketq.codes import ResponseCode
+from rocketq.protocol.command import RemotingCommand
+from rocketq.store import PutMessageResult, PutMessageStatus
+from rocketq.testing import EmbeddedCluster
+from rocketq.testing.wire import Wire
+
+SYNC = pytest.mark.parametrize("cluster", [{"flushDiskType": "SYNC_FLUSH"}], indirect=True)
+
+Held = list[tuple[int, Callable[[bool], None]]]
+
+
+def hold_flushes(cluster: EmbeddedCluster, monkeypatch: pytest.MonkeyPatch) -> Held:
+    """Flush requests are kept, not served: the test decides when (and how) each one completes."""
+    held: Held = []
+    monkeypatch.setattr(cluster.broker.store, "request_flush", lambda end, cb: held.append((end, cb)))
+    return held
+
+
+async def wait_for(predicate: Callable[[], bool]) -> None:
+    async with asyncio.timeout(5):
+        while not predicate():
+            await asyncio.sleep(0.005)
+
+
+def sends(wire: Wire, n: int, props: dict[str, str] | None = None) -> list[asyncio.Task[RemotingCommand]]:
+    return [asyncio.create_task(wire.send("TFlush", f"m{i}".encode(), props=props)) for i in range(n)]
+
+
+@SYNC
+async def test_answer_waits_for_the_flush_and_one_hop_carries_a_batch(
+    wire: Wire, cluster: EmbeddedCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert (await wire.send("TFlush", b"warm-up")).code == ResponseCode.SUCCESS  # topic and connection exist
+    held = hold_flushes(cluster, monkeypatch)
+    send = cluster.broker.send
+    tasks = sends(wire, 20)
+    await wait_for(lambda: len(held) == 20)
+    await asyncio.sleep(0.05)
+    assert not any(t.done() for t in tasks)  # stored, not yet durable: nobody is answered
+
+    hops, replies = send.flush_hops, send.flush_replies
+    for _, cb in held:  # one flush covering every request, completing them back to back
+        cb(True)
+    answers = await asyncio.gather(*tasks)
+    assert [a.code for a in answers] == [ResponseCode.SUCCESS] * 20
+    assert all({"msgId", "queueId", "queueOffset", "MSG_REGION", "TRACE_ON"} <= set(a.ext_fields) for a in answers)
+    assert sorted(int(a.ext_fields["queueOffset"]) for a in answers) == list(range(1, 21))
+    assert send.flush_hops == hops + 1
+    assert send.flush_replies == replies + 20
+
+
+@SYNC
+async def test_completions_from_the_flush_thread_and_failures(
+    wire: Wire, cluster: EmbeddedCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = hold_flushes(cluster, monkeypatch)
+    tasks = sends(wire, 10)
+    await wait_for(lambda: len(held) == 10)
+
+    def complete() -> None:  # as the store's group-commit thread does: the first half flushed, then a timeout
+        for i, (_, cb) in enumerate(held):
+            cb(i < 5)
+
+    worker = threading.Thread(target=complete)
+    worker.start()
+    answers = await asyncio.gather(*tasks)
+    worker.join()
+    codes = [a.code for a in answers]
+    assert codes[:5] == [ResponseCode.SUCCESS] * 5
+    assert codes[5:] == [ResponseCode.FLUSH_DISK_TIMEOUT] * 5
+    assert all("queueOffset" in a.ext_fields and "MSG_REGION" in a.ext_fields for a in answers)
+
+
+@SYNC
+async def test_wait_false_is_answered_without_waiting_for_the_flush(
+    wire: Wire, cluster: EmbeddedCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = hold_flushes(cluster, monkeypatch)
+    async with asyncio.timeout(5):
+        resp = await wire.send("TFlush", b"fire and forget", props={"WAIT": "false"})
+    assert resp.code == ResponseCode.SUCCESS and "msgId" in resp.ext_fields
+    assert len(held) == 1  # the flush was still requested (Java wakes the flush service)
+
+    waiting = sends(wire, 1)  # WAIT=true still waits
+    await wait_for(lambda: len(held) == 2)
+    await asyncio.sleep(0.05)
+    assert not waiting[0].done()
+    held[1][1](True)
+    assert (await waiting[0]).code == ResponseCode.SUCCESS
+
+
+@SYNC
+async def test_wait_false_message_is_stored_and_flushed(wire: Wire, cluster: EmbeddedCluster) -> None:
+    resp = await wire.send("TFlush", b"no wait", props={"WAIT": "false"})
+    assert resp.code == ResponseCode.SUCCESS
+    store = cluster.broker.store
+    await wait_for(lambda: store.commit_log.mfq.flushed_where >= store.get_max_phy_offset())
+    pulled = await wire.pull("TFlush", int(resp.ext_fields["queueId"]), int(resp.ext_fields["queueOffset"]))
+    assert pulled.code == ResponseCode.SUCCESS
+
+
+async def test_topic_checks_are_not_cached_for_refused_names(wire: Wire) -> None:
+    for _ in range(2):
+        assert (await wire.send("bad topic!", b"x")).code == ResponseCode.SYSTEM_ERROR
+        assert (await wire.send("SCHEDULE_TOPIC_XXXX", b"x")).code == ResponseCode.NO_PERMISSION
+        assert (await wire.send("TGood", b"x")).code == ResponseCode.SUCCESS
+
+
+async def test_store_failures_map_to_java_codes(
+    wire: Wire, cluster: EmbeddedCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = cluster.broker.store
+    cases = [
+        (PutMessageStatus.CREATE_MAPEDFILE_FAILED, ResponseCode.SYSTEM_ERROR, "create mapped file failed"),
+        (PutMessageStatus.MESSAGE_ILLEGAL, ResponseCode.MESSAGE_ILLEGAL, "illegal"),
+        (PutMessageStatus.SERVICE_NOT_AVAILABLE, ResponseCode.SERVICE_NOT_AVAILABLE, "service not available"),
+        (PutMessageStatus.UNKNOWN_ERROR, ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
+    ]
+    for status, code, remark in cases:
+        monkeypatch.setattr(store, "put_message", lambda msg, status=status: PutMessageResult(status))
+        resp = await wire.send("TFail", b"x")
+        assert resp.code == code and remark in (resp.remark or ""), (status, resp.code, resp.remark)
+        assert "MSG_REGION" in resp.ext_fields
