@@ -8,13 +8,25 @@ from __future__ import annotations
 import mmap
 import os
 from pathlib import Path
+from types import ModuleType
 
-from rocketq.protocol.message import decode_record, encode_record_raw
+import pytest
+
+from rocketq.protocol.message import (
+    SYSFLAG_BORNHOST_V6,
+    SYSFLAG_STOREHOST_V6,
+    decode_record,
+    encode_host,
+    encode_record_raw,
+)
+from rocketq.store import _appendcodec_py, appendcodec
 from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.index_file import IndexFile, index_file_name, index_file_size
 from rocketq.store.mapped_file import offset_to_file_name
-from rocketq.store.record import RecordEncoder, write_blank, write_record
+from rocketq.store.record import write_blank
+
+TWINS: list[ModuleType] = [_appendcodec_py] + ([appendcodec.compiled] if appendcodec.compiled else [])
 
 T0 = 1_704_164_645_678  # 0x0000018CC820DB2E
 
@@ -40,30 +52,16 @@ GOLDEN_RECORD = bytes.fromhex(
 )
 
 
-def test_store_record_writer_matches_golden() -> None:
-    enc = RecordEncoder()
-    rec = enc.encode(
-        enc.topic_tail("TopicA") or b"", b"Hi", b"TAGS\x01tagA\x02", 3, 7, 0, 0x0102030405060708,
-        ("192.168.0.1", 1234), ("10.0.0.2", 10911), 2, 0,
-    )
-    assert rec is not None and rec.size == 109
+@pytest.mark.parametrize("twin", TWINS, ids=lambda m: m.__name__.rsplit("_", 1)[-1])
+def test_store_record_writer_matches_golden(twin: ModuleType) -> None:
     mm = mmap.mmap(-1, 4096)
-    write_record(mm, 100, rec, 5, 4096, 0x1112131415161718, commit=True)
+    size = twin.write_record(
+        mm, 100, b"Hi", b"\x06TopicA", b"TAGS\x01tagA\x02", 3, 7, 5, 4096, 0, 0x0102030405060708,
+        encode_host(("192.168.0.1", 1234)), 0x1112131415161718, encode_host(("10.0.0.2", 10911)), 2, 0,
+    )
+    assert size == 109
     assert mm[100 : 100 + 109] == GOLDEN_RECORD
     assert mm[100 + 109 : 100 + 120] == bytes(11)
-
-
-def test_store_record_writer_leaves_totalsize_for_commit() -> None:
-    enc = RecordEncoder()
-    rec = enc.encode(
-        enc.topic_tail("TopicA") or b"", b"Hi", b"TAGS\x01tagA\x02", 3, 7, 0, 0x0102030405060708,
-        ("192.168.0.1", 1234), ("10.0.0.2", 10911), 2, 0,
-    )
-    assert rec is not None
-    mm = mmap.mmap(-1, 4096)
-    write_record(mm, 0, rec, 5, 4096, 0x1112131415161718, commit=False)
-    assert mm[0:4] == bytes(4)
-    assert mm[4:109] == GOLDEN_RECORD[4:]
 
 
 def test_protocol_codec_matches_golden() -> None:
@@ -82,20 +80,21 @@ def test_protocol_codec_matches_golden() -> None:
     assert rec.born_host == ("192.168.0.1", 1234) and rec.store_host == ("10.0.0.2", 10911)
 
 
-def test_store_writer_equals_protocol_codec_for_ipv6_hosts() -> None:
-    enc = RecordEncoder()
+@pytest.mark.parametrize("twin", TWINS, ids=lambda m: m.__name__.rsplit("_", 1)[-1])
+def test_store_writer_equals_protocol_codec_for_ipv6_hosts(twin: ModuleType) -> None:
     born, store = ("::1", 7), ("fe80::2", 10911)
-    rec = enc.encode(enc.topic_tail("T6") or b"", b"body", b"", 1, 0, 0, 9, born, store, 0, 77)
-    assert rec is not None
     mm = mmap.mmap(-1, 4096)
-    write_record(mm, 0, rec, 1, 0, 10, commit=True)
+    size = twin.write_record(
+        mm, 0, b"body", b"\x02T6", b"", 1, 0, 1, 0, SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6, 9,
+        encode_host(born), 10, encode_host(store), 0, 77,
+    )
     expected = encode_record_raw(
         topic_b=b"T6", body=b"body", props_b=b"", queue_id=1, flag=0, queue_offset=1, commit_log_offset=0,
         sys_flag=0, born_timestamp=9, born_host=born, store_timestamp=10, store_host=store, reconsume_times=0,
         prepared_transaction_offset=77, crc=None,
     )
-    assert mm[0 : rec.size] == expected
-    assert rec.size == 91 + 4 + 2 + 24
+    assert mm[0:size] == expected
+    assert size == 91 + 4 + 2 + 24
 
 
 def test_blank_record() -> None:
