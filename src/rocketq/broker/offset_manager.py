@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rocketq.broker.persist import read_json, write_json_atomic
+from rocketq.broker.persist import BackgroundWriter, read_json, write_json_atomic
 
 TOPIC_GROUP_SEPARATOR = "@"
 
@@ -35,8 +35,29 @@ class ConsumerOffsetManager:
         if self._dirty:
             self.persist()
 
+    async def persist_in_background(self, writer: BackgroundWriter) -> bool:
+        """Snapshot on the loop if anything changed, then write and fsync on ``writer``'s thread.
+
+        Commits made while the write runs mark the table dirty again (the next round writes them); a failed
+        write does too. Returns whether a write happened.
+        """
+        if not self._dirty or writer.busy(self.path):
+            return False
+        snapshot = {k: dict(v) for k, v in self.table.items()}  # shallow copies: C-speed, no encoding here
+        self._dirty = False
+        try:
+            await writer.write(self.path, lambda: self.encode(snapshot))
+        except BaseException:
+            self._dirty = True
+            raise
+        return True
+
     def to_json(self) -> dict[str, Any]:
-        return {"offsetTable": {k: {str(q): o for q, o in sorted(v.items())} for k, v in sorted(self.table.items())}}
+        return self.encode(self.table)
+
+    @staticmethod
+    def encode(table: dict[str, dict[int, int]]) -> dict[str, Any]:
+        return {"offsetTable": {k: {str(q): o for q, o in sorted(v.items())} for k, v in sorted(table.items())}}
 
     def commit(self, group: str, topic: str, queue_id: int, offset: int) -> None:
         self.table.setdefault(f"{topic}{TOPIC_GROUP_SEPARATOR}{group}", {})[queue_id] = offset

@@ -50,8 +50,26 @@ class ScheduleService:
             self.offsets = {int(k): int(v) for k, v in (obj.get("offsetTable") or {}).items()}
 
     def persist(self) -> None:
-        write_json_atomic(self.path, {"offsetTable": {str(k): v for k, v in sorted(self.offsets.items())}})
+        write_json_atomic(self.path, self._encode(self.offsets))
         self._dirty = False
+
+    @staticmethod
+    def _encode(offsets: dict[int, int]) -> dict[str, object]:
+        return {"offsetTable": {str(k): v for k, v in sorted(offsets.items())}}
+
+    def _persist_in_background(self) -> None:
+        """Snapshot now; write and fsync on the broker's persister thread (a failure leaves the table dirty)."""
+        snapshot = dict(self.offsets)
+        self._dirty = False
+        fut = self.broker.persister.submit(self.path, lambda: self._encode(snapshot))
+        fut.add_done_callback(self._persisted)
+
+    def _persisted(self, fut: asyncio.Future[None]) -> None:
+        if fut.cancelled() or fut.exception() is not None:
+            log.error(
+                "schedule.persist_failed path=%s error=%r", self.path, None if fut.cancelled() else fut.exception()
+            )
+            self._dirty = True
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._loop())
@@ -60,6 +78,7 @@ class ScheduleService:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+        self.broker.persister.drain()  # a background write of this file finishes before the final one
         self.persist()
 
     async def _loop(self) -> None:
@@ -70,8 +89,8 @@ class ScheduleService:
                 log.exception("schedule.failed")
                 delivered = 0
             now = time.monotonic()
-            if self._dirty and now - self._last_persist > 1.0:
-                self.persist()
+            if self._dirty and now - self._last_persist > 1.0 and not self.broker.persister.busy(self.path):
+                self._persist_in_background()
                 self._last_persist = now
             if not delivered:
                 await asyncio.sleep(self.interval)

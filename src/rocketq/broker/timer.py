@@ -109,9 +109,26 @@ class TimerService:
         self._loaded_until = self.watermark
 
     def persist(self) -> None:
-        write_json_atomic(self.path, {"watermark": self.watermark, "delivered": sorted(self.delivered)})
+        write_json_atomic(self.path, self._encode(self.watermark, self.delivered))
         self._dirty = False
         self._last_persist = time.monotonic()
+
+    @staticmethod
+    def _encode(watermark: int, delivered: set[int]) -> dict[str, object]:
+        return {"watermark": watermark, "delivered": sorted(delivered)}
+
+    def _persist_in_background(self) -> None:
+        """Snapshot now; write and fsync on the broker's persister thread (a failure leaves the state dirty)."""
+        watermark, delivered = self.watermark, set(self.delivered)
+        self._dirty = False
+        self._last_persist = time.monotonic()
+        fut = self.broker.persister.submit(self.path, lambda: self._encode(watermark, delivered))
+        fut.add_done_callback(self._persisted)
+
+    def _persisted(self, fut: asyncio.Future[None]) -> None:
+        if fut.cancelled() or fut.exception() is not None:
+            log.error("timer.persist_failed path=%s error=%r", self.path, None if fut.cancelled() else fut.exception())
+            self._dirty = True
 
     # --------------------------------------------------------------------------------------- delivery
 
@@ -122,6 +139,7 @@ class TimerService:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+        self.broker.persister.drain()  # a background write of this file finishes before the final one
         self.persist()
 
     async def _loop(self) -> None:
@@ -149,8 +167,8 @@ class TimerService:
                 self.delivered.discard(self.watermark)
                 self.watermark += 1
             self._dirty = True
-        if self._dirty and time.monotonic() - self._last_persist > 1.0:
-            self.persist()
+        if self._dirty and time.monotonic() - self._last_persist > 1.0 and not self.broker.persister.busy(self.path):
+            self._persist_in_background()
         return moved
 
     def pending(self) -> int:

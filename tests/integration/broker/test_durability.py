@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rocketq.codes import RequestCode
 from rocketq.remoting.client import RemotingClient
 from rocketq.testing.process import StandaloneProcess
 from rocketq.testing.wire import Wire, records
@@ -59,3 +60,33 @@ async def test_acknowledged_messages_survive_sigkill(tmp_path: Path) -> None:
                 proc.kill()
                 await proc.wait()
     assert acked  # the loop really acknowledged messages before each kill
+
+
+async def test_periodically_persisted_offsets_survive_sigkill(tmp_path: Path) -> None:
+    """The consumer-offset file is written off the event loop every interval; what it wrote survives kill -9."""
+    q = {"consumerGroup": "gk", "topic": "Durable", "queueId": "0"}
+    server = await StandaloneProcess.start(tmp_path, *SYNC, "consumerOffsetPersistIntervalMills=100")
+    rc = RemotingClient()
+    try:
+        wire = Wire(rc, server.broker_addr)
+        for i in range(3):
+            assert (await wire.send("Durable", f"m{i}".encode(), queue_id=0)).code == 0
+        assert (await wire.call(RequestCode.UPDATE_CONSUMER_OFFSET, {**q, "commitOffset": "2"})).code == 0
+        offsets = tmp_path / "store" / "config" / "consumerOffset.json"
+        async with asyncio.timeout(10):  # written by the periodic persister, not at shutdown
+            while not (offsets.exists() and b'"Durable@gk"' in offsets.read_bytes()):
+                await asyncio.sleep(0.05)
+        server.kill9()
+        await server.proc.wait()
+    finally:
+        await rc.close()
+        server.kill9()
+
+    server = await StandaloneProcess.start(tmp_path, *SYNC)
+    rc = RemotingClient()
+    try:
+        resp = await Wire(rc, server.broker_addr).call(RequestCode.QUERY_CONSUMER_OFFSET, q)
+        assert resp.code == 0 and resp.ext_fields["offset"] == "2"
+    finally:
+        await rc.close()
+        await server.stop()

@@ -1,0 +1,46 @@
+"""Periodic config files (consumer offsets, delay-level and timer progress) are written off the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import pytest
+
+from rocketq.broker import persist
+from rocketq.codes import RequestCode
+from rocketq.testing import EmbeddedCluster
+from rocketq.testing.wire import Wire
+
+FAST = {"consumerOffsetPersistIntervalMills": 100, "messageDelayLevel": "1s 1s", "scheduleIntervalMills": 50}
+
+
+@pytest.mark.parametrize("cluster", [FAST], indirect=True)
+async def test_periodic_writes_happen_on_the_persister_thread(
+    wire: Wire, cluster: EmbeddedCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loop_thread = threading.get_ident()
+    writes: list[tuple[str, int]] = []
+    original = persist.write_json_atomic
+
+    def recording(path: Path, obj: object) -> None:
+        writes.append((path.name, threading.get_ident()))
+        original(path, obj)
+
+    monkeypatch.setattr(persist, "write_json_atomic", recording)
+    q = {"consumerGroup": "gb", "topic": "TBg", "queueId": "0"}
+    assert (await wire.send("TBg", b"x")).code == 0
+    assert (await wire.call(RequestCode.UPDATE_CONSUMER_OFFSET, {**q, "commitOffset": "1"})).code == 0
+    assert (await wire.send("TBg", b"later", props={"DELAY": "1"})).code == 0
+    wanted = {"consumerOffset.json", "delayOffset.json", "timerProgress.json"}
+    async with asyncio.timeout(10):
+        while not {"consumerOffset.json", "delayOffset.json"} <= {name for name, _ in writes}:
+            await asyncio.sleep(0.05)
+    assert all(thread != loop_thread for name, thread in writes if name in wanted)
+
+    # shutdown waits for background writes, then writes the final state synchronously; it survives a restart
+    assert (await wire.call(RequestCode.UPDATE_CONSUMER_OFFSET, {**q, "commitOffset": "2"})).code == 0
+    broker = await cluster.restart_broker()
+    assert broker.offsets.query("gb", "TBg", 0) == 2
+    assert broker.schedule.offsets.get(1, 0) >= 1
