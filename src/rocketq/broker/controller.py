@@ -82,12 +82,13 @@ class BrokerController:
         )
         self.groups = SubscriptionGroupManager(config_dir, auto_create=config.autoCreateSubscriptionGroup)
         self.offsets = ConsumerOffsetManager(config_dir)
-        #: the thread periodic config persisters write through (offsets, delay and timer progress)
+        #: the thread periodic config persisters write through (offsets, delay and timer progress, queue locks)
         self.persister = BackgroundWriter()
         self.consumers = ConsumerManager()
         self.consumers.on_members_changed = self._on_members_changed
         self.producers = ProducerManager()
         self.locks = QueueLockManager(config.lockMaxLiveTimeMills / 1000.0, path=config_dir / "queueLocks.json")
+        self.locks.writer = self.persister
         self.stats = BrokerStats()
         self.semantics = MessageSemantics(self)
         self.store = MessageStore(store_config_from(config))

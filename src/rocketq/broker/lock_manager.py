@@ -3,16 +3,21 @@
 Unlike Java, the table is persisted (``config/queueLocks.json``, wall-clock lease times): after a broker
 restart a queue stays with its holder until the lease runs out, so a rebalance racing the restart cannot
 let two consumers of one group consume the same queue at once.
+
+With a ``writer`` (the broker's ``BackgroundWriter``) a change is written and fsynced on the writer's thread,
+not on the event loop; ``take_write()`` hands the request processor that write, and it answers only once the
+write is done, so a granted lock is on disk before the client hears of it (as with a synchronous write).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocketq.broker.persist import read_json, write_json_atomic
+from rocketq.broker.persist import BackgroundWriter, read_json, write_json_atomic
 from rocketq.protocol.bodies import MessageQueue
 
 
@@ -29,6 +34,8 @@ class QueueLockManager:
         self.lease = lease
         self.clock = clock
         self.path = path
+        self.writer: BackgroundWriter | None = None
+        self._write: asyncio.Future[None] | None = None
         self._locks: dict[str, dict[MessageQueue, _Lock]] = {}
 
     # ------------------------------------------------------------------------------------ persistence
@@ -56,7 +63,15 @@ class QueueLockManager:
             for mq, lock in table.items()
             if now - lock.last_update <= self.lease
         ]
-        write_json_atomic(self.path, {"locks": entries})
+        if self.writer is None:
+            write_json_atomic(self.path, {"locks": entries})
+        else:
+            self._write = self.writer.submit(self.path, lambda: {"locks": entries})
+
+    def take_write(self) -> asyncio.Future[None] | None:
+        """The background write the last change started (None: nothing to wait for)."""
+        write, self._write = self._write, None
+        return write
 
     # ----------------------------------------------------------------------------------------- locks
 

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from rocketq.broker import persist
+from rocketq.broker.persist import read_json
 from rocketq.codes import RequestCode
+from rocketq.protocol.bodies import LockBatchBody, MessageQueue, decode_lock_ok
 from rocketq.testing import EmbeddedCluster
 from rocketq.testing.wire import Wire
 
@@ -44,3 +46,29 @@ async def test_periodic_writes_happen_on_the_persister_thread(
     broker = await cluster.restart_broker()
     assert broker.offsets.query("gb", "TBg", 0) == 2
     assert broker.schedule.offsets.get(1, 0) >= 1
+
+
+async def test_lock_is_answered_after_its_write_which_does_not_block_the_loop(
+    wire: Wire, cluster: EmbeddedCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = threading.Event()
+    writing = threading.Event()
+    original = persist.write_json_atomic
+
+    def gated(path: Path, obj: object) -> None:
+        if path.name == "queueLocks.json":
+            writing.set()
+            gate.wait(5)
+        original(path, obj)
+
+    monkeypatch.setattr(persist, "write_json_atomic", gated)
+    mqs = [MessageQueue("TLock", "broker-a", 0)]
+    lock = asyncio.create_task(wire.call(RequestCode.LOCK_BATCH_MQ, body=LockBatchBody("og", "A", mqs).encode()))
+    await asyncio.to_thread(writing.wait, 5)
+    assert (await wire.send("TLock", b"the loop is free while the lock file is written")).code == 0
+    await asyncio.sleep(0.05)
+    assert not lock.done()  # not answered before the lock table is on disk
+    gate.set()
+    assert decode_lock_ok((await lock).body) == mqs
+    saved = read_json(cluster.broker.locks.path)
+    assert saved is not None and [e["clientId"] for e in saved["locks"]] == ["A"]

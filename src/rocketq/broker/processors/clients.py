@@ -117,12 +117,20 @@ class ClientProcessors:
         self.broker.offsets.commit(h.consumer_group, h.topic, h.queue_id, h.commit_offset)
         return cmd.response(ResponseCode.SUCCESS)
 
-    def lock_batch(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+    async def lock_batch(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         body = LockBatchBody.decode(cmd.body)
-        locked = self.broker.locks.try_lock_batch(body.consumer_group, body.mq_set, body.client_id)
+        locks = self.broker.locks
+        locked = locks.try_lock_batch(body.consumer_group, body.mq_set, body.client_id)
+        write = locks.take_write()
+        if write is not None:  # the lock table is on disk (off the loop) before the client hears of it
+            await write
         return cmd.response(ResponseCode.SUCCESS, body=encode_lock_ok(locked))
 
-    def unlock_batch(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+    async def unlock_batch(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         body = LockBatchBody.decode(cmd.body)
-        self.broker.locks.unlock_batch(body.consumer_group, body.mq_set, body.client_id)
+        locks = self.broker.locks
+        locks.unlock_batch(body.consumer_group, body.mq_set, body.client_id)
+        write = locks.take_write()
+        if write is not None:
+            await write
         return cmd.response(ResponseCode.SUCCESS)
