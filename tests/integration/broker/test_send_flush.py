@@ -8,8 +8,9 @@ from collections.abc import Callable
 
 import pytest
 
-from rocketq.codes import ResponseCode
+from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.message import BatchItem, encode_batch, encode_properties
 from rocketq.store import PutMessageResult, PutMessageStatus
 from rocketq.testing import EmbeddedCluster
 from rocketq.testing.wire import Wire
@@ -131,3 +132,27 @@ async def test_store_failures_map_to_java_codes(
         resp = await wire.send("TFail", b"x")
         assert resp.code == code and remark in (resp.remark or ""), (status, resp.code, resp.remark)
         assert "MSG_REGION" in resp.ext_fields
+
+
+@SYNC
+async def test_batch_with_wait_false_is_answered_without_waiting(
+    wire: Wire, cluster: EmbeddedCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert (await wire.send("TFlush", b"warm-up")).code == ResponseCode.SUCCESS
+    held = hold_flushes(cluster, monkeypatch)
+    items = [BatchItem(0, f"b{i}".encode(), {"UNIQ_KEY": f"BATCHKEY{i}"}) for i in range(3)]
+
+    async def batch(wait: str) -> RemotingCommand:
+        ext = {"a": "pg", "b": "TFlush", "c": "TBW102", "d": "4", "e": "0", "f": "0", "g": "0", "h": "0",
+               "i": encode_properties({"WAIT": wait}), "j": "0", "k": "false", "m": "true"}
+        return await wire.call(RequestCode.SEND_BATCH_MESSAGE, ext, encode_batch(items))
+
+    async with asyncio.timeout(5):
+        resp = await batch("false")
+    assert resp.code == ResponseCode.SUCCESS and len(resp.ext_fields["msgId"].split(",")) == 3
+    waiting = asyncio.create_task(batch("true"))
+    await wait_for(lambda: len(held) == 2)
+    await asyncio.sleep(0.05)
+    assert not waiting.done()  # WAIT=true (the default) waits for the flush
+    held[1][1](True)
+    assert (await waiting).code == ResponseCode.SUCCESS

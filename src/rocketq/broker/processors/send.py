@@ -314,7 +314,8 @@ class SendProcessor:
             properties=batch_props,
         )
         result = self.broker.store.put_messages(batch)
-        return self._finish(conn, cmd, result, queue_id_for_reply=queue_id)
+        # WAIT=false on the batch: answered without waiting for the flush, as Java's putMessages does
+        return self._finish(conn, cmd, result, queue_id_for_reply=queue_id, wait=batch_props.get(PROP_WAIT) != "false")
 
     def _finish(
         self, conn: Connection, cmd: RemotingCommand, result: object, queue_id_for_reply: int, wait: bool = True
