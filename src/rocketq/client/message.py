@@ -84,10 +84,13 @@ class Message:
         wait_store_msg_ok: bool = True,
     ) -> None:
         self.topic = topic
-        self.body: bytes = body.encode() if isinstance(body, str) else bytes(body)
+        self.body: bytes = body if body.__class__ is bytes else body.encode() if isinstance(body, str) else bytes(body)
         self.flag = flag
-        self.properties: dict[str, str] = dict(properties) if properties else {}
         self.transaction_id: str | None = None
+        if not (properties or tags or keys or delay_level or deliver_time_ms is not None):  # the common case
+            self.properties: dict[str, str] = {PROP_WAIT: "true" if wait_store_msg_ok else "false"}
+            return
+        self.properties = dict(properties) if properties else {}
         if tags:
             self.tags = tags
         if keys:

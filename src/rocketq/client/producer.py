@@ -276,10 +276,16 @@ class Producer:
 
         Callbacks run on the event loop and must not block; an exception in a callback is logged.
         """
-        self.instance  # noqa: B018 - raises ClientNotStartedError early, like Java's makeSureStateOK
+        instance = self._instance
+        if instance is None or not self._running:
+            self.instance  # noqa: B018 - raises ClientNotStartedError early, like Java's makeSureStateOK
         timeout = self.send_msg_timeout if timeout is None else timeout
         fut: asyncio.Future[SendResult] = asyncio.get_running_loop().create_future()
-        if queue is None and selector is None and self._send_async_fast(msg, timeout, fut, on_success, on_exception):
+        if (
+            queue is None
+            and selector is None
+            and self._send_async_fast(instance, msg, timeout, fut, on_success, on_exception)  # type: ignore[arg-type]
+        ):
             return fut
 
         async def run() -> None:
@@ -397,7 +403,10 @@ class Producer:
         return info
 
     def _update_fault(self, broker_name: str, begin: float, isolation: bool) -> None:
-        self.fault_strategy.update_fault_item(broker_name, int((time.monotonic() - begin) * 1000), isolation)
+        strategy = self.fault_strategy
+        if strategy.__class__ is MQFaultStrategy and not strategy.send_latency_fault_enable:
+            return  # what update_fault_item does then, without reading the clock
+        strategy.update_fault_item(broker_name, int((time.monotonic() - begin) * 1000), isolation)
 
     async def _send_default(self, msg: Message, timeout: float) -> SendResult:
         """Java ``sendDefaultImpl`` in SYNC mode."""
@@ -609,6 +618,7 @@ class Producer:
 
     def _send_async_fast(
         self,
+        instance: ClientInstance,
         msg: Message,
         timeout: float,
         fut: asyncio.Future[SendResult],
@@ -624,12 +634,12 @@ class Producer:
         Returns False, having sent nothing, when the general path must handle the send from the start (it then
         also reports invalid messages, as before).
         """
-        if isinstance(msg, _Batch) or msg.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+        topic = msg.topic
+        if isinstance(msg, _Batch) or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             return False
-        info = self.topic_publish_info_table.get(msg.topic)
-        if info is None or not info.ok():
+        info = self.topic_publish_info_table.get(topic)
+        if info is None or not info.message_queues:  # TopicPublishInfo.ok()
             return False
-        instance = self.instance
         begin = time.monotonic()
         try:
             check_message(msg, self.max_message_size)
@@ -644,8 +654,8 @@ class Producer:
         self._async_in_flight.add(fut)
         # One object carries the state to the callback (a closure would allocate a cell per variable, and every
         # GC-tracked allocation per message brings the next collection closer).
-        state = _AsyncSend(self, fut, on_success, on_exception, cmd, addr, mq, uniq_id, begin, timeout)
-        response.add_done_callback(state)
+        response.add_done_callback(_AsyncSend(self, fut, on_success, on_exception, cmd, addr, mq, uniq_id, begin,
+                                              timeout))  # fmt: skip
         return True
 
     def _async_send_done(self, s: _AsyncSend, rf: asyncio.Future[RemotingCommand]) -> None:

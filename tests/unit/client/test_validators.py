@@ -32,6 +32,39 @@ def test_topic_and_message_checks() -> None:
         check_message(Message("T", b"x" * 101), 100)
 
 
+def test_message_checks_repeat_for_known_topics() -> None:
+    # the topic part of the check is remembered per name; everything else is checked on every message
+    for _ in range(3):
+        check_message(Message("Known-T", b"x"), 100)
+        with pytest.raises(InvalidMessageError, match="zero"):
+            check_message(Message("Known-T", b""), 100)
+        with pytest.raises(InvalidMessageError, match="over max"):
+            check_message(Message("Known-T", b"x" * 101), 100)
+        with pytest.raises(InvalidMessageError, match="forbidden"):
+            check_message(Message("OFFSET_MOVED_EVENT", b"x"), 100)
+        with pytest.raises(InvalidMessageError, match="illegal"):
+            check_message(Message("bad topic", b"x"), 100)
+        m = Message("Known-T", b"x")
+        m.topic = ""
+        with pytest.raises(InvalidMessageError, match="blank"):
+            check_message(m, 100)
+
+
+def test_message_constructor_variants() -> None:
+    assert Message("T", b"x").properties == {"WAIT": "true"}
+    assert Message("T", "x", wait_store_msg_ok=False).properties == {"WAIT": "false"}
+    assert list(Message("T", b"x", tags="A", properties={"p": "1"}).properties.items()) == [
+        ("p", "1"), ("TAGS", "A"), ("WAIT", "true"),
+    ]  # fmt: skip
+    assert Message("T", b"x", properties={"WAIT": "false"}).properties == {"WAIT": "false"}
+    assert Message("T", b"x", deliver_time_ms=0).properties == {"TIMER_DELIVER_MS": "0", "WAIT": "true"}
+    raw = bytearray(b"abc")
+    m = Message("T", raw)
+    raw[0] = 0
+    assert m.body == b"abc" and type(m.body) is bytes
+    assert Message("T", memoryview(b"mv")).body == b"mv"
+
+
 def test_properties_string_like_java() -> None:
     assert properties_to_string({"a": "1", "b": "2"}) == "a\x011\x02b\x012"
     assert properties_to_string({}) == ""
