@@ -280,7 +280,7 @@ class Producer:
         if instance is None or not self._running:
             self.instance  # noqa: B018 - raises ClientNotStartedError early, like Java's makeSureStateOK
         timeout = self.send_msg_timeout if timeout is None else timeout
-        fut: asyncio.Future[SendResult] = asyncio.get_running_loop().create_future()
+        fut = _SendFuture(loop=asyncio.get_running_loop())
         if (
             queue is None
             and selector is None
@@ -621,7 +621,7 @@ class Producer:
         instance: ClientInstance,
         msg: Message,
         timeout: float,
-        fut: asyncio.Future[SendResult],
+        fut: _SendFuture,
         on_success: SendCallback | None,
         on_exception: ExceptionCallback | None,
     ) -> bool:
@@ -652,41 +652,33 @@ class Producer:
         except Exception:  # the general path repeats the step and reports the error through the future
             return False
         self._async_in_flight.add(fut)
-        # One object carries the state to the callback (a closure would allocate a cell per variable, and every
-        # GC-tracked allocation per message brings the next collection closer).
-        response.add_done_callback(_AsyncSend(self, fut, on_success, on_exception, cmd, addr, mq, uniq_id, begin,
-                                              timeout))  # fmt: skip
+        # The returned future itself carries the state to the callback: no closure (a cell per variable) and no
+        # state object (every GC-tracked object alive per message in flight brings the next collection closer).
+        fut._producer = self
+        fut._on_success = on_success
+        fut._on_exception = on_exception
+        fut._cmd = cmd
+        fut._addr = addr
+        fut._mq = mq
+        fut._uniq_id = uniq_id
+        fut._begin = begin
+        fut._timeout = timeout
+        response.add_done_callback(fut)
         return True
 
-    def _async_send_done(self, s: _AsyncSend, rf: asyncio.Future[RemotingCommand]) -> None:
-        """The end of a task-less ``send_async``: what ``_send_async_with_retry`` does after its ``invoke``."""
-        mq = s.mq
-        try:
-            resp = rf.result()
-        except RemotingError as exc:
-            self._update_fault(mq.broker_name, s.begin, True)
+    def _async_send_failed(self, s: _SendFuture, exc: BaseException) -> None:
+        """A task-less ``send_async`` whose request failed: what ``_send_async_with_retry`` does then."""
+        mq = s._mq
+        if isinstance(exc, RemotingError):
+            self._update_fault(mq.broker_name, s._begin, True)
             if self.retry_times_when_send_async_failed > 0 and not self._tasks.closed:
-                log.warning("send_async.retry times=1 topic=%s addr=%s error=%s", mq.topic, s.addr, exc)
-                remaining = s.timeout - (time.monotonic() - s.begin)
-                retry = self._send_async_with_retry(s.cmd, s.addr, mq, s.uniq_id, remaining, times=1)
-                self._tasks.spawn(self._finish_async(retry, s.fut, s.on_success, s.on_exception), "send-async-retry")
+                log.warning("send_async.retry times=1 topic=%s addr=%s error=%s", mq.topic, s._addr, exc)
+                remaining = s._timeout - (time.monotonic() - s._begin)
+                retry = self._send_async_with_retry(s._cmd, s._addr, mq, s._uniq_id, remaining, times=1)
+                self._tasks.spawn(self._finish_async(retry, s, s._on_success, s._on_exception), "send-async-retry")
                 return
-            self._deliver_async(s.fut, s.on_success, s.on_exception, None, exc)
-            return
-        except BaseException as exc:  # cancelled (shutdown) or a bug: report it like the task would
-            self._deliver_async(s.fut, s.on_success, s.on_exception, None, exc)
-            return
-        try:
-            result = self.instance.api.process_send_response(resp, s.addr, mq, s.uniq_id)
-        except BrokerError as exc:
-            self._update_fault(mq.broker_name, s.begin, True)
-            self._deliver_async(s.fut, s.on_success, s.on_exception, None, exc)
-            return
-        except Exception as exc:  # not a broker answer we understand: reported, as the task path does
-            self._deliver_async(s.fut, s.on_success, s.on_exception, None, exc)
-            return
-        self._update_fault(mq.broker_name, s.begin, False)
-        self._deliver_async(s.fut, s.on_success, s.on_exception, result, None)
+        # otherwise: cancelled (shutdown) or a bug, reported like the task would
+        self._deliver_async(s, s._on_success, s._on_exception, None, exc)
 
     async def _finish_async(
         self,
@@ -759,37 +751,52 @@ class Producer:
             return result
 
 
-class _AsyncSend:
-    """A task-less ``send_async`` in flight; called with the remoting future when the broker answers."""
+class _SendFuture(asyncio.Future[SendResult]):
+    """The future ``send_async`` returns. On the task-less path it also holds the send's state and is the done-
+    callback of the remoting future (called with it when the broker answers): the end of the send is what
+    ``_send_async_with_retry`` does after its ``invoke`` (fault bookkeeping, response mapping, this future, the
+    callbacks); failures go to ``Producer._async_send_failed``."""
 
-    __slots__ = ("addr", "begin", "cmd", "fut", "mq", "on_exception", "on_success", "producer", "timeout", "uniq_id")
+    __slots__ = ("_addr", "_begin", "_cmd", "_mq", "_on_exception", "_on_success", "_producer", "_timeout",
+                 "_uniq_id")  # fmt: skip
 
-    def __init__(
-        self,
-        producer: Producer,
-        fut: asyncio.Future[SendResult],
-        on_success: SendCallback | None,
-        on_exception: ExceptionCallback | None,
-        cmd: RemotingCommand,
-        addr: str,
-        mq: MessageQueue,
-        uniq_id: str,
-        begin: float,
-        timeout: float,
-    ) -> None:
-        self.producer = producer
-        self.fut = fut
-        self.on_success = on_success
-        self.on_exception = on_exception
-        self.cmd = cmd
-        self.addr = addr
-        self.mq = mq
-        self.uniq_id = uniq_id
-        self.begin = begin
-        self.timeout = timeout
+    _producer: Producer
+    _on_success: SendCallback | None
+    _on_exception: ExceptionCallback | None
+    _cmd: RemotingCommand
+    _addr: str
+    _mq: MessageQueue
+    _uniq_id: str
+    _begin: float
+    _timeout: float
 
     def __call__(self, rf: asyncio.Future[RemotingCommand]) -> None:
-        self.producer._async_send_done(self, rf)
+        producer = self._producer
+        mq = self._mq
+        try:
+            resp = rf.result()
+        except BaseException as exc:  # a transport failure (retried), cancelled (shutdown) or a bug
+            producer._async_send_failed(self, exc)
+            return
+        try:
+            result = producer.instance.api.process_send_response(resp, self._addr, mq, self._uniq_id)
+        except BrokerError as exc:
+            producer._update_fault(mq.broker_name, self._begin, True)
+            producer._deliver_async(self, self._on_success, self._on_exception, None, exc)
+            return
+        except Exception as exc:  # not a broker answer we understand: reported, as the task path does
+            producer._deliver_async(self, self._on_success, self._on_exception, None, exc)
+            return
+        producer._update_fault(mq.broker_name, self._begin, False)
+        # Producer._deliver_async for a result, inline
+        producer._async_in_flight.discard(self)
+        if self.cancelled():
+            return
+        if not self.done():
+            self.set_result(result)
+        on_success = self._on_success
+        if on_success is not None:
+            _run_callback(on_success, result)
 
 
 def _run_callback(cb: Callable[[Any], Any] | None, value: Any) -> None:

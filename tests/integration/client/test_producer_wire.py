@@ -25,9 +25,10 @@ from rocketq.client import (
     Producer,
     SendFailedError,
     SendStatus,
+    SendTimeoutError,
 )
 from rocketq.codes import RequestCode, ResponseCode
-from rocketq.errors import MessageIllegalError, RemotingConnectError
+from rocketq.errors import BrokerError, MessageIllegalError, RemotingConnectError
 from rocketq.protocol.command import FLAG_ONEWAY
 from rocketq.protocol.message import decode_batch, decode_properties
 
@@ -199,3 +200,53 @@ async def test_async_send_success_callback(two_brokers: SimpleNamespace) -> None
         futs = [p.send_async(Message("T", f"{i}".encode()), on_success=got.append) for i in range(50)]
         results = await asyncio.gather(*futs)
     assert len(got) == 50 and {r.msg_id for r in results} == {r.msg_id for r in got}
+
+
+async def test_async_send_broker_error_and_flaky_answers(fakes: SimpleNamespace) -> None:
+    # The task-less path (route cached, connection open): a broker error code reaches the future and on_exception
+    # once, without a retry; a success after it works; an unanswered request times out, its retry on the same
+    # broker finds no time left, and the send is reported as timed out.
+    answers: list[int | None] = [ResponseCode.SUCCESS, ResponseCode.SYSTEM_BUSY, ResponseCode.SUCCESS, None, None]
+    recorder = fakes.SendRecorder()
+
+    def handler(cmd: Any) -> Any:
+        code = answers.pop(0)
+        if code is None:
+            return None
+        recorder.fail_with = None if code == ResponseCode.SUCCESS else code
+        return recorder(cmd)
+
+    broker = await fakes.FakeServer("broker-a", {RequestCode.SEND_MESSAGE_V2: handler}).start()
+    routes = {"T": fakes.route_body([("broker-a", 1, 1, 6)], {"broker-a": {0: broker.addr}})}
+    ns = await fakes.namesrv_with_routes(routes).start()
+    ok: list[Any] = []
+    errors: list[BaseException] = []
+    try:
+        async with _producer(ns.addr) as p:
+            first = await p.send_async(Message("T", b"warm"), on_success=ok.append)  # route + connection
+            busy = p.send_async(Message("T", b"busy"), on_success=ok.append, on_exception=errors.append)
+            with pytest.raises(BrokerError) as info:
+                await busy
+            assert info.value.code == ResponseCode.SYSTEM_BUSY
+            second = await p.send_async(Message("T", b"again"), on_success=ok.append)
+            lost = p.send_async(Message("T", b"lost"), on_exception=errors.append, timeout=0.3)
+            with pytest.raises(SendTimeoutError) as lost_info:
+                await lost
+    finally:
+        await ns.close()
+        await broker.close()
+    assert ok == [first, second] and first.status is SendStatus.SEND_OK and first.msg_id != second.msg_id
+    assert len(errors) == 2 and errors[0] is info.value and errors[1] is lost_info.value
+    sends = broker.of_code(RequestCode.SEND_MESSAGE_V2)
+    assert [s.body for s in sends] == [b"warm", b"busy", b"again", b"lost"]
+
+
+async def test_async_send_future_cancelled_by_the_caller(two_brokers: SimpleNamespace) -> None:
+    called: list[Any] = []
+    async with _producer(two_brokers.ns.addr) as p:
+        await p.send_async(Message("T", b"warm"))
+        fut = p.send_async(Message("T", b"x"), on_success=called.append, on_exception=called.append)
+        assert isinstance(fut, asyncio.Future) and not fut.done()
+        fut.cancel()
+        after = await p.send_async(Message("T", b"y"))  # the cancelled send's answer came before this one's
+    assert fut.cancelled() and called == [] and after.status is SendStatus.SEND_OK
