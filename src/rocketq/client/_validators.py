@@ -95,11 +95,15 @@ def split_batch(encoded: Sequence[bytes], max_size: int) -> list[list[int]]:
 
     Raises ``InvalidMessageError`` for an item that alone exceeds the limit.
     """
+    return split_batch_sizes([len(item) for item in encoded], max_size)
+
+
+def split_batch_sizes(sizes: Sequence[int], max_size: int) -> list[list[int]]:
+    """``split_batch`` given the encoded sizes of the items."""
     groups: list[list[int]] = []
     current: list[int] = []
     size = 0
-    for i, item in enumerate(encoded):
-        n = len(item)
+    for i, n in enumerate(sizes):
         if n > max_size:
             raise InvalidMessageError(f"message {i} of the batch is {n} bytes encoded, over the {max_size} limit")
         if current and size + n > max_size:

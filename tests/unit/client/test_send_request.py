@@ -173,3 +173,50 @@ def test_error_codes_raise_the_broker_error() -> None:
     with pytest.raises(BrokerError) as info:
         MQClientAPI.process_send_response(_response({}, ResponseCode.SERVICE_NOT_AVAILABLE), "addr", _MQ, "UID")
     assert info.value.code == ResponseCode.SERVICE_NOT_AVAILABLE
+
+
+def _reference_batches(msgs: list[Message], max_size: int) -> list[bytes]:
+    from rocketq.client._validators import encode_batch_item, split_batch
+
+    encoded = [encode_batch_item(m.flag, m.body, m.properties) for m in msgs]
+    return [b"".join(encoded[i] for i in group) for group in split_batch(encoded, max_size)]
+
+
+async def test_send_batch_bodies_match_the_item_encoder() -> None:
+    p = _producer(max_message_size=3000)
+    sent: list[_Batch] = []
+
+    async def fake_send_default(batch: Message, timeout: float) -> Any:
+        assert isinstance(batch, _Batch)
+        sent.append(batch)
+        return len(sent)
+
+    p._send_default = fake_send_default  # type: ignore[method-assign]
+    msgs = [Message("T", bytes([i]) * (100 * i + 1), flag=i, keys=f"k{i}" if i % 2 else None) for i in range(12)]
+    msgs[3].properties["UNIQ_KEY"] = "PRESET"
+    assert await p.send_batch(msgs) == list(range(1, len(sent) + 1))
+    assert len(sent) > 1  # split at the size limit
+    assert [b.body for b in sent] == _reference_batches(msgs, 3000)
+    assert [m for b in sent for m in b.messages] == msgs
+    assert all(b.topic == "T" and b.properties == {"WAIT": "true"} for b in sent)
+    assert msgs[3].uniq_key == "PRESET" and len({m.uniq_key for m in msgs}) == 12
+
+
+@pytest.mark.parametrize(
+    ("bad", "match"),
+    [
+        (Message("T", b"x", delay_level=2), "delay level"),
+        (Message("%RETRY%g", b"x"), "retry group"),
+        (Message("U", b"x"), "topic of the messages"),
+        (Message("T", b"x", wait_store_msg_ok=False), "wait_store_msg_ok"),
+        (Message("T", b"x" * 3001), "over max"),
+    ],
+)
+async def test_send_batch_refuses_like_java(bad: Message, match: str) -> None:
+    from rocketq.client.errors import InvalidMessageError
+
+    p = _producer(max_message_size=3000)
+    with pytest.raises(InvalidMessageError, match=match):
+        await p.send_batch([Message("T", b"a"), bad])
+    with pytest.raises(InvalidMessageError, match="empty"):
+        await p.send_batch([])
