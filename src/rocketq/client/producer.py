@@ -436,7 +436,9 @@ class Producer:
         """Java ``sendDefaultImpl`` in SYNC mode."""
         self._check_message(msg)
         begin_first = time.monotonic()
-        info = await self._find_publish_info(msg.topic)
+        info = self.topic_publish_info_table.get(msg.topic)
+        if info is None or not info.message_queues:  # not cached and ok: the general lookup (no coroutine else)
+            info = await self._find_publish_info(msg.topic)
         times_total = 1 + self.retry_times_when_send_failed
         mq: MessageQueue | None = None
         result: SendResult | None = None
@@ -548,7 +550,7 @@ class Producer:
         if remaining <= 0:
             raise SendTimeoutError(f"send timed out after {timeout}s", [mq.broker_name])
         if mode is _Mode.SYNC:
-            resp = await instance.api.invoke(addr, cmd, remaining)
+            resp = await instance.api.remoting.invoke(addr, cmd, remaining)  # = MQClientAPI.invoke, one frame less
             return instance.api.process_send_response(resp, addr, mq, uniq_id)
         return await self._send_async_with_retry(cmd, addr, mq, uniq_id, remaining)
 
