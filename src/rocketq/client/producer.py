@@ -555,8 +555,12 @@ class Producer:
         return await self._send_async_with_retry(cmd, addr, mq, uniq_id, remaining)
 
     def _build_send_request(self, msg: Message, mq: MessageQueue) -> tuple[RemotingCommand, str]:
-        """The SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE request for ``msg`` to ``mq``, and the message id(s)."""
-        api = self.instance.api
+        """The SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE request for ``msg`` to ``mq``, and the message id(s).
+
+        Callers hold the started instance already (``self.instance`` checked).
+        """
+        instance = self._instance
+        assert instance is not None
         topic = msg.topic
         if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             return self._build_send_request_general(msg, mq)
@@ -600,7 +604,7 @@ class Producer:
             "m": batch,
             "n": mq.broker_name,
         }
-        return RemotingCommand(code, 0, 0, api.language, CURRENT_VERSION, None, ext, body), uniq_id
+        return RemotingCommand(code, 0, 0, instance.api.language, CURRENT_VERSION, None, ext, body), uniq_id
 
     def _build_send_request_general(self, msg: Message, mq: MessageQueue) -> tuple[RemotingCommand, str]:
         """``_build_send_request`` through ``SendMessageRequestHeader`` (retry topics: reconsume counts)."""
@@ -813,7 +817,9 @@ class _SendFuture(asyncio.Future[SendResult]):
         except Exception as exc:  # not a broker answer we understand: reported, as the task path does
             producer._deliver_async(self, self._on_success, self._on_exception, None, exc)
             return
-        producer._update_fault(mq.broker_name, self._begin, False)
+        strategy = producer.fault_strategy
+        if strategy.send_latency_fault_enable or strategy.__class__ is not MQFaultStrategy:
+            producer._update_fault(mq.broker_name, self._begin, False)
         # Producer._deliver_async for a result, inline
         producer._async_in_flight.discard(self)
         if self.cancelled():
