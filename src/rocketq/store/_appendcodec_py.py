@@ -10,8 +10,8 @@ from __future__ import annotations
 import struct
 import zlib
 
-from rocketq.common.hashing import MASK32, unsigned_hash
 from rocketq.protocol.message import MESSAGE_MAGIC
+from rocketq.store.fast_hash import hash_with_prefix
 
 _BATCH_HEAD = struct.Struct(">iiiii")  # total, magic, crc, flag, body length (SEND_BATCH_MESSAGE item)
 _I16 = struct.Struct(">h")
@@ -266,12 +266,6 @@ def index_entries(prefix_hash: int, phys: int, uniq_key: str | None, keys: str |
             if k:
                 out += (_index_hash(hash_with_prefix(prefix_hash, k)), phys)
     return out
-
-
-def hash_with_prefix(prefix_hash: int, text: str) -> int:
-    """Unsigned Java hashCode of ``prefix + text`` from the prefix's (lone surrogates count as one unit)."""
-    h, n = unsigned_hash(text)
-    return (prefix_hash * pow(31, n, 1 << 32) + h) & MASK32
 
 
 def _resolve_slot(mm: object, entries_base: int, index_num: int, value: int, limit: int) -> int:

@@ -50,17 +50,3 @@ def test_stats_and_runtime_info(open_store: StoreFactory) -> None:
     assert info["commitLogMaxOffset"] == str(store.get_max_phy_offset())
     assert info["putMessageTimesTotal"] == "4"
     assert len(info["putTps"].split()) == 3
-
-
-@given(st.text(max_size=40), st.text(max_size=60))
-def test_index_key_hasher_matches_reference(topic: str, key: str) -> None:
-    h = fast_hash.IndexKeyHasher()
-    assert h.key_hash(topic, key) == index_key_hash(f"{topic}#{key}")
-    assert h.key_hash(topic, key) == index_key_hash(f"{topic}#{key}")  # cached path
-
-
-def test_index_key_hasher_uniq_keys() -> None:
-    h = fast_hash.IndexKeyHasher()
-    for i in range(200):
-        key = f"7F0000010A3C18B4AAC2{i:012X}"
-        assert h.key_hash("TopicTest", key) == index_key_hash(f"TopicTest#{key}")
