@@ -11,6 +11,8 @@ import asyncio
 import concurrent.futures
 import logging
 import os
+import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -104,3 +106,56 @@ class BackgroundWriter:
 
 def _build_and_write(path: Path, build: Callable[[], Any]) -> None:
     write_json_atomic(path, build())
+
+
+class PersistedLoopService(ABC):
+    """A broker service with a loop task and a small JSON state file (delay-level and timer progress).
+
+    While running, dirty state is written at most once a second by the ``BackgroundWriter`` (snapshot taken on
+    the loop, a failed write leaves the state dirty); ``stop()`` waits for that write and then writes the
+    final state synchronously.
+    """
+
+    def __init__(self, path: Path, persister: BackgroundWriter, name: str) -> None:
+        self.path = path
+        self.persister = persister
+        self._name = name
+        self._task: asyncio.Task[None] | None = None
+        self._dirty = False
+        self._last_persist = 0.0
+
+    @abstractmethod
+    def snapshot(self) -> Callable[[], Any]:
+        """Copy the state now; returns what builds its JSON document (called on the writer's thread)."""
+
+    @abstractmethod
+    async def _loop(self) -> None:
+        """The service's work, until cancelled."""
+
+    def persist(self) -> None:
+        write_json_atomic(self.path, self.snapshot()())
+        self._dirty = False
+        self._last_persist = time.monotonic()
+
+    def persist_if_due(self) -> None:
+        if self._dirty and time.monotonic() - self._last_persist > 1.0 and not self.persister.busy(self.path):
+            fut = self.persister.submit(self.path, self.snapshot())
+            self._dirty = False
+            self._last_persist = time.monotonic()
+            fut.add_done_callback(self._persisted)
+
+    def _persisted(self, fut: asyncio.Future[None]) -> None:
+        if fut.cancelled() or fut.exception() is not None:
+            log.error("%s.persist_failed path=%s error=%r", self._name, self.path,
+                      None if fut.cancelled() else fut.exception())
+            self._dirty = True
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._loop())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        self.persister.drain()  # a background write of this file finishes before the final one
+        self.persist()

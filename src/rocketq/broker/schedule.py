@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rocketq.broker.persist import read_json, write_json_atomic
+from rocketq.broker.persist import PersistedLoopService, read_json
 from rocketq.broker.requeue import restore
 from rocketq.broker.topic_manager import SCHEDULE_TOPIC
 from rocketq.protocol.message import (
@@ -33,53 +34,23 @@ if TYPE_CHECKING:
 log = logging.getLogger("rocketq.broker.schedule")
 
 
-class ScheduleService:
+class ScheduleService(PersistedLoopService):
     def __init__(self, broker: BrokerController, interval: float = 0.1) -> None:
+        path = Path(broker.config.storePathRootDir) / "config" / "delayOffset.json"
+        super().__init__(path, broker.persister, "schedule")
         self.broker = broker
         self.levels = broker.config.delay_levels_ms()
         self.interval = interval
-        self.path = Path(broker.config.storePathRootDir) / "config" / "delayOffset.json"
         self.offsets: dict[int, int] = {}
-        self._task: asyncio.Task[None] | None = None
-        self._dirty = False
-        self._last_persist = 0.0
 
     def load(self) -> None:
         obj = read_json(self.path)
         if obj:
             self.offsets = {int(k): int(v) for k, v in (obj.get("offsetTable") or {}).items()}
 
-    def persist(self) -> None:
-        write_json_atomic(self.path, self._encode(self.offsets))
-        self._dirty = False
-
-    @staticmethod
-    def _encode(offsets: dict[int, int]) -> dict[str, object]:
-        return {"offsetTable": {str(k): v for k, v in sorted(offsets.items())}}
-
-    def _persist_in_background(self) -> None:
-        """Snapshot now; write and fsync on the broker's persister thread (a failure leaves the table dirty)."""
-        snapshot = dict(self.offsets)
-        self._dirty = False
-        fut = self.broker.persister.submit(self.path, lambda: self._encode(snapshot))
-        fut.add_done_callback(self._persisted)
-
-    def _persisted(self, fut: asyncio.Future[None]) -> None:
-        if fut.cancelled() or fut.exception() is not None:
-            log.error(
-                "schedule.persist_failed path=%s error=%r", self.path, None if fut.cancelled() else fut.exception()
-            )
-            self._dirty = True
-
-    def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._loop())
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-        self.broker.persister.drain()  # a background write of this file finishes before the final one
-        self.persist()
+    def snapshot(self) -> Callable[[], dict[str, object]]:
+        offsets = dict(self.offsets)
+        return lambda: {"offsetTable": {str(k): v for k, v in sorted(offsets.items())}}
 
     async def _loop(self) -> None:
         while True:
@@ -88,10 +59,7 @@ class ScheduleService:
             except Exception:
                 log.exception("schedule.failed")
                 delivered = 0
-            now = time.monotonic()
-            if self._dirty and now - self._last_persist > 1.0 and not self.broker.persister.busy(self.path):
-                self._persist_in_background()
-                self._last_persist = now
+            self.persist_if_due()
             if not delivered:
                 await asyncio.sleep(self.interval)
             else:

@@ -16,10 +16,11 @@ import asyncio
 import heapq
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rocketq.broker.persist import read_json, write_json_atomic
+from rocketq.broker.persist import PersistedLoopService, read_json
 from rocketq.broker.requeue import restore
 from rocketq.errors import MessageIllegalError
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE
@@ -66,18 +67,16 @@ def due_time_ms(props: dict[str, str], now_ms: int) -> int | None:
     return None
 
 
-class TimerService:
+class TimerService(PersistedLoopService):
     def __init__(self, broker: BrokerController, interval: float = 0.1) -> None:
+        path = Path(broker.config.storePathRootDir) / "config" / "timerProgress.json"
+        super().__init__(path, broker.persister, "timer")
         self.broker = broker
         self.interval = interval
-        self.path = Path(broker.config.storePathRootDir) / "config" / "timerProgress.json"
         self.watermark = 0
         self.delivered: set[int] = set()
         self._loaded_until = 0
         self._heap: list[tuple[int, int, int]] = []  # (due ms, timer-queue offset, commit-log offset)
-        self._task: asyncio.Task[None] | None = None
-        self._dirty = False
-        self._last_persist = 0.0
 
     # ------------------------------------------------------------------------------------------ put side
 
@@ -108,39 +107,11 @@ class TimerService:
             self.delivered = {int(x) for x in obj.get("delivered", []) if int(x) >= self.watermark}
         self._loaded_until = self.watermark
 
-    def persist(self) -> None:
-        write_json_atomic(self.path, self._encode(self.watermark, self.delivered))
-        self._dirty = False
-        self._last_persist = time.monotonic()
-
-    @staticmethod
-    def _encode(watermark: int, delivered: set[int]) -> dict[str, object]:
-        return {"watermark": watermark, "delivered": sorted(delivered)}
-
-    def _persist_in_background(self) -> None:
-        """Snapshot now; write and fsync on the broker's persister thread (a failure leaves the state dirty)."""
-        watermark, delivered = self.watermark, set(self.delivered)
-        self._dirty = False
-        self._last_persist = time.monotonic()
-        fut = self.broker.persister.submit(self.path, lambda: self._encode(watermark, delivered))
-        fut.add_done_callback(self._persisted)
-
-    def _persisted(self, fut: asyncio.Future[None]) -> None:
-        if fut.cancelled() or fut.exception() is not None:
-            log.error("timer.persist_failed path=%s error=%r", self.path, None if fut.cancelled() else fut.exception())
-            self._dirty = True
+    def snapshot(self) -> Callable[[], dict[str, object]]:
+        watermark, delivered = self.watermark, sorted(self.delivered)
+        return lambda: {"watermark": watermark, "delivered": delivered}
 
     # --------------------------------------------------------------------------------------- delivery
-
-    def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._loop())
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-        self.broker.persister.drain()  # a background write of this file finishes before the final one
-        self.persist()
 
     async def _loop(self) -> None:
         while True:
@@ -167,8 +138,7 @@ class TimerService:
                 self.delivered.discard(self.watermark)
                 self.watermark += 1
             self._dirty = True
-        if self._dirty and time.monotonic() - self._last_persist > 1.0 and not self.broker.persister.busy(self.path):
-            self._persist_in_background()
+        self.persist_if_due()
         return moved
 
     def pending(self) -> int:
