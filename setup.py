@@ -1,8 +1,8 @@
-"""The compiled twin of the store's batch encoder (pyproject.toml holds everything else).
+"""The compiled twins: the store's batch encoder, the consumer's pull decoder (pyproject.toml holds the rest).
 
-``optional=True``: without a C compiler or zlib headers the install still succeeds and the store uses the
-pure-Python twin (``rocketq.store.appendcodec.IMPLEMENTATION`` tells which one runs; ``make test`` requires
-the compiled one).
+``optional=True``: without a C compiler or zlib headers the install still succeeds and each module falls back
+to its pure-Python twin (``IMPLEMENTATION`` in ``rocketq.store.appendcodec`` and ``rocketq.protocol.pullcodec``
+tells which runs; ``make test`` requires the compiled ones).
 """
 
 from setuptools import Extension, setup
@@ -15,6 +15,12 @@ setup(
             libraries=["z"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
             optional=True,
-        )
+        ),
+        Extension(
+            "rocketq.protocol._pullcodec_c",
+            sources=["src/rocketq/protocol/_pullcodec_c.c"],
+            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+            optional=True,
+        ),
     ]
 )

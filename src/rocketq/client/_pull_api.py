@@ -11,10 +11,11 @@ from rocketq.client._api import RawPullResult
 from rocketq.client._instance import ClientInstance
 from rocketq.client._route import MASTER_ID
 from rocketq.client.errors import BrokerNotFoundError
-from rocketq.client.message import MessageExt, PullResult, PullStatus
+from rocketq.client.message import MessageExt, PullResult, PullStatus, decode_body
 from rocketq.protocol.bodies import MessageQueue, SubscriptionData
 from rocketq.protocol.headers import PULL_FLAG_COMMIT_OFFSET, PullMessageRequestHeader
-from rocketq.protocol.message import PROP_MAX_OFFSET, PROP_MIN_OFFSET, iter_records
+from rocketq.protocol.message import PROP_MAX_OFFSET, PROP_MIN_OFFSET
+from rocketq.protocol.pullcodec import decode_messages
 
 
 def build_pull_sys_flag(
@@ -88,13 +89,11 @@ class PullAPIWrapper:
         )  # fmt: skip
         if raw.status is not PullStatus.FOUND:
             return result
-        msgs = [MessageExt.from_record(rec, mq.broker_name) for rec in iter_records(raw.body)]
+        # One call per pull (compiled twin where built): records → MessageExt, MIN/MAX_OFFSET set on each.
+        offsets = {PROP_MIN_OFFSET: str(header.min_offset), PROP_MAX_OFFSET: str(header.max_offset)}
+        msgs: list[MessageExt] = decode_messages(raw.body, MessageExt, mq.broker_name, offsets, decode_body)
         if sub.tags_set and not sub.class_filter_mode:
             tags = set(sub.tags_set)
             msgs = [m for m in msgs if m.tags is not None and m.tags in tags]
-        min_s, max_s = str(header.min_offset), str(header.max_offset)
-        for m in msgs:
-            m.properties[PROP_MIN_OFFSET] = min_s
-            m.properties[PROP_MAX_OFFSET] = max_s
         result.messages = msgs
         return result
