@@ -1,8 +1,9 @@
-"""The compiled twins: the store's batch encoder, the consumer's pull decoder (pyproject.toml holds the rest).
+"""The compiled twins: the store's batch encoder, the consumer's pull decoder, the producer's
+batch encoder (pyproject.toml holds the rest).
 
 ``optional=True``: without a C compiler or zlib headers the install still succeeds and each module falls back
-to its pure-Python twin (``IMPLEMENTATION`` in ``rocketq.store.appendcodec`` and ``rocketq.protocol.pullcodec``
-tells which runs; ``make test`` requires the compiled ones).
+to its pure-Python twin (``IMPLEMENTATION`` in ``rocketq.store.appendcodec``, ``rocketq.protocol.pullcodec`` and
+``rocketq.client.batchcodec`` tells which runs; ``make test`` requires the compiled ones).
 """
 
 from setuptools import Extension, setup
@@ -19,6 +20,12 @@ setup(
         Extension(
             "rocketq.protocol._pullcodec_c",
             sources=["src/rocketq/protocol/_pullcodec_c.c"],
+            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+            optional=True,
+        ),
+        Extension(
+            "rocketq.client._batchcodec_c",
+            sources=["src/rocketq/client/_batchcodec_c.c"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
             optional=True,
         ),
