@@ -32,6 +32,12 @@ from rocketq.protocol.frame import FrameDecoder
 
 log = logging.getLogger("rocketq.remoting")
 
+#: Queued buffers (a frame is one or two) written at once instead of at the end of the loop iteration. With a
+#: window of requests in flight, flushing only per iteration made both processes take turns on one clump of the
+#: whole window (each ~35 % idle); handing runs of 32 over keeps both busy. Measured with ``rocketq bench
+#: produce --mode async``: 8 → 30.5k, 16 → 33.3k, 32 → 34.1k, never → 28.5k msg/s (SYNC_FLUSH 19.1k → 24.8k).
+_FLUSH_EVERY_PARTS = 32
+
 
 class RequestDispatcher(Protocol):
     def dispatch(self, conn: Connection, cmd: RemotingCommand) -> None: ...
@@ -146,6 +152,12 @@ class Connection(asyncio.Protocol):
         out.append(head)
         if body:
             out.append(body)
+        if len(out) >= _FLUSH_EVERY_PARTS:
+            # Hand a long run over now rather than at the end of the iteration: the peer starts on these while
+            # we go on, instead of the two processes taking turns on one clump of the whole window.
+            self._out = []
+            if not transport.is_closing():
+                transport.writelines(out)
 
     def write_many(self, cmds: list[RemotingCommand]) -> None:
         """Several frames at once (they share a flush with every other frame written in this iteration)."""

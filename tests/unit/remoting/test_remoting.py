@@ -411,3 +411,44 @@ async def test_valid_frames_before_a_bad_one_are_still_answered(harness: Harness
     finally:
         writer.close()
         await writer.wait_closed()
+
+
+class _RecordingTransport:
+    """Records what a Connection hands to its transport, write by write."""
+
+    def __init__(self) -> None:
+        self.writes: list[list[bytes]] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append([bytes(data)])
+
+    def writelines(self, parts: Any) -> None:
+        self.writes.append([bytes(p) for p in parts])
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_extra_info(self, name: str) -> None:
+        return None
+
+
+async def test_a_long_run_of_frames_leaves_in_slices_in_order() -> None:
+    """Frames written in one loop iteration: the first at once, then runs of 32 buffers, the rest at its end."""
+
+    class _NoDispatch:
+        def dispatch(self, conn: Connection, cmd: RemotingCommand) -> None: ...
+
+        def connection_lost(self, conn: Connection) -> None: ...
+
+    conn = Connection(_NoDispatch())
+    transport = _RecordingTransport()
+    conn.connection_made(transport)  # type: ignore[arg-type]
+    frames = [RemotingCommand(code=1, opaque=i, flag=1) for i in range(100)]
+    for cmd in frames:
+        conn.write(cmd)
+    # Before the iteration ends: the first frame, then runs of 32 (responses without a body: one buffer each).
+    assert [len(w) for w in transport.writes] == [1, 32, 32, 32]
+    await asyncio.sleep(0)
+    assert [len(w) for w in transport.writes] == [1, 32, 32, 32, 3]
+    sent = b"".join(b"".join(w) for w in transport.writes)
+    assert sent == b"".join(encode(cmd) for cmd in frames)
