@@ -6,18 +6,10 @@
 
 from __future__ import annotations
 
-import os
-from types import ModuleType
-
 from rocketq.client import _batchcodec_py as pure
+from rocketq.common.native import choose
 
-compiled: ModuleType | None
-try:
-    from rocketq.client import _batchcodec_c as compiled  # type: ignore[attr-defined, no-redef]
-except ImportError:  # no compiler at install time: the pure twin does the same work, slower
-    compiled = None
-
-impl: ModuleType = pure if compiled is None or os.environ.get("ROCKETQ_NO_EXTENSIONS") else compiled
+impl, compiled = choose(pure, "rocketq.client._batchcodec_c")
 
 #: "c" or "python": which twin encodes batches
 IMPLEMENTATION = "python" if impl is pure else "c"

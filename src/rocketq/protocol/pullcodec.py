@@ -6,18 +6,10 @@
 
 from __future__ import annotations
 
-import os
-from types import ModuleType
-
+from rocketq.common.native import choose
 from rocketq.protocol import _pullcodec_py as pure
 
-compiled: ModuleType | None
-try:
-    from rocketq.protocol import _pullcodec_c as compiled  # type: ignore[attr-defined, no-redef]
-except ImportError:  # no compiler at install time: the pure twin does the same work, slower
-    compiled = None
-
-impl: ModuleType = pure if compiled is None or os.environ.get("ROCKETQ_NO_EXTENSIONS") else compiled
+impl, compiled = choose(pure, "rocketq.protocol._pullcodec_c")
 
 #: "c" or "python": which twin decodes pull answers
 IMPLEMENTATION = "python" if impl is pure else "c"

@@ -32,18 +32,10 @@ PROPS``) as one commit-log record per item, each with the batch's properties app
 
 from __future__ import annotations
 
-import os
-from types import ModuleType
-
+from rocketq.common.native import choose
 from rocketq.store import _appendcodec_py as pure
 
-compiled: ModuleType | None
-try:
-    from rocketq.store import _appendcodec_c as compiled  # type: ignore[attr-defined, no-redef]
-except ImportError:  # no compiler at install time: the pure twin does the same work, slower
-    compiled = None
-
-impl: ModuleType = pure if compiled is None or os.environ.get("ROCKETQ_NO_EXTENSIONS") else compiled
+impl, compiled = choose(pure, "rocketq.store._appendcodec_c")
 
 #: "c" or "python": which twin the store runs
 IMPLEMENTATION = "python" if impl is pure else "c"

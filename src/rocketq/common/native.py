@@ -1,0 +1,22 @@
+"""Choosing between a compiled twin and its pure-Python twin (STYLE §3.18), in one place.
+
+A compiled module is optional at install time (no compiler → the pure twin does the same work, slower);
+``ROCKETQ_NO_EXTENSIONS=1`` forces the pure twins, as aiokafka's ``AIOKAFKA_NO_EXTENSIONS``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+
+
+def choose(pure: ModuleType, compiled_name: str) -> tuple[ModuleType, ModuleType | None]:
+    """``(the twin to run, the compiled module or None if it was not built)``."""
+    compiled: ModuleType | None
+    try:
+        compiled = importlib.import_module(compiled_name)
+    except ImportError:
+        compiled = None
+    impl = pure if compiled is None or os.environ.get("ROCKETQ_NO_EXTENSIONS") else compiled
+    return impl, compiled
