@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import struct
-
 from rocketq.errors import ProtocolError
-from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE, RemotingCommand, decode_frame
-
-_LEN = struct.Struct(">i")
+from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE, RemotingCommand
+from rocketq.protocol.framecodec import decode_frames
 
 
 class FrameDecoder:
@@ -33,29 +30,17 @@ class FrameDecoder:
             raise self.error or ProtocolError("decoder already failed")
         buf = self._buf
         buf += data
-        out: list[RemotingCommand] = []
-        pos = 0
-        size = len(buf)
-        try:
-            while size - pos >= 4:
-                (length,) = _LEN.unpack_from(buf, pos)
-                if length < 4 or length > self.max_frame_size:
-                    raise ProtocolError(f"frame length {length} outside [4, {self.max_frame_size}]")
-                if size - pos - 4 < length:
-                    break
-                start = pos + 4
-                out.append(decode_frame(memoryview(buf)[start : start + length]))
-                pos = start + length
-        except ProtocolError as exc:
+        out, consumed, error = decode_frames(buf, self.max_frame_size)
+        if error is not None:
             self._failed = True
-            self.error = exc
+            self.error = error
             # Drop the buffer without resizing it: the traceback may still hold views of it.
             self._buf = bytearray()
             if not out:
-                raise
+                raise error
             return out
-        if pos:
-            del buf[:pos]
+        if consumed:
+            del buf[:consumed]
         return out
 
     @property

@@ -26,9 +26,9 @@ from rocketq.protocol.command import (
     FLAG_ONEWAY,
     FLAG_RESPONSE,
     RemotingCommand,
-    encode_parts,
 )
 from rocketq.protocol.frame import FrameDecoder
+from rocketq.protocol.framecodec import encode_head
 
 log = logging.getLogger("rocketq.remoting")
 
@@ -137,7 +137,8 @@ class Connection(asyncio.Protocol):
         transport = self._transport
         if self.closed or transport is None:
             return
-        head, body = encode_parts(cmd)
+        head = encode_head(cmd)
+        body = cmd.body
         if not self._flush_scheduled:
             self._flush_scheduled = True
             self._loop.call_soon(self._flush)

@@ -1,0 +1,49 @@
+"""Pure-Python twin of ``rocketq.protocol._framecodec_c``: received bytes → commands, a command → its head.
+
+The specification both twins follow (``rocketq.protocol.framecodec`` chooses one):
+
+``decode_frames(buf, max_frame_size) -> (commands, consumed, error)``
+
+* ``buf`` holds received bytes; every whole frame at its start (4-byte big-endian length, then that many bytes)
+  becomes a ``RemotingCommand`` exactly as ``decode_frame`` gives it (same fields, same types; the body a
+  ``bytes`` copy). ``consumed`` is the number of bytes of those frames; an incomplete frame at the end is left.
+* A length below 4 or above ``max_frame_size``, or a frame ``decode_frame`` refuses, stops the loop: ``error``
+  is then that ``ProtocolError`` (frames before it are still returned), else None. Nothing else is raised.
+
+``encode_head(cmd) -> bytes``
+
+* The 8-byte frame prefix and the header, byte for byte ``encode_prefix(cmd, encode_header(cmd))`` (the body
+  is written after it unchanged), raising what those raise.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from rocketq.errors import ProtocolError
+from rocketq.protocol.command import RemotingCommand, decode_frame, encode_header, encode_prefix
+
+_LEN = struct.Struct(">i")
+
+
+def decode_frames(buf: bytearray, max_frame_size: int) -> tuple[list[RemotingCommand], int, ProtocolError | None]:
+    out: list[RemotingCommand] = []
+    pos = 0
+    size = len(buf)
+    try:
+        while size - pos >= 4:
+            (length,) = _LEN.unpack_from(buf, pos)
+            if length < 4 or length > max_frame_size:
+                raise ProtocolError(f"frame length {length} outside [4, {max_frame_size}]")
+            if size - pos - 4 < length:
+                break
+            start = pos + 4
+            out.append(decode_frame(memoryview(buf)[start : start + length]))
+            pos = start + length
+    except ProtocolError as exc:
+        return out, pos, exc
+    return out, pos, None
+
+
+def encode_head(cmd: RemotingCommand) -> bytes:
+    return encode_prefix(cmd, encode_header(cmd))

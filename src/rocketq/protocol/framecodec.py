@@ -1,0 +1,23 @@
+"""Received bytes → commands and a command → its frame head: the compiled twin if built, else the pure one.
+
+``decode_frames(buf, max_frame_size) -> (commands, consumed, error)`` and ``encode_head(cmd) -> bytes``
+(specified in ``_framecodec_py``). ``ROCKETQ_NO_EXTENSIONS=1`` forces the pure twin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rocketq.common.native import choose
+from rocketq.errors import ProtocolError
+from rocketq.protocol import _framecodec_py as pure
+from rocketq.protocol.command import RemotingCommand
+
+impl, compiled = choose(pure, "rocketq.protocol._framecodec_c")
+
+#: "c" or "python": which twin splits and decodes frames
+IMPLEMENTATION = "python" if impl is pure else "c"
+
+decode_frames: Callable[[bytearray, int], tuple[list[RemotingCommand], int, ProtocolError | None]]
+decode_frames = impl.decode_frames
+encode_head: Callable[[RemotingCommand], bytes] = impl.encode_head
