@@ -364,7 +364,8 @@ static inline int32_t get32(const unsigned char *p) {
     return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]);
 }
 
-static unsigned long long handed_over;  /* frames given to decode_frame (tests check the usual shape is not) */
+/* Frames given to decode_frame and commands given to the pure encode_head: tests check the usual ones are not. */
+static unsigned long long frames_handed_over, heads_handed_over;
 
 /* One frame (without its length word) → command: ours if it has the usual JSON shape, else decode_frame's. */
 static PyObject *decode_one(const unsigned char *frame, Py_ssize_t length) {
@@ -375,7 +376,7 @@ static PyObject *decode_one(const unsigned char *frame, Py_ssize_t length) {
                                      length - 4 - header_len);
         if (cmd != NULL) return cmd;
     }
-    handed_over++;
+    frames_handed_over++;
     PyObject *copy = PyBytes_FromStringAndSize((const char *)frame, length);
     if (copy == NULL) return NULL;
     PyObject *cmd = PyObject_CallOneArg(py_decode_frame, copy);
@@ -433,7 +434,7 @@ done:
 }
 
 static PyObject *handed_over_count(PyObject *self, PyObject *unused) {
-    return PyLong_FromUnsignedLongLong(handed_over);
+    return Py_BuildValue("(KK)", frames_handed_over, heads_handed_over);
 }
 
 /* -------------------------------------------------------------------------------------------- JSON output */
@@ -474,9 +475,10 @@ static inline void put32(char *p, uint32_t v) {
     p[0] = (char)(v >> 24); p[1] = (char)(v >> 16); p[2] = (char)(v >> 8); p[3] = (char)v;
 }
 
-/* An int member as orjson writes it; -1 when it is not a plain int within int64 (the pure path decides). */
+/* An int member as orjson writes it (an int subclass such as RequestCode as its value); -1 when it is not an
+ * int within int64, or is a bool (the pure path decides). */
 static int int_text(PyObject *v, char *buf, int *len) {
-    if (!PyLong_CheckExact(v)) return -1;
+    if (!PyLong_Check(v) || PyBool_Check(v)) return -1;
     int overflow;
     long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
     if (overflow || (x == -1 && PyErr_Occurred())) { PyErr_Clear(); return -1; }
@@ -494,6 +496,7 @@ static int int_text(PyObject *v, char *buf, int *len) {
 
 static PyObject *fallback_head(PyObject *cmd) {
     PyErr_Clear();
+    heads_handed_over++;
     return PyObject_CallOneArg(py_encode_head, cmd);
 }
 
@@ -510,7 +513,8 @@ static PyObject *encode_head(PyObject *self, PyObject *cmd) {
         return fallback_head(cmd);
     PyObject *language = get_slot(cmd, F_LANGUAGE), *remark = get_slot(cmd, F_REMARK);
     PyObject *ext = get_slot(cmd, F_EXT), *body = get_slot(cmd, F_BODY);
-    if (!PyUnicode_CheckExact(language) || (remark != Py_None && !PyUnicode_CheckExact(remark))
+    /* str subclasses are written as their text by orjson too */
+    if (!PyUnicode_Check(language) || (remark != Py_None && !PyUnicode_Check(remark))
         || !PyDict_CheckExact(ext))
         return fallback_head(cmd);
     Py_ssize_t body_len;
@@ -528,7 +532,7 @@ static PyObject *encode_head(PyObject *self, PyObject *cmd) {
     Py_ssize_t i = 0;
     PyObject *key, *value;
     while (PyDict_Next(ext, &i, &key, &value)) {
-        if (!PyUnicode_CheckExact(key) || !PyUnicode_CheckExact(value)) return fallback_head(cmd);
+        if (!PyUnicode_Check(key) || !PyUnicode_Check(value)) return fallback_head(cmd);
         Py_ssize_t kn, vn;
         if (PyUnicode_AsUTF8AndSize(key, &kn) == NULL || PyUnicode_AsUTF8AndSize(value, &vn) == NULL)
             return fallback_head(cmd);
@@ -576,7 +580,7 @@ static PyMethodDef methods[] = {
     {"decode_frames", decode_frames, METH_VARARGS,
      "decode_frames(buf, max_frame_size) -> (commands, consumed, error): see rocketq.protocol._framecodec_py"},
     {"encode_head", encode_head, METH_O, "encode_head(cmd) -> bytes: see rocketq.protocol._framecodec_py"},
-    {"handed_over", handed_over_count, METH_NOARGS, "handed_over() -> int: frames decoded by decode_frame so far"},
+    {"handed_over", handed_over_count, METH_NOARGS, "handed_over() -> (frames, heads): how many went to the pure path so far"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rocketq.codes import RequestCode
 from rocketq.errors import ProtocolError
 from rocketq.protocol import _framecodec_py, framecodec
 from rocketq.protocol.command import (
@@ -252,9 +253,20 @@ def test_the_compiled_twin_parses_the_usual_headers_itself() -> None:
         RemotingCommand(code=0, opaque=9, flag=1, remark="é \"quoted\"\n", ext_fields={"msgId": "7F00"}),
     ]
     data = b"".join(encode(c) for c in usual) + _frame(b'{"code":10,"extFields":null,"remark":null}')
-    before = compiled.handed_over()
+    frames, heads = compiled.handed_over()
     out, _, error = compiled.decode_frames(bytearray(data), 1 << 20)
     assert error is None and len(out) == 3
-    assert compiled.handed_over() == before
+    assert compiled.handed_over() == (frames, heads)
     compiled.decode_frames(bytearray(_frame(b'{"code":10,"extFields":{"n":1}}')), 1 << 20)
-    assert compiled.handed_over() == before + 1
+    assert compiled.handed_over() == (frames + 1, heads)
+    # request and response codes are IntEnum members; str subclasses are written as their text (as orjson does)
+    enum_code = RemotingCommand(code=RequestCode.SEND_MESSAGE_V2, ext_fields={"a": _Text("v")}, language=_Text("J"))
+    for cmd in (*usual, enum_code):
+        assert compiled.encode_head(cmd) == encode_prefix(cmd, encode_header(cmd))
+    assert compiled.handed_over() == (frames + 1, heads)
+    compiled.encode_head(RemotingCommand(code=10, flag=True))  # a bool is not an int to orjson
+    assert compiled.handed_over() == (frames + 1, heads + 1)
+
+
+class _Text(str):
+    pass
