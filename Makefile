@@ -7,7 +7,8 @@ STAMP  := $(VENV)/.installed
 .PHONY: run test lint typecheck venv interop-venv bench clean
 
 $(STAMP): pyproject.toml setup.py src/rocketq/store/_appendcodec_c.c src/rocketq/protocol/_pullcodec_c.c \
-		src/rocketq/protocol/_framecodec_c.c src/rocketq/client/_batchcodec_c.c
+		src/rocketq/protocol/_framecodec_c.c \
+		src/rocketq/protocol/_headercodec_c.c src/rocketq/client/_batchcodec_c.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,spark]'

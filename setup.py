@@ -1,5 +1,5 @@
 """The compiled twins: the store's batch encoder, the consumer's pull decoder, the remoting frame codec, the
-producer's batch encoder (pyproject.toml holds the rest).
+header reader, the producer's batch encoder (pyproject.toml holds the rest).
 
 ``optional=True``: without a C compiler or zlib headers the install still succeeds and each module falls back
 to its pure-Python twin (``IMPLEMENTATION`` in ``rocketq.store.appendcodec``, ``rocketq.protocol.pullcodec``,
@@ -27,6 +27,12 @@ setup(
         Extension(
             "rocketq.protocol._framecodec_c",
             sources=["src/rocketq/protocol/_framecodec_c.c"],
+            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+            optional=True,
+        ),
+        Extension(
+            "rocketq.protocol._headercodec_c",
+            sources=["src/rocketq/protocol/_headercodec_c.c"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
             optional=True,
         ),

@@ -20,3 +20,12 @@ def choose(pure: ModuleType, compiled_name: str) -> tuple[ModuleType, ModuleType
         compiled = None
     impl = pure if compiled is None or os.environ.get("ROCKETQ_NO_EXTENSIONS") else compiled
     return impl, compiled
+
+
+def compiled_to_run(compiled_name: str) -> ModuleType | None:
+    """The compiled module when it is built and not switched off, else None (its pure twin is code, not a module)."""
+    impl, compiled = choose(_NO_TWIN, compiled_name)
+    return None if impl is _NO_TWIN else compiled
+
+
+_NO_TWIN = ModuleType("no pure twin module")

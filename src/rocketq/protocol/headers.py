@@ -14,14 +14,19 @@ A missing required field raises ``HeaderError`` naming it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar, get_type_hints
 
+from rocketq.common.native import compiled_to_run
 from rocketq.errors import ProtocolError
 
 T = TypeVar("T", bound="Header")
+
+#: compiled twin of the generated ``from_ext`` (None: not built, or ROCKETQ_NO_EXTENSIONS); see compile_from_ext
+_headercodec = compiled_to_run("rocketq.protocol._headercodec_c")
 
 
 class HeaderError(ProtocolError):
@@ -137,11 +142,15 @@ def _parse_bool(raw: str) -> bool:
 # ------------------------------------------------------------------------------------- generated codecs
 
 
-def compile_from_ext(cls: type[T], keys: dict[str, str] | None = None) -> typing.Callable[[dict[str, str]], T]:
+def compile_from_ext(
+    cls: type[T], keys: dict[str, str] | None = None, *, native: bool = True
+) -> typing.Callable[[dict[str, str]], T]:
     """A ``from_ext`` for ``cls`` as straight-line code. ``keys`` renames wire keys (wire key → key to read);
     a renamed field falls back to its plain wire key when the renamed one is absent.
 
     Same rules as ``generic_from_ext``: absent (or, for non-str fields, empty) means default or HeaderError.
+    With ``native`` and the compiled twin built, a slotted class is read by ``_headercodec_c.read_header`` from
+    a plan of the same fields (the generated function is its pure twin and its fallback for odd input).
     """
     specs = cls._field_specs()
     fields_by_name = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
@@ -185,7 +194,21 @@ def compile_from_ext(cls: type[T], keys: dict[str, str] | None = None) -> typing
     else:
         lines.append(f"    return cls({', '.join(args)})")
     exec("\n".join(lines), ns)  # our own generated source, from dataclass fields
-    return ns["from_ext"]  # type: ignore[no-any-return]
+    generated: typing.Callable[[dict[str, str]], T] = ns["from_ext"]
+    if not (native and direct and _headercodec is not None):
+        return generated
+    plan = []
+    for i, spec in enumerate(specs):
+        read_key = keys.get(spec.key, spec.key) if keys else spec.key
+        plan.append((
+            _headercodec.slot_offset(cls, spec.attr), read_key, spec.key if read_key != spec.key else None,
+            _KIND_CODES[spec.kind], ns.get(f"d{i}"),
+            f"the header field {spec.key!r} is missing" if spec.required else None, spec.key,
+        ))  # fmt: skip
+    return functools.partial(_headercodec.read_header, cls, tuple(plan), generated)
+
+
+_KIND_CODES: dict[type, int] = {str: 0, int: 1, bool: 2}
 
 
 def compile_to_ext(cls: type[Header], keys: dict[str, str] | None = None) -> typing.Callable[[Header], dict[str, str]]:
@@ -474,3 +497,7 @@ class ResetOffsetRequestHeader(Header):
     group: str = wire("group")
     timestamp: int = wire("timestamp")
     is_force: bool = wire("isForce", True)
+
+
+if _headercodec is not None:
+    _headercodec.configure(HeaderError, _parse_int, _parse_bool)

@@ -7,6 +7,8 @@ loop cost 3-5 µs per send header); ``generic_from_ext``/``generic_to_ext`` are 
 from __future__ import annotations
 
 import importlib
+import os
+from collections import UserDict
 from typing import Any
 
 import pytest
@@ -14,11 +16,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rocketq.errors import ProtocolError
+from rocketq.protocol import headers
 from rocketq.protocol.headers import (
     _V1_TO_V2,
     _V2_KEYS,
     Header,
+    HeaderError,
+    PullMessageRequestHeader,
     SendMessageRequestHeader,
+    compile_from_ext,
     send_header_from_v2,
     send_header_to_v2,
 )
@@ -84,3 +90,34 @@ def test_v2_send_header_matches_renaming_then_generic(ext: dict[str, str]) -> No
 def test_v2_reads_a_v1_name_when_its_letter_is_absent() -> None:
     h = send_header_from_v2({"a": "g", "topic": "T", "e": "2"})
     assert (h.producer_group, h.topic, h.queue_id) == ("g", "T", 2)
+
+
+def test_the_compiled_reader_is_built_where_required() -> None:
+    """``make test`` sets ROCKETQ_REQUIRE_NATIVE=1: CI must exercise the compiled twin, not silently skip it."""
+    if os.environ.get("ROCKETQ_REQUIRE_NATIVE") == "1" and not os.environ.get("ROCKETQ_NO_EXTENSIONS"):
+        assert headers._headercodec is not None, "rocketq.protocol._headercodec_c was not built (C compiler?)"
+        assert not hasattr(PullMessageRequestHeader.from_ext, "__code__")  # the compiled reader, not generated code
+
+
+@pytest.mark.parametrize("cls", HEADERS, ids=lambda c: f"{c.__module__.rsplit('.', 1)[-1]}.{c.__qualname__}")
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_compiled_and_generated_readers_agree(cls: type[Header], data: st.DataObject) -> None:
+    """The two twins of from_ext side by side (the test above compares whichever runs with the generic one)."""
+    keys = [spec.key for spec in cls._field_specs()]
+    ext = data.draw(st.dictionaries(st.sampled_from([*keys, "other"]), VALUES | st.none()))
+    pure = compile_from_ext(cls, native=False)
+    assert _outcome(compile_from_ext(cls), ext) == _outcome(pure, ext)
+
+
+def test_odd_input_reads_as_the_generated_code_reads_it() -> None:
+    """Not a dict, or a value that is not a str: the compiled reader hands the whole header to its pure twin."""
+    ext = {"consumerGroup": "g", "topic": "t", "queueId": "1", "queueOffset": "5", "maxMsgNums": "32",
+           "sysFlag": "0", "commitOffset": "0", "suspendTimeoutMillis": "0", "subVersion": "0"}  # fmt: skip
+    pure = compile_from_ext(PullMessageRequestHeader, native=False)
+    for odd in (UserDict(ext), {**ext, "queueId": 7}, {**ext, "queueOffset": "1e3"}, {**ext, "queueId": None}):
+        assert _outcome(PullMessageRequestHeader.from_ext, odd) == _outcome(pure, odd)
+    with pytest.raises(HeaderError, match="'topic' is missing"):
+        PullMessageRequestHeader.from_ext({k: v for k, v in ext.items() if k != "topic"})
+    with pytest.raises(HeaderError, match="not an integer"):
+        PullMessageRequestHeader.from_ext({**ext, "queueId": "x"})
