@@ -50,7 +50,7 @@ from rocketq.client._pull_api import PullAPIWrapper, build_pull_sys_flag
 from rocketq.client._rebalance import CONSUME_PASSIVELY, PullRequest, RebalanceImpl
 from rocketq.client._route import RETRY_GROUP_TOPIC_PREFIX, retry_topic
 from rocketq.client._tasks import TaskSet
-from rocketq.client._util import call_user, now_ms
+from rocketq.client._util import call_user, is_async_callable, now_ms
 from rocketq.client._validators import check_group
 from rocketq.client.allocate import AllocateMessageQueueAveragely, AllocateMessageQueueStrategy
 from rocketq.client.config import ClientConfig
@@ -231,6 +231,8 @@ class PushConsumer:
         self.offset_store: OffsetStore | None = offset_store
         self._subscriptions: dict[str, str | MessageSelector] = {}
         self._listener: Callable[..., Any] | None = None
+        self._listener_async = False  # is_async_callable(self._listener), worked out once
+        self._consume_task_names: dict[MessageQueue, str] = {}  # no dataclass repr per consume request
         self.consume_orderly = False
         self._instance: ClientInstance | None = None
         self._rebalance: _RebalancePush | None = None
@@ -281,11 +283,13 @@ class PushConsumer:
     def register_message_listener(self, listener: ConcurrentlyListener) -> None:
         """``listener(msgs, context) -> ConsumeConcurrentlyStatus`` (or None for success)."""
         self._listener = listener
+        self._listener_async = is_async_callable(listener)
         self.consume_orderly = False
 
     def register_message_listener_orderly(self, listener: OrderlyListener) -> None:
         """``listener(msgs, context) -> ConsumeOrderlyStatus`` (or None for success); one queue at a time, in order."""
         self._listener = listener
+        self._listener_async = is_async_callable(listener)
         self.consume_orderly = True
 
     # -- lifecycle ----------------------------------------------------------------------------------------
@@ -488,7 +492,9 @@ class PushConsumer:
         try:
             if self.consume_orderly:
                 octx = ConsumeOrderlyContext(mq)
-                status = await call_user(self._listener, [msg], octx, executor=self._executor)
+                status = await call_user(
+                    self._listener, [msg], octx, executor=self._executor, is_async=self._listener_async
+                )
                 result["autoCommit"] = octx.auto_commit
                 result["consumeResult"] = {
                     ConsumeOrderlyStatus.COMMIT: "CR_COMMIT", ConsumeOrderlyStatus.ROLLBACK: "CR_ROLLBACK",
@@ -496,7 +502,7 @@ class PushConsumer:
                 }.get(status, "CR_SUCCESS")  # fmt: skip
             else:
                 status = await call_user(self._listener, [msg], ConsumeConcurrentlyContext(mq),
-                                         executor=self._executor)  # fmt: skip
+                                         executor=self._executor, is_async=self._listener_async)  # fmt: skip
                 later = status is ConsumeConcurrentlyStatus.RECONSUME_LATER
                 result["consumeResult"] = "CR_LATER" if later else "CR_SUCCESS"
         except Exception as exc:
@@ -641,8 +647,14 @@ class PushConsumer:
                 self._consume_tasks.spawn(self._consume_orderly(pq, mq), f"consume-orderly-{mq}")
             return
         size = max(1, self.consume_message_batch_max_size)
+        names = self._consume_task_names
+        name = names.get(mq)
+        if name is None:
+            if len(names) >= 4096:  # queues come and go with rebalances: keep the cache bounded
+                names.clear()
+            name = names[mq] = f"consume-{mq}"
         for i in range(0, len(msgs), size):
-            self._consume_tasks.spawn(self._consume_concurrently(msgs[i : i + size], pq, mq), f"consume-{mq}")
+            self._consume_tasks.spawn(self._consume_concurrently(msgs[i : i + size], pq, mq), name)
 
     def _submit_consume_later(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue) -> None:
         async def later() -> None:
@@ -663,7 +675,9 @@ class PushConsumer:
                 m.properties[PROP_CONSUME_START_TIME] = start
             status: ConsumeConcurrentlyStatus
             try:
-                got = await call_user(self._listener, list(msgs), ctx, executor=self._executor)
+                got = await call_user(
+                    self._listener, list(msgs), ctx, executor=self._executor, is_async=self._listener_async
+                )
                 status = ConsumeConcurrentlyStatus.RECONSUME_LATER if got is ConsumeConcurrentlyStatus.RECONSUME_LATER \
                     else ConsumeConcurrentlyStatus.CONSUME_SUCCESS  # fmt: skip
             except Exception as exc:
@@ -839,7 +853,10 @@ class PushConsumer:
                     async with self._consume_sem:
                         try:
                             assert self._listener is not None
-                            got = await call_user(self._listener, list(msgs), ctx, executor=self._executor)
+                            got = await call_user(
+                                self._listener, list(msgs), ctx, executor=self._executor,
+                                is_async=self._listener_async,
+                            )
                             status = got if isinstance(got, ConsumeOrderlyStatus) else ConsumeOrderlyStatus.SUCCESS
                         except Exception as exc:
                             log.warning("consume_orderly.failed group=%s mq=%s error=%r", self.group, mq, exc)
