@@ -36,15 +36,19 @@ class NamesrvRegistration:
         period = min(max(self.broker.config.registerNameServerPeriod, 10_000), 60_000) / 1000.0
         if self.broker.config.registerNameServerPeriod < 10_000:
             period = self.broker.config.registerNameServerPeriod / 1000.0  # tests use short periods
+        loop = asyncio.get_running_loop()
         while True:
+            started = loop.time()
             await self.register_all()
             self._kick.clear()
             try:
                 async with asyncio.timeout(period):
                     await self._kick.wait()
-                await asyncio.sleep(0.05)  # coalesce bursts of topic changes
             except TimeoutError:
-                pass
+                continue
+            # A topic created by a send is registered at once (Java registers before it answers that send);
+            # bursts of changes are coalesced: at most one kicked registration every 50 ms.
+            await asyncio.sleep(max(0.0, started + 0.05 - loop.time()))
 
     def _header(self) -> dict[str, str]:
         cfg = self.broker.config
