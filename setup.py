@@ -9,38 +9,24 @@ compiled ones).
 
 from setuptools import Extension, setup
 
+
+def _twin(name: str, source: str, **extra: list[str]) -> Extension:
+    """One optional compiled twin: built with warnings on, skipped (pure twin used) if it cannot be built."""
+    return Extension(
+        name,
+        sources=[source],
+        extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+        optional=True,
+        **extra,
+    )
+
+
 setup(
     ext_modules=[
-        Extension(
-            "rocketq.store._appendcodec_c",
-            sources=["src/rocketq/store/_appendcodec_c.c"],
-            libraries=["z"],
-            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
-            optional=True,
-        ),
-        Extension(
-            "rocketq.protocol._pullcodec_c",
-            sources=["src/rocketq/protocol/_pullcodec_c.c"],
-            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
-            optional=True,
-        ),
-        Extension(
-            "rocketq.protocol._framecodec_c",
-            sources=["src/rocketq/protocol/_framecodec_c.c"],
-            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
-            optional=True,
-        ),
-        Extension(
-            "rocketq.protocol._headercodec_c",
-            sources=["src/rocketq/protocol/_headercodec_c.c"],
-            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
-            optional=True,
-        ),
-        Extension(
-            "rocketq.client._batchcodec_c",
-            sources=["src/rocketq/client/_batchcodec_c.c"],
-            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
-            optional=True,
-        ),
+        _twin("rocketq.store._appendcodec_c", "src/rocketq/store/_appendcodec_c.c", libraries=["z"]),
+        _twin("rocketq.protocol._pullcodec_c", "src/rocketq/protocol/_pullcodec_c.c"),
+        _twin("rocketq.protocol._framecodec_c", "src/rocketq/protocol/_framecodec_c.c"),
+        _twin("rocketq.protocol._headercodec_c", "src/rocketq/protocol/_headercodec_c.c"),
+        _twin("rocketq.client._batchcodec_c", "src/rocketq/client/_batchcodec_c.c"),
     ]
 )
