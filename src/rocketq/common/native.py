@@ -13,19 +13,22 @@ from types import ModuleType
 
 def choose(pure: ModuleType, compiled_name: str) -> tuple[ModuleType, ModuleType | None]:
     """``(the twin to run, the compiled module or None if it was not built)``."""
-    compiled: ModuleType | None
-    try:
-        compiled = importlib.import_module(compiled_name)
-    except ImportError:
-        compiled = None
-    impl = pure if compiled is None or os.environ.get("ROCKETQ_NO_EXTENSIONS") else compiled
-    return impl, compiled
+    compiled = _built(compiled_name)
+    return (pure if compiled is None or _switched_off() else compiled), compiled
 
 
 def compiled_to_run(compiled_name: str) -> ModuleType | None:
     """The compiled module when it is built and not switched off, else None (its pure twin is code, not a module)."""
-    impl, compiled = choose(_NO_TWIN, compiled_name)
-    return None if impl is _NO_TWIN else compiled
+    compiled = _built(compiled_name)
+    return None if _switched_off() else compiled
 
 
-_NO_TWIN = ModuleType("no pure twin module")
+def _built(compiled_name: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(compiled_name)
+    except ImportError:
+        return None
+
+
+def _switched_off() -> bool:
+    return bool(os.environ.get("ROCKETQ_NO_EXTENSIONS"))

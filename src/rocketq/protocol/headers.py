@@ -152,28 +152,33 @@ def compile_from_ext(
     With ``native`` and the compiled twin built, a slotted class is read by ``_headercodec_c.read_header`` from
     a plan of the same fields (the generated function is its pure twin and its fallback for odd input).
     """
-    specs = cls._field_specs()
     fields_by_name = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    # per field: its spec, the key to read first, the error when it is missing (None: optional), its default
+    fields = [
+        (spec, keys.get(spec.key, spec.key) if keys else spec.key,
+         f"the header field {spec.key!r} is missing" if spec.required else None,
+         None if spec.required else fields_by_name[spec.attr].default)
+        for spec in cls._field_specs()
+    ]  # fmt: skip
     ns: dict[str, Any] = {"cls": cls, "HeaderError": HeaderError, "_int": _parse_int, "_bool": _parse_bool}
     lines = ["def from_ext(ext):", "    get = ext.get"]
     args = []
     # A frozen dataclass __init__ sets each field through object.__setattr__ (~0.2 µs a field); with slots and
     # no __post_init__ the instance can be filled through the slot descriptors instead, at a quarter the cost.
     direct = "__slots__" in cls.__dict__ and not hasattr(cls, "__post_init__")
-    for i, spec in enumerate(specs):
+    for i, (spec, read_key, missing_error, default) in enumerate(fields):
         if spec.kind not in (str, int, bool):
             raise TypeError(f"unsupported header type {spec.kind!r}")
         var = f"a{i}"
-        read_key = keys.get(spec.key, spec.key) if keys else spec.key
         lines.append(f"    raw = get({read_key!r})")
         if read_key != spec.key:
             lines.append(f"    if raw is None: raw = get({spec.key!r})")
         missing = "raw is None" if spec.kind is str else "raw is None or raw == ''"
         lines.append(f"    if {missing}:")
-        if spec.required:
-            lines.append(f"        raise HeaderError({f'the header field {spec.key!r} is missing'!r})")
+        if missing_error is not None:
+            lines.append(f"        raise HeaderError({missing_error!r})")
         else:
-            ns[f"d{i}"] = fields_by_name[spec.attr].default
+            ns[f"d{i}"] = default
             lines.append(f"        {var} = d{i}")
         lines.append("    else:")
         if spec.kind is int:  # int() inline; the slow path (floats, errors) in _int
@@ -187,7 +192,7 @@ def compile_from_ext(
     if direct:
         ns["new"] = object.__new__
         lines.append("    obj = new(cls)")
-        for i, spec in enumerate(specs):
+        for i, (spec, *_) in enumerate(fields):
             ns[f"set{i}"] = cls.__dict__[spec.attr].__set__
             lines.append(f"    set{i}(obj, a{i})")
         lines.append("    return obj")
@@ -197,15 +202,13 @@ def compile_from_ext(
     generated: typing.Callable[[dict[str, str]], T] = ns["from_ext"]
     if not (native and direct and _headercodec is not None):
         return generated
-    plan = []
-    for i, spec in enumerate(specs):
-        read_key = keys.get(spec.key, spec.key) if keys else spec.key
-        plan.append((
-            _headercodec.slot_offset(cls, spec.attr), read_key, spec.key if read_key != spec.key else None,
-            _KIND_CODES[spec.kind], ns.get(f"d{i}"),
-            f"the header field {spec.key!r} is missing" if spec.required else None, spec.key,
-        ))  # fmt: skip
-    return functools.partial(_headercodec.read_header, cls, tuple(plan), generated)
+    # The same fields as a plan for the compiled reader (see _headercodec_c.c for the entry layout).
+    plan = tuple(
+        (_headercodec.slot_offset(cls, spec.attr), read_key, spec.key if read_key != spec.key else None,
+         _KIND_CODES[spec.kind], default, missing_error, spec.key)
+        for spec, read_key, missing_error, default in fields
+    )  # fmt: skip
+    return functools.partial(_headercodec.read_header, cls, plan, generated)
 
 
 _KIND_CODES: dict[type, int] = {str: 0, int: 1, bool: 2}
