@@ -4,6 +4,12 @@ Keys per message: ``topic#UNIQ_KEY`` and ``topic#k`` for each space-separated ``
 messages are not indexed. A message below the last indexed commit-log offset is skipped, so re-dispatching
 the log after a crash adds no duplicates except for the last message indexed, which is indexed again in case
 the crash cut its keys short (queries drop the duplicate).
+
+Entries are written in groups, as RocketMQ's reput thread does: the append path only hashes the keys and
+queues ``[hash, phys]`` pairs (``pending_entries``); ``write_pending`` writes them, one ``index_put_many``
+call per store millisecond, when enough have gathered, and the store calls it (under its put lock) before a
+query, before the flush thread records the index checkpoint and at shutdown. A crash loses only pending
+entries, which recovery rebuilds from the commit log (the checkpoint never covers them).
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ from rocketq.store.fast_hash import index_key_hash
 from rocketq.store.index_file import IndexFile, index_file_name, index_file_size
 
 log = logging.getLogger(__name__)
+
+#: queued index values (two per key) that make ``build_index`` write them out at once
+PENDING_WRITE_THRESHOLD = 1024
 
 
 @dataclass(slots=True)
@@ -46,6 +55,9 @@ class IndexService:
         #: whether build_index already ran for last_indexed_phys in this process (vs. read from disk)
         self._dispatched_last = False
         self._prefixes: dict[str, int] = {}
+        # [hash, phys, ...] not yet in a file, and (store timestamp, end) of each run sharing a timestamp
+        self._pending: list[int] = []
+        self._pending_runs: list[list[int]] = []
 
     # ------------------------------------------------------------------------------------ lifecycle
 
@@ -97,6 +109,7 @@ class IndexService:
         self._files = []
 
     def destroy(self) -> None:
+        self._pending, self._pending_runs = [], []
         now = self._clock()
         with self._lock:
             files, self._files = self._files, []
@@ -145,6 +158,33 @@ class IndexService:
     def _put(self, key_hash: int, phys: int, store_timestamp: int) -> None:
         self._put_entries([key_hash, phys], store_timestamp)
 
+    def _defer(self, entries: list[int], store_timestamp: int) -> None:
+        pending = self._pending
+        pending += entries
+        runs = self._pending_runs
+        if runs and runs[-1][0] == store_timestamp:
+            runs[-1][1] = len(pending)
+        else:
+            runs.append([store_timestamp, len(pending)])
+        if len(pending) >= PENDING_WRITE_THRESHOLD:
+            self.write_pending()
+
+    @property
+    def pending_entries(self) -> int:
+        """Keys hashed but not yet written to an index file."""
+        return len(self._pending) // 2
+
+    def write_pending(self) -> None:
+        """Write the queued entries (callers serialise this with the appends: the store's put lock)."""
+        pending, runs = self._pending, self._pending_runs
+        if not pending:
+            return
+        self._pending, self._pending_runs = [], []
+        start = 0
+        for store_timestamp, end in runs:
+            self._put_entries(pending[start:end] if start or end != len(pending) else pending, store_timestamp)
+            start = end
+
     def _put_entries(self, entries: list[int], store_timestamp: int) -> None:
         files = self._files
         f = files[-1] if files else self._writable_file()
@@ -180,7 +220,7 @@ class IndexService:
         if uniq_key or keys:
             entries = index_entries(self.prefix_hash(topic), phys, uniq_key, keys)
             if entries:
-                self._put_entries(entries, store_timestamp)
+                self._defer(entries, store_timestamp)
 
     def build_index_batch(self, entries: list[int], last_phys: int, store_timestamp: int) -> None:
         """Append path for a batch: ``entries`` = ``[hash, phys, hash, phys, ...]`` in commit-log order (already
@@ -194,7 +234,7 @@ class IndexService:
         if entries and entries[1] <= floor:  # only on a replay overlapping what is indexed
             entries = [v for i in range(0, len(entries), 2) if entries[i + 1] > floor for v in entries[i : i + 2]]
         if entries:
-            self._put_entries(entries, store_timestamp)
+            self._defer(entries, store_timestamp)
 
     def flush(self) -> None:
         for f in self._files:
@@ -249,6 +289,7 @@ class IndexService:
 
     def truncate(self, phy_offset: int) -> None:
         """Forget entries for messages at or past ``phy_offset`` (the commit log was truncated there)."""
+        self.write_pending()  # queued entries past the cut are dropped with the written ones below
         while len(self._files) > 1:
             last, prev = self._files[-1], self._files[-2]
             if last.index_count <= 1:

@@ -173,6 +173,8 @@ class MessageStore:
             self.commit_log, self.cq_table, self.index, self.dispatcher, self.checkpoint,
             last_exit_ok=last_exit_ok, check_crc=cfg.check_crc_on_recover,
         )
+        if self.index is not None:
+            self.index.write_pending()
         # From here until a clean shutdown, a restart must treat the store as crashed.
         with open(cfg.abort_path, "wb"):
             pass
@@ -246,7 +248,7 @@ class MessageStore:
         with self.commit_log.put_lock:
             self.commit_log.mfq.flush_all()
             self._flusher.flushed_store_timestamp = self.commit_log.last_store_timestamp
-            self._flush_logics(0)
+            self._flush_logics(0, holding_put_lock=True)
         self._close_files()
         if self.flags.is_writeable() or self.flags.is_disk_full():
             with contextlib.suppress(FileNotFoundError):
@@ -281,9 +283,19 @@ class MessageStore:
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
 
-    def _flush_logics(self, least_pages: int) -> None:
+    def _flush_logics(self, least_pages: int, *, holding_put_lock: bool = False) -> None:
         """Flush consume queues and index; on a thorough pass (0 pages) advance and write the checkpoint."""
-        ts = self.dispatcher.last_dispatched_store_timestamp  # read first: everything before it is written
+        index = self.index
+        if index is None:
+            ts = self.dispatcher.last_dispatched_store_timestamp  # read first: everything before it is written
+        elif holding_put_lock:
+            index.write_pending()
+            ts = self.dispatcher.last_dispatched_store_timestamp
+        else:
+            # queued index entries go to their file first: the checkpoint must not cover what is not there
+            with self.commit_log.put_lock:
+                index.write_pending()
+                ts = self.dispatcher.last_dispatched_store_timestamp
         self.cq_table.flush(least_pages)
         if self.index is not None:
             self.index.drop_resident()  # every pass (the index is synced only on the thorough one)
@@ -612,7 +624,15 @@ class MessageStore:
     def query_message(self, topic: str, key: str, max_num: int, begin: int, end: int) -> list[MessageRecord]:
         """Messages of ``topic`` whose UNIQ_KEY or one of whose KEYS is ``key``, stored within [begin, end]."""
         self._check_readable()
+        self.write_pending_index()
         return self.reader.query_message(topic, key, max_num, begin, end)
+
+    def write_pending_index(self) -> None:
+        """Write the index entries the append path queued (see ``IndexService``); queries do it first."""
+        index = self.index
+        if index is not None and index.pending_entries:
+            with self.commit_log.put_lock:
+                index.write_pending()
 
     # ============================================================================ topics and queues
 

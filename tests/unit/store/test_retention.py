@@ -27,6 +27,7 @@ def _fill(store: MessageStore, msg: MsgFactory, n: int, start: int = 0) -> None:
     for i in range(start, start + n):
         r = store.put_message(msg(body=bytes([i]) * 300, properties={"UNIQ_KEY": f"U{i}"}))
         assert r.is_ok
+    store.write_pending_index()  # the append path queues index entries; retention acts on written files
 
 
 def _hour(clock: Any, plus: int) -> str:
