@@ -28,6 +28,11 @@ class MessageSemantics:
     def __init__(self, broker: BrokerController) -> None:
         self.broker = broker
 
+    @staticmethod
+    def is_plain(properties: dict[str, str]) -> bool:
+        """True when ``before_put`` would return the message untouched (no transaction, no delivery time)."""
+        return _SPECIAL_PROPS.isdisjoint(properties)
+
     def before_put(self, msg: StoreMessage) -> StoreMessage:
         props = msg.properties
         if _SPECIAL_PROPS.isdisjoint(props):

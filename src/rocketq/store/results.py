@@ -14,6 +14,8 @@ from typing import Protocol
 from rocketq.store.mapped_file import SelectMappedBufferResult
 
 _I64 = struct.Struct(">q")
+# store host bytes -> their upper-case hex: the fixed half of every offset message id
+_HOST_HEX: dict[bytes, str] = {}
 
 #: Flush/replication completion callback: True when done, False on timeout. Called from a store thread.
 FlushCallback = Callable[[bool], None]
@@ -71,7 +73,12 @@ class AppendResult:
             return self.msg_ids
         host = self.store_host_bytes
         if self.record_offsets is None:
-            return (host + _I64.pack(self.wrote_offset)).hex().upper()
+            prefix = _HOST_HEX.get(host)
+            if prefix is None:
+                if len(_HOST_HEX) >= 1024:
+                    _HOST_HEX.clear()
+                prefix = _HOST_HEX[host] = host.hex().upper()
+            return f"{prefix}{self.wrote_offset:016X}"
         return ",".join((host + _I64.pack(off)).hex().upper() for off in self.record_offsets)
 
 

@@ -133,3 +133,27 @@ async def test_auto_created_topic_is_routable(wire: Wire, cluster, rc) -> None:
     route = orjson.loads(resp.body)
     assert route["queueDatas"][0]["writeQueueNums"] == 4
     assert route["brokerDatas"][0]["brokerAddrs"]["0"] == cluster.broker_addr
+
+
+async def test_stored_properties_are_the_request_s_plus_cluster_whatever_the_text_s_shape(wire: Wire) -> None:
+    texts = [
+        "UNIQ_KEY\x01U1\x02TAGS\x01a\x02",  # as our clients and the C++ client send it
+        "UNIQ_KEY\x01U2\x02TAGS\x01b",  # Java's: no trailing separator
+        "TAGS\x01c\x02TAGS\x01d\x02UNIQ_KEY\x01U3\x02",  # a repeated name: the last wins
+        "UNIQ_KEY\x01U4\x02junk\x02empty\x01\x02",  # pieces Java drops
+        "UNIQ_KEY\x01U5\x02CLUSTER\x01theirs\x02",  # the broker's CLUSTER replaces the client's
+    ]
+    expected = [
+        [("UNIQ_KEY", "U1"), ("TAGS", "a")],
+        [("UNIQ_KEY", "U2"), ("TAGS", "b")],
+        [("TAGS", "d"), ("UNIQ_KEY", "U3")],
+        [("UNIQ_KEY", "U4")],
+        [("UNIQ_KEY", "U5")],
+    ]
+    for text in texts:
+        ext = {"a": "pg", "b": "TP", "c": "TBW102", "d": "4", "e": "0", "f": "0", "g": "1", "h": "0", "i": text,
+               "j": "0", "k": "false"}  # fmt: skip
+        resp = await wire.call(310, ext, b"x")
+        assert resp.code == ResponseCode.SUCCESS, resp.remark
+    msgs = records(await wire.pull("TP", 0, 0))
+    assert [list(m.properties.items()) for m in msgs] == [[*e, ("CLUSTER", "DefaultCluster")] for e in expected]

@@ -27,6 +27,7 @@ from rocketq.protocol.message import (
     encode_batch,
     encode_properties,
     encode_record,
+    is_canonical_properties,
     iter_records,
     make_offset_msg_id,
     parse_offset_msg_id,
@@ -205,6 +206,31 @@ def test_properties_decoding_follows_java(text: str, expected: dict[str, str]) -
 @given(st.dictionaries(SAFE, SAFE, max_size=8))
 def test_properties_round_trip(props: dict[str, str]) -> None:
     assert decode_properties(encode_properties(props)) == props
+
+
+# texts built from the characters that matter to the rule, so the odd shapes come up often
+_PROPERTY_TEXT = st.text(alphabet=st.sampled_from(["\x01", "\x02", "a", "b", "K"]), max_size=24)
+
+
+@given(st.one_of(_PROPERTY_TEXT, st.dictionaries(SAFE, SAFE, max_size=6).map(encode_properties)))
+def test_canonical_properties_are_exactly_those_that_encode_back_to_themselves(text: str) -> None:
+    decoded = decode_properties(text)
+    assert is_canonical_properties(text, len(decoded)) == (encode_properties(decoded) == text)
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("", True),
+        ("TAGS\x01a\x02", True),
+        ("TAGS\x01a", False),  # Java's form, no trailing separator
+        ("TAGS\x01a\x02TAGS\x01b\x02", False),  # repeated name
+        ("a\x01b\x01c\x02", False),  # second 0x01 inside the value
+        ("empty\x01\x02ok\x01v\x02", False),  # a dropped piece
+    ],
+)
+def test_canonical_properties_examples(text: str, canonical: bool) -> None:
+    assert is_canonical_properties(text, len(decode_properties(text))) is canonical
 
 
 def test_compressed_body_inflates() -> None:

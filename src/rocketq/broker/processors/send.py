@@ -40,6 +40,7 @@ from rocketq.protocol.message import (
     PROP_CLUSTER,
     PROP_WAIT,
     decode_properties,
+    is_canonical_properties,
 )
 from rocketq.remoting.connection import Connection
 from rocketq.store import PutMessageStatus, StoreBatch, StoreMessage
@@ -250,7 +251,8 @@ class SendProcessor:
             return self._response(
                 cmd, ResponseCode.MESSAGE_ILLEGAL, f"the message body size {len(body)} > {cfg.maxMessageSize}"
             )
-        properties = decode_properties(header.properties or "")
+        properties_text = header.properties or ""
+        properties = decode_properties(properties_text)
         reconsume_times = header.reconsume_times or 0
         # %RETRY% sends beyond the group's max go to the dead-letter queue (handleRetryAndDLQ).
         if is_retry:
@@ -270,7 +272,15 @@ class SendProcessor:
                 queue_id = 0
         if header.batch:
             return self._send_batch(conn, cmd, header, topic, queue_id, properties)
-        properties[PROP_CLUSTER] = cfg.brokerClusterName
+        cluster = cfg.brokerClusterName
+        # The request's own text is stored when it encodes exactly what was decoded (what our clients and
+        # Apache's send); anything else is encoded again from the dict, as Java always does.
+        stored_text = (
+            f"{properties_text}{PROP_CLUSTER}\x01{cluster}\x02"
+            if PROP_CLUSTER not in properties and is_canonical_properties(properties_text, len(properties))
+            else None
+        )
+        properties[PROP_CLUSTER] = cluster
         msg = StoreMessage(
             topic=topic,
             queue_id=queue_id,
@@ -285,7 +295,11 @@ class SendProcessor:
             prepared_transaction_offset=0,
             tags_code=None,
         )
-        msg = self.broker.semantics.before_put(msg)
+        semantics = self.broker.semantics
+        if semantics.is_plain(properties):
+            msg.properties_str = stored_text
+        else:
+            msg = semantics.before_put(msg)  # rewrites the properties: the store encodes them itself
         result = self.broker.store.put_message(msg)
         wait = properties.get(PROP_WAIT) != "false"
         return self._finish(conn, cmd, result, queue_id_for_reply=queue_id, wait=wait)
