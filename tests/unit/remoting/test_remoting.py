@@ -202,6 +202,32 @@ async def test_per_call_timeout(harness: Harness) -> None:
     assert resp.ext_fields == {"x": "1"}
 
 
+async def test_long_timeouts_are_enforced_by_the_sweep_which_stops_when_nothing_is_pending(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rocketq.remoting import connection as connection_module
+
+    # scaled down so the test takes a fraction of a second: "long" from 0.1 s, swept every 20 ms
+    monkeypatch.setattr(connection_module, "SWEPT_TIMEOUT_MIN", 0.1)
+    monkeypatch.setattr(connection_module, "SWEEP_INTERVAL", 0.02)
+    addr = await harness.start()
+    client = harness.client()
+    conn = await client.connection(addr)
+    answered = await client.invoke(addr, RemotingCommand.request(ECHO, {"x": "2"}), timeout=0.2)
+    assert answered.ext_fields == {"x": "2"}
+    with pytest.raises(RemotingTimeoutError, match=r"timed out after 0\.150s"):
+        await client.invoke(addr, RemotingCommand.request(BLOCK), timeout=0.15)
+    assert conn.pending_count == 0
+    for _ in range(100):  # the sweep that found nothing pending does not re-arm
+        if conn._sweep_handle is None:
+            break
+        await asyncio.sleep(0.01)
+    assert conn._sweep_handle is None
+    harness.release.set()
+    resp = await client.invoke(addr, RemotingCommand.request(ECHO, {"x": "3"}), timeout=0.2)
+    assert resp.ext_fields == {"x": "3"}
+
+
 async def test_timeout_is_a_builtin_timeout_error_too(harness: Harness) -> None:
     addr = await harness.start()
     with pytest.raises(TimeoutError):
