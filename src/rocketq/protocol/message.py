@@ -126,16 +126,12 @@ def decode_properties(text: str) -> dict[str, str]:
 def is_canonical_properties(text: str, decoded_len: int) -> bool:
     """True when ``encode_properties(decode_properties(text)) == text``, given ``len(decode_properties(text))``.
 
-    Then every piece was kept with exactly one 0x01 and no name repeats, so the text can be stored as it came
-    instead of being encoded again: ``decoded_len`` pieces, each ended by 0x02, holding ``decoded_len`` 0x01s.
+    Then the text can be stored as it came instead of being encoded again: ``decoded_len`` pieces, each ended by
+    0x02, means every piece was kept and no name repeats (a value may hold a 0x01: the name ends at the first).
     """
     if not text:
         return decoded_len == 0
-    return (
-        text[-1] == PROPERTY_SEPARATOR
-        and text.count(PROPERTY_SEPARATOR) == decoded_len
-        and text.count(NAME_VALUE_SEPARATOR) == decoded_len
-    )
+    return text[-1] == PROPERTY_SEPARATOR and text.count(PROPERTY_SEPARATOR) == decoded_len
 
 
 # ---------------------------------------------------------------------------------------------- hosts
