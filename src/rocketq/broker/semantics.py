@@ -35,7 +35,7 @@ class MessageSemantics:
 
     def before_put(self, msg: StoreMessage) -> StoreMessage:
         props = msg.properties
-        if _SPECIAL_PROPS.isdisjoint(props):
+        if self.is_plain(props):
             return msg
         timed = any(k in props for k in TIMER_PROPS)
         if is_half(props):

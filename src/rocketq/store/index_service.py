@@ -155,9 +155,6 @@ class IndexService:
             self._files = [*self._files, f]
         return f
 
-    def _put(self, key_hash: int, phys: int, store_timestamp: int) -> None:
-        self._put_entries([key_hash, phys], store_timestamp)
-
     def _defer(self, entries: list[int], store_timestamp: int) -> None:
         pending = self._pending
         pending += entries

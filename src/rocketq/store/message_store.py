@@ -286,16 +286,11 @@ class MessageStore:
     def _flush_logics(self, least_pages: int, *, holding_put_lock: bool = False) -> None:
         """Flush consume queues and index; on a thorough pass (0 pages) advance and write the checkpoint."""
         index = self.index
-        if index is None:
+        lock = contextlib.nullcontext() if holding_put_lock or index is None else self.commit_log.put_lock
+        with lock:
+            if index is not None:
+                index.write_pending()  # the checkpoint must not cover index entries that are not in a file
             ts = self.dispatcher.last_dispatched_store_timestamp  # read first: everything before it is written
-        elif holding_put_lock:
-            index.write_pending()
-            ts = self.dispatcher.last_dispatched_store_timestamp
-        else:
-            # queued index entries go to their file first: the checkpoint must not cover what is not there
-            with self.commit_log.put_lock:
-                index.write_pending()
-                ts = self.dispatcher.last_dispatched_store_timestamp
         self.cq_table.flush(least_pages)
         if self.index is not None:
             self.index.drop_resident()  # every pass (the index is synced only on the thorough one)

@@ -5,7 +5,6 @@ Statuses are values, never exceptions; the broker maps them to response codes.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -13,9 +12,18 @@ from typing import Protocol
 
 from rocketq.store.mapped_file import SelectMappedBufferResult
 
-_I64 = struct.Struct(">q")
 # store host bytes -> their upper-case hex: the fixed half of every offset message id
 _HOST_HEX: dict[bytes, str] = {}
+
+
+def _host_hex(host: bytes) -> str:
+    prefix = _HOST_HEX.get(host)
+    if prefix is None:
+        if len(_HOST_HEX) >= 1024:
+            _HOST_HEX.clear()
+        prefix = _HOST_HEX[host] = host.hex().upper()
+    return prefix
+
 
 #: Flush/replication completion callback: True when done, False on timeout. Called from a store thread.
 FlushCallback = Callable[[bool], None]
@@ -71,15 +79,10 @@ class AppendResult:
     def msg_id(self) -> str:
         if self.msg_ids is not None:
             return self.msg_ids
-        host = self.store_host_bytes
+        prefix = _host_hex(self.store_host_bytes)
         if self.record_offsets is None:
-            prefix = _HOST_HEX.get(host)
-            if prefix is None:
-                if len(_HOST_HEX) >= 1024:
-                    _HOST_HEX.clear()
-                prefix = _HOST_HEX[host] = host.hex().upper()
             return f"{prefix}{self.wrote_offset:016X}"
-        return ",".join((host + _I64.pack(off)).hex().upper() for off in self.record_offsets)
+        return ",".join([f"{prefix}{off:016X}" for off in self.record_offsets])
 
 
 @dataclass(slots=True)
