@@ -101,6 +101,8 @@ class BrokerConfig:
     scheduleIntervalMills: int = 100  # rocketq: how often each delay level is checked for due messages
     lockMaxLiveTimeMills: int = 60_000  # rocketq: Java's rocketmq.broker.rebalance.lockMaxLiveTime
     maxFrameSize: int = 16 * 1024 * 1024
+    # rocketq: after a request, keep polling the sockets up to this long (adaptive, 0 = off) instead of sleeping
+    busyPollMaxMicros: int = 200
     extra: dict[str, str] = field(default_factory=dict, repr=False)  # ignored Java keys, for GET_BROKER_CONFIG
 
     # ------------------------------------------------------------------------------------- derived
@@ -183,6 +185,8 @@ class BrokerConfig:
             raise ConfigError("listenPort", "must be >= 3 when fastListenPortEnable (VIP port = listenPort - 2)")
         if not 10 <= self.diskMaxUsedSpaceRatio <= 95:
             raise ConfigError("diskMaxUsedSpaceRatio", "must be between 10 and 95")
+        if not 0 <= self.busyPollMaxMicros <= 100_000:
+            raise ConfigError("busyPollMaxMicros", "must be between 0 (off) and 100000")
         if self.maxMessageSize <= 0:
             raise ConfigError("maxMessageSize", "must be positive")
         if self.defaultTopicQueueNums <= 0:

@@ -34,6 +34,7 @@ from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import BrokerError
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import NotifyConsumerIdsChangedRequestHeader
+from rocketq.remoting.busy_poll import BusyPoller
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.connection import Connection
 from rocketq.remoting.server import RemotingDispatcher, RemotingServer
@@ -142,11 +143,18 @@ class BrokerController:
         for proc in (*processors, self.transactions, AdminProcessors(self)):
             proc.register()
         self.dispatcher.hooks.append(self._wrap_broker_errors)
-        main = RemotingServer(self.dispatcher, cfg.listenHost, cfg.listenPort, max_frame_size=cfg.maxFrameSize)
+        # one poller for both ports: it keeps this loop turning, whichever socket the requests come on
+        poller = BusyPoller(cfg.busyPollMaxMicros / 1e6) if cfg.busyPollMaxMicros > 0 else None
+        main = RemotingServer(
+            self.dispatcher, cfg.listenHost, cfg.listenPort, max_frame_size=cfg.maxFrameSize, busy_poller=poller
+        )
         cfg.listenPort = await main.start()
         self.servers.append(main)
         if cfg.fastListenPortEnable and cfg.listenPort > 2 and cfg.listenPort == main.port and self._fixed_port:
-            fast = RemotingServer(self.dispatcher, cfg.listenHost, cfg.listenPort - 2, max_frame_size=cfg.maxFrameSize)
+            fast = RemotingServer(
+                self.dispatcher, cfg.listenHost, cfg.listenPort - 2, max_frame_size=cfg.maxFrameSize,
+                busy_poller=poller,
+            )  # fmt: skip
             try:
                 await fast.start()
                 self.servers.append(fast)

@@ -18,6 +18,7 @@ from typing import Union
 from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, ProtocolError
 from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE, RemotingCommand
+from rocketq.remoting.busy_poll import BusyPoller
 from rocketq.remoting.connection import Connection
 
 log = logging.getLogger("rocketq.remoting.server")
@@ -137,8 +138,11 @@ class RemotingServer:
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         idle_timeout: float = 120.0,
         idle_scan_interval: float = 10.0,
+        busy_poller: BusyPoller | None = None,
     ) -> None:
         self.dispatcher = dispatcher
+        #: kicked on every read of every connection (see ``busy_poll``); None: the loop sleeps when idle
+        self.busy_poller = busy_poller
         self.host = host
         self.port = port
         self.max_frame_size = max_frame_size
@@ -149,8 +153,9 @@ class RemotingServer:
         self._idle_task: asyncio.Task[None] | None = None
 
     def _make_connection(self) -> Connection:
-        conn = _ServerConnection(self, self.dispatcher, self.max_frame_size)
-        return conn
+        if self.busy_poller is not None:
+            return _PolledServerConnection(self, self.dispatcher, self.max_frame_size, self.busy_poller)
+        return _ServerConnection(self, self.dispatcher, self.max_frame_size)
 
     async def start(self) -> int:
         loop = asyncio.get_running_loop()
@@ -200,3 +205,20 @@ class _ServerConnection(Connection):
     def connection_lost(self, exc: Exception | None) -> None:
         self._server.connections.discard(self)
         super().connection_lost(exc)
+
+
+class _PolledServerConnection(_ServerConnection):
+    def __init__(
+        self, server: RemotingServer, dispatcher: RemotingDispatcher, max_frame_size: int, poller: BusyPoller
+    ) -> None:
+        super().__init__(server, dispatcher, max_frame_size)
+        self._kick = poller.kick
+        self._touch = poller.touch
+
+    def data_received(self, data: bytes) -> None:
+        self._kick()
+        super().data_received(data)
+
+    def write(self, cmd: RemotingCommand) -> None:
+        self._touch()
+        super().write(cmd)
