@@ -69,7 +69,7 @@ class BusyPoller:
             loop.call_soon(self._poll)
 
     def touch(self) -> None:
-        """An answer went out: the quiet period (and the polling) starts now."""
+        """Answers went out (a connection's flush): the quiet period (and the polling) starts now."""
         self._last = self._clock()
 
     def _poll(self) -> None:

@@ -219,6 +219,7 @@ class _PolledServerConnection(_ServerConnection):
         self._kick()
         super().data_received(data)
 
-    def write(self, cmd: RemotingCommand) -> None:
+    def _flush(self) -> None:
+        # Once per loop iteration that wrote (not per answer): the quiet period starts when the answers leave.
         self._touch()
-        super().write(cmd)
+        super()._flush()
