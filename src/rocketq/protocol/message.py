@@ -123,15 +123,20 @@ def decode_properties(text: str) -> dict[str, str]:
     return out
 
 
-def is_canonical_properties(text: str, decoded_len: int) -> bool:
-    """True when ``encode_properties(decode_properties(text)) == text``, given ``len(decode_properties(text))``.
+def canonical_properties_text(text: str, decoded_len: int) -> str | None:
+    """``encode_properties(decode_properties(text))`` without encoding again, given ``len(decode_properties(text))``;
+    None when the text does not encode exactly what was decoded.
 
-    Then the text can be stored as it came instead of being encoded again: ``decoded_len`` pieces, each ended by
-    0x02, means every piece was kept and no name repeats (a value may hold a 0x01: the name ends at the first).
+    The text can then be stored as it came: ``decoded_len`` pieces, each ended by 0x02, means every piece was kept
+    and no name repeats (a value may hold a 0x01: the name ends at the first). Java clients (4.9's
+    ``messageProperties2String``) drop the last 0x02; that form differs only by it, and gets it back.
     """
     if not text:
-        return decoded_len == 0
-    return text[-1] == PROPERTY_SEPARATOR and text.count(PROPERTY_SEPARATOR) == decoded_len
+        return "" if decoded_len == 0 else None
+    separators = text.count(PROPERTY_SEPARATOR)
+    if text[-1] == PROPERTY_SEPARATOR:
+        return text if separators == decoded_len else None
+    return text + PROPERTY_SEPARATOR if separators == decoded_len - 1 else None
 
 
 # ---------------------------------------------------------------------------------------------- hosts

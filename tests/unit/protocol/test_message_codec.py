@@ -21,13 +21,13 @@ from rocketq.protocol.message import (
     BatchItem,
     MessageRecord,
     body_crc,
+    canonical_properties_text,
     decode_batch,
     decode_properties,
     decode_record,
     encode_batch,
     encode_properties,
     encode_record,
-    is_canonical_properties,
     iter_records,
     make_offset_msg_id,
     parse_offset_msg_id,
@@ -213,24 +213,32 @@ _PROPERTY_TEXT = st.text(alphabet=st.sampled_from(["\x01", "\x02", "a", "b", "K"
 
 
 @given(st.one_of(_PROPERTY_TEXT, st.dictionaries(SAFE, SAFE, max_size=6).map(encode_properties)))
-def test_canonical_properties_are_exactly_those_that_encode_back_to_themselves(text: str) -> None:
+def test_canonical_text_is_given_exactly_when_the_text_encodes_back_to_itself(text: str) -> None:
     decoded = decode_properties(text)
-    assert is_canonical_properties(text, len(decoded)) == (encode_properties(decoded) == text)
+    encoded = encode_properties(decoded)
+    canonical = canonical_properties_text(text, len(decoded))
+    # the text itself, or Java's form of it (no last separator)
+    assert (canonical is not None) == (encoded in (text, text + "\x02"))
+    assert canonical is None or canonical == encoded
 
 
 @pytest.mark.parametrize(
     ("text", "canonical"),
     [
-        ("", True),
-        ("TAGS\x01a\x02", True),
-        ("TAGS\x01a", False),  # Java's form, no trailing separator
-        ("TAGS\x01a\x02TAGS\x01b\x02", False),  # repeated name
-        ("a\x01b\x01c\x02", True),  # a 0x01 inside the value: the name ends at the first
-        ("empty\x01\x02ok\x01v\x02", False),  # a dropped piece
+        ("", ""),
+        ("TAGS\x01a\x02", "TAGS\x01a\x02"),
+        ("TAGS\x01a", "TAGS\x01a\x02"),  # Java's form, no trailing separator
+        ("TAGS\x01a\x02KEYS\x01k", "TAGS\x01a\x02KEYS\x01k\x02"),
+        ("TAGS\x01a\x02TAGS\x01b\x02", None),  # repeated name
+        ("TAGS\x01a\x02TAGS\x01b", None),
+        ("a\x01b\x01c\x02", "a\x01b\x01c\x02"),  # a 0x01 inside the value: the name ends at the first
+        ("empty\x01\x02ok\x01v\x02", None),  # a dropped piece
+        ("ok\x01v\x02junk", None),  # a last piece without a name-value separator
+        ("\x02", None),
     ],
 )
-def test_canonical_properties_examples(text: str, canonical: bool) -> None:
-    assert is_canonical_properties(text, len(decode_properties(text))) is canonical
+def test_canonical_properties_examples(text: str, canonical: str | None) -> None:
+    assert canonical_properties_text(text, len(decode_properties(text))) == canonical
 
 
 def test_compressed_body_inflates() -> None:

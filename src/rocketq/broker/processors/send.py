@@ -39,8 +39,8 @@ from rocketq.protocol.headers import (
 from rocketq.protocol.message import (
     PROP_CLUSTER,
     PROP_WAIT,
+    canonical_properties_text,
     decode_properties,
-    is_canonical_properties,
 )
 from rocketq.remoting.connection import Connection
 from rocketq.store import PutMessageStatus, StoreBatch, StoreMessage
@@ -278,10 +278,12 @@ class SendProcessor:
             return self._send_batch(conn, cmd, header, topic, queue_id, properties)
         cluster = cfg.brokerClusterName
         # The request's own text is stored when it encodes exactly what was decoded (what our clients and
-        # Apache's send); anything else is encoded again from the dict, as Java always does.
+        # Apache's send, Java's without the last separator); anything else is encoded again from the dict, as
+        # Java always does.
+        canonical = canonical_properties_text(properties_text, len(properties))
         stored_text = (
-            f"{properties_text}{PROP_CLUSTER}\x01{cluster}\x02"
-            if PROP_CLUSTER not in properties and is_canonical_properties(properties_text, len(properties))
+            f"{canonical}{PROP_CLUSTER}\x01{cluster}\x02"
+            if canonical is not None and PROP_CLUSTER not in properties
             else None
         )
         properties[PROP_CLUSTER] = cluster
