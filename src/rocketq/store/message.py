@@ -15,6 +15,11 @@ from rocketq.protocol.message import PROP_WAIT, BatchItem, Host
 
 DEFAULT_HOST: Host = ("127.0.0.1", 0)
 
+#: One message of ``MessageStore.put_plain_messages`` — a plain message (no delay level, no transaction bits),
+#: a tuple because a broker builds one per send: (topic, queue_id, body, encoded properties, flag, sys_flag,
+#: born_timestamp, born_host, reconsume_times, TAGS, UNIQ_KEY, KEYS).
+PlainMessage = tuple[str, int, bytes, bytes, int, int, int, Host, int, "str | None", "str | None", "str | None"]
+
 
 @dataclass(slots=True)
 class StoreMessage:

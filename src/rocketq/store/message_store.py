@@ -15,7 +15,7 @@ What an owner (the asyncio broker) does:
   answers True at once). Callbacks run on store threads: hop back with ``loop.call_soon_threadsafe``.
 * ``arrival_listener(topic, queue_id, next_logic_offset, tags_code, store_timestamp, properties)`` is called
   in the writer's thread after each message reaches a consume queue (long-poll wake-up); keep it quick.
-  ``properties`` is None for the messages of a batch (they are never decoded on the append path).
+  ``properties`` is None for the messages of a batch and of ``put_plain_messages`` (not decoded there).
 * ``GetMessageResult`` lends views of the mapped files: ``release()`` it once the response is written.
 * Retention runs on the store's own thread every ``clean_resource_interval`` ms (0 = no thread; then call
   ``run_cleanup()`` yourself). DISK_FULL (writes answered SERVICE_NOT_AVAILABLE) is decided there too:
@@ -33,7 +33,7 @@ import logging
 import os
 import struct
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from rocketq.protocol.message import (
     MAX_PROPERTIES_LENGTH,
@@ -46,10 +46,11 @@ from rocketq.protocol.message import (
     SYSFLAG_TX_COMMIT,
     SYSFLAG_TX_MASK,
     SYSFLAG_TX_NOT,
+    Host,
     MessageRecord,
     encode_batch,
 )
-from rocketq.store.appendcodec import measure_batch
+from rocketq.store.appendcodec import index_entries, measure_batch
 from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.cleanup import CleanupReport, CleanupService
 from rocketq.store.commit_log import CommitLog
@@ -75,7 +76,7 @@ from rocketq.store.flush import (
 from rocketq.store.ha import NoReplication, ReplicationHook
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import SelectMappedBufferResult
-from rocketq.store.message import StoreBatch, StoreMessage
+from rocketq.store.message import PlainMessage, StoreBatch, StoreMessage
 from rocketq.store.reader import MessageReader
 from rocketq.store.record import END_FILE_MIN_BLANK_LENGTH, FIXED_BY_HOSTS, HOST_V6_BITS
 from rocketq.store.recovery import recover
@@ -408,6 +409,101 @@ class MessageStore:
         if listener is not None and goes_to_consume_queue(sys_flag):
             listener(topic, queue_id, result.logics_offset + 1, tags_code, result.store_timestamp, props)
         return PutMessageResult(PutMessageStatus.PUT_OK, result)
+
+    def put_plain_messages(
+        self, messages: Sequence[PlainMessage], store_host: Host
+    ) -> list[tuple[int, int, int] | PutMessageStatus]:
+        """Append a run of plain messages in order and dispatch them: for each, (commit-log offset, queue offset,
+        record size) or the status that refused it (nothing written for it).
+
+        The records, consume-queue units and index keys are those ``put_message`` writes for each message on its
+        own; what a run shares is done once — the writable check, the lock, the store timestamp (one reading of
+        the clock), the index hand-over and the stats. The caller guarantees "plain": no ``DELAY`` property, no
+        transaction bits in ``sys_flag``, properties already encoded (``CLUSTER`` included).
+        """
+        if self._shutdown or not self._loaded or not self.flags.is_writeable():
+            self.stats_service.put_failed += len(messages)
+            return [PutMessageStatus.SERVICE_NOT_AVAILABLE] * len(messages)
+        cl = self.commit_log
+        enc = cl.encoder
+        tails, hosts = enc.topics, enc.hosts
+        store_b = hosts.get(store_host) or enc.host_bytes(store_host)
+        max_body = self.config.max_message_size
+        room = cl.file_size - END_FILE_MIN_BLANK_LENGTH
+        append_at = cl.append_at
+        cq_get, cq_create = self.cq_table.get, self.cq_table.find_or_create
+        tags_code_for = self._tags_code
+        index = self.index
+        entries: list[int] = []
+        out: list[tuple[int, int, int] | PutMessageStatus] = []
+        arrivals: list[tuple[str, int, int, int]] = []
+        per_topic: dict[str, list[int]] = {}
+        failed = 0
+        last_phys = -1
+        with cl.put_lock:
+            if self._shutdown:
+                self.stats_service.put_failed += len(messages)
+                return [PutMessageStatus.SERVICE_NOT_AVAILABLE] * len(messages)
+            store_ts = self._clock()
+            for topic, queue_id, body, props_b, flag, sys_flag, born_ts, born_host, reconsume, tags, uniq, keys in (
+                messages
+            ):
+                topic_tail = tails.get(topic) or enc.topic_tail(topic)
+                if len(body) > max_body or topic_tail is None:
+                    out.append(PutMessageStatus.MESSAGE_ILLEGAL)
+                    failed += 1
+                    continue
+                if len(props_b) > MAX_PROPERTIES_LENGTH:
+                    out.append(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
+                    failed += 1
+                    continue
+                born_b = hosts.get(born_host) or enc.host_bytes(born_host)
+                fixed, v6_bits = FIXED_BY_HOSTS[(len(born_b), len(store_b))]
+                size = fixed.size + len(body) + len(topic_tail) + 2 + len(props_b)
+                if size > room:
+                    out.append(PutMessageStatus.MESSAGE_ILLEGAL)
+                    failed += 1
+                    continue
+                try:
+                    phys, queue_offset = append_at(
+                        store_ts, size, queue_id, flag, (sys_flag & ~HOST_V6_BITS) | v6_bits, born_ts, born_b,
+                        store_b, reconsume, 0, body, topic_tail, props_b, (topic, queue_id),
+                    )
+                except OSError:
+                    log.exception("store.append_failed topic=%s", topic)
+                    out.append(PutMessageStatus.CREATE_MAPEDFILE_FAILED)
+                    failed += 1
+                    continue
+                tags_code = tags_code_for(tags)
+                try:
+                    (cq_get(topic, queue_id) or cq_create(topic, queue_id)).put(phys, size, tags_code, queue_offset)
+                except OSError:
+                    log.exception("store.dispatch_failed topic=%s: logics queue error, writes refused", topic)
+                    self.flags.set(WRITE_LOGICS_QUEUE_ERROR)
+                if index is not None and (uniq or keys):
+                    entries += index_entries(index.prefix_hash(topic), phys, uniq, keys)
+                last_phys = phys
+                out.append((phys, queue_offset, size))
+                arrivals.append((topic, queue_id, queue_offset + 1, tags_code))
+                counts = per_topic.get(topic)
+                if counts is None:
+                    per_topic[topic] = [1, size]
+                else:
+                    counts[0] += 1
+                    counts[1] += size
+            if last_phys >= 0:
+                if index is not None:
+                    index.build_index_batch(entries, last_phys, store_ts)
+                self.dispatcher.last_dispatched_store_timestamp = store_ts
+                for topic, (count, nbytes) in per_topic.items():
+                    self.stats_service.on_put(topic, count, nbytes)
+        if failed:
+            self.stats_service.put_failed += failed
+        listener = self.arrival_listener
+        if listener is not None:
+            for topic, queue_id, next_offset, tags_code in arrivals:
+                listener(topic, queue_id, next_offset, tags_code, store_ts, None)
+        return out
 
     def put_messages(self, batch: StoreBatch) -> PutMessageResult:
         """Append a batch (consecutive queue offsets, contiguous in one commit-log file) and dispatch it.

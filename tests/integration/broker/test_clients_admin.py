@@ -182,7 +182,11 @@ async def test_system_busy_under_stall(wire: Wire, cluster, monkeypatch) -> None
         return original(msg)
 
     monkeypatch.setattr(store, "put_message", stalled)
-    results = await asyncio.gather(*(wire.send("TBusy", f"{i}".encode()) for i in range(5)))
+    # The first is delayed, so it is stored on its own (not in a run of plain sends taken off the queue together)
+    # and the four behind it wait through its stall.
+    results = await asyncio.gather(
+        *(wire.send("TBusy", f"{i}".encode(), props={"DELAY": "1"} if i == 0 else None) for i in range(5))
+    )
     codes = [r.code for r in results]
     assert codes[0] == 0
     assert ResponseCode.SYSTEM_BUSY in codes

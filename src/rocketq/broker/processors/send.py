@@ -38,12 +38,19 @@ from rocketq.protocol.headers import (
 )
 from rocketq.protocol.message import (
     PROP_CLUSTER,
+    PROP_DELAY,
+    PROP_KEYS,
+    PROP_TAGS,
+    PROP_UNIQ_KEY,
     PROP_WAIT,
+    SYSFLAG_TX_MASK,
     canonical_properties_text,
     decode_properties,
+    encode_host,
 )
 from rocketq.remoting.connection import Connection
 from rocketq.store import PutMessageStatus, StoreBatch, StoreMessage
+from rocketq.store.message import PlainMessage
 
 if TYPE_CHECKING:
     from rocketq.broker.controller import BrokerController
@@ -101,12 +108,25 @@ class SendProcessor:
         self._started = False
         self.store_host = (self.config.brokerIP1, self.config.listenPort)
         self._valid_topics: set[str] = set()
+        #: valid, sendable topics that are not retry topics: their plain sends may take the run (see ``_drain``)
+        self._plain_topics: set[str] = set()
         # SYNC_FLUSH completions (conn, cmd, response ext, flushed ok), appended by the store's flush thread.
         self._flushed: deque[tuple[Connection, RemotingCommand, dict[str, str], bool]] = deque()
         self._flushed_drain_pending = False
         #: hops from the flush thread to the loop, and the answers they carried (group commit at work)
         self.flush_hops = 0
         self.flush_replies = 0
+
+    @property
+    def store_host(self) -> tuple[str, int]:
+        """The host stored in each record (set again once the listening port is known)."""
+        return self._store_host
+
+    @store_host.setter
+    def store_host(self, host: tuple[str, int]) -> None:
+        self._store_host = host
+        #: the fixed half of every offset message id answered (the store host in hex)
+        self._msg_id_prefix = encode_host(host).hex().upper()
 
     def register(self) -> None:
         d = self.broker.dispatcher
@@ -146,6 +166,11 @@ class SendProcessor:
         limit = self.config.waitTimeMillsInSendQueue / 1000.0
         queue = self._queue
         monotonic = time.monotonic
+        # Plain sends (most of them) are stored as runs: one store call for consecutive ones, which shares the
+        # lock, the clock and the stats; anything else goes through ``process`` after the run before it.
+        prepare = self._prepare if self._run_open() else None
+        run: list[PlainMessage] = []
+        senders: list[tuple[Connection, RemotingCommand]] = []
         # Process what is queued now; yield to the loop between bursts so reads keep flowing.
         for _ in range(len(queue)):
             conn, cmd, enqueued = queue.popleft()
@@ -159,8 +184,19 @@ class SendProcessor:
                     f"{int(waited * 1000)}ms, size of queue: {len(queue)}",
                 )
             else:
+                header = None
+                if prepare is not None:
+                    prepared = prepare(conn, cmd)
+                    if isinstance(prepared, tuple):
+                        run.append(prepared)
+                        senders.append((conn, cmd))
+                        continue
+                    header = prepared
+                if run:  # the store keeps arrival order: the run before this send is written first
+                    self._store_run(run, senders)
+                    run, senders = [], []
                 try:
-                    resp = self.process(conn, cmd)
+                    resp = self.process(conn, cmd, header)
                 except BrokerError as exc:
                     resp = self._response(cmd, exc.code, exc.remark)
                 except ProtocolError as exc:
@@ -171,8 +207,88 @@ class SendProcessor:
             if resp is not None and not cmd.is_oneway:
                 resp.opaque = cmd.opaque
                 conn.write(resp)
+        if run:
+            self._store_run(run, senders)
         if queue and self._started and self._drain_handle is None:
             self._schedule_drain()
+
+    def _run_open(self) -> bool:
+        """Runs are for a writable master under ASYNC_FLUSH (SYNC_FLUSH answers wait for their own flush)."""
+        cfg = self.config
+        return bool(cfg.brokerPermission & PERM_WRITE) and not cfg.is_slave and not self.broker.sync_flush
+
+    def _prepare(
+        self, conn: Connection, cmd: RemotingCommand
+    ) -> PlainMessage | SendMessageRequestHeader | None:
+        """The send as a store run's message when it is plain — a single message, no transaction, delay or
+        delivery time, to an existing writable topic that is not a retry topic, an explicit queue, properties
+        text stored as it came — else its header for ``process`` (None: the header is bad, ``process`` says so).
+        """
+        try:
+            if cmd.code == _SEND_MESSAGE_V1:
+                header = SendMessageRequestHeader.from_ext(cmd.ext_fields)
+            else:
+                header = send_header_from_v2(cmd.ext_fields)
+        except ProtocolError:
+            return None
+        topic = header.topic
+        if topic not in self._plain_topics or header.batch or header.sys_flag & SYSFLAG_TX_MASK:
+            return header
+        tc = self.broker.topics.get(topic)
+        queue_id = header.queue_id
+        if tc is None or not tc.perm & PERM_WRITE or not 0 <= queue_id < max(tc.read_queue_nums, tc.write_queue_nums):
+            return header
+        body = cmd.body
+        if len(body) > self.config.maxMessageSize:
+            return header
+        text = header.properties or ""
+        properties = decode_properties(text)
+        canonical = canonical_properties_text(text, len(properties))
+        if (
+            canonical is None
+            or PROP_CLUSTER in properties
+            or PROP_DELAY in properties
+            or not self.broker.semantics.is_plain(properties)
+        ):
+            return header
+        return (
+            topic, queue_id, body if type(body) is bytes else bytes(body),
+            f"{canonical}{PROP_CLUSTER}\x01{self.config.brokerClusterName}\x02".encode(), header.flag,
+            header.sys_flag, header.born_timestamp, conn.remote_host, header.reconsume_times or 0,
+            properties.get(PROP_TAGS), properties.get(PROP_UNIQ_KEY), properties.get(PROP_KEYS),
+        )  # fmt: skip
+
+    def _store_run(self, run: list[PlainMessage], senders: list[tuple[Connection, RemotingCommand]]) -> None:
+        """Store a run of plain sends with one store call and answer each (as ``_finish`` does)."""
+        results = self.broker.store.put_plain_messages(run, self.store_host)
+        cfg = self.config
+        region = cfg.regionId
+        trace_on = "true" if cfg.traceOn else "false"
+        prefix = self._msg_id_prefix
+        stored = stored_bytes = 0
+        for (conn, cmd), message, result in zip(senders, run, results, strict=True):
+            if isinstance(result, tuple):
+                phys, queue_offset, size = result
+                stored += 1
+                stored_bytes += size
+                resp = cmd.response(
+                    _SUCCESS,
+                    None,
+                    {
+                        "msgId": f"{prefix}{phys:016X}",
+                        "queueId": str(message[1]),
+                        "queueOffset": str(queue_offset),
+                        "MSG_REGION": region,
+                        "TRACE_ON": trace_on,
+                    },
+                )
+            else:
+                code, remark = _CODE_OF_STATUS.get(result, (ResponseCode.SYSTEM_ERROR, f"UNKNOWN_ERROR {result}"))
+                resp = self._response(cmd, code, remark)
+            if not cmd.is_oneway:
+                conn.write(resp)
+        if stored:
+            self.broker.stats.on_put(stored, stored_bytes)
 
     def queue_size(self) -> int:
         return len(self._queue)
@@ -195,15 +311,22 @@ class SendProcessor:
         valid = self._valid_topics
         if len(valid) >= _VALID_TOPICS_MAX:
             valid.clear()
+            self._plain_topics.clear()
         valid.add(topic)
+        if not topic.startswith(RETRY_PREFIX):
+            self._plain_topics.add(topic)
 
     # ------------------------------------------------------------------------------------- processing
 
-    def process(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand | None:
-        if cmd.code == _SEND_MESSAGE_V1:
-            header = SendMessageRequestHeader.from_ext(cmd.ext_fields)
-        else:
-            header = send_header_from_v2(cmd.ext_fields)
+    def process(
+        self, conn: Connection, cmd: RemotingCommand, header: SendMessageRequestHeader | None = None
+    ) -> RemotingCommand | None:
+        """Store one send and answer it (or return None to answer after its flush); ``header`` if parsed already."""
+        if header is None:
+            if cmd.code == _SEND_MESSAGE_V1:
+                header = SendMessageRequestHeader.from_ext(cmd.ext_fields)
+            else:
+                header = send_header_from_v2(cmd.ext_fields)
         cfg = self.config
         if not cfg.brokerPermission & PERM_WRITE:
             return self._response(
