@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 # Properties that make a message more than an ordinary put; most messages have none of them.
 _SPECIAL_PROPS = frozenset((PROP_TRAN_MSG, *TIMER_PROPS))
+#: the same names as a tuple, for ``rocketq.protocol.message.plain_properties``
+SPECIAL_PROPERTIES: tuple[str, ...] = tuple(sorted(_SPECIAL_PROPS))
 
 
 class MessageSemantics:

@@ -105,11 +105,99 @@ fail:
     return NULL;
 }
 
+/* plain_properties(text, excluded, suffix): the compiled twin of rocketq.protocol.message._plain_properties_py
+ * (read its docstring). One pass over the text's UTF-8 instead of a dict of its pieces: the broker asks this of
+ * every send. A piece is NAME 0x01 VALUE, pieces end with 0x02 (Java's form drops the last one). */
+#define MAX_PIECES 64
+static PyObject *plain_fallback;  /* the pure twin: texts of more pieces than tracked here go to it */
+
+static PyObject *set_plain_fallback(PyObject *self, PyObject *fn) {
+    Py_XSETREF(plain_fallback, Py_NewRef(fn));
+    Py_RETURN_NONE;
+}
+
+static PyObject *plain_properties(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyUnicode_Check(args[0]) || !PyTuple_Check(args[1]) || !PyBytes_Check(args[2]))
+        return PyErr_Format(PyExc_TypeError, "plain_properties(str, tuple, bytes)");
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(args[0], &n);
+    if (s == NULL) {  /* not encodable (a lone surrogate): not stored as it came */
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return NULL;
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    PyObject *excluded = args[1];
+    Py_ssize_t n_excluded = PyTuple_GET_SIZE(excluded);
+    const char *names[MAX_PIECES];
+    Py_ssize_t name_lens[MAX_PIECES];
+    const char *found[3] = {NULL, NULL, NULL};  /* TAGS, UNIQ_KEY, KEYS values */
+    Py_ssize_t found_lens[3] = {0, 0, 0};
+    int pieces = 0, java_form = 0;
+    Py_ssize_t start = 0;
+    while (start < n) {
+        const char *piece = s + start;
+        const char *stop = memchr(piece, 0x02, (size_t)(n - start));
+        Py_ssize_t len = stop ? stop - piece : n - start;
+        if (stop == NULL) java_form = 1;
+        const char *sep = memchr(piece, 0x01, (size_t)len);
+        Py_ssize_t name_len = sep ? sep - piece : 0;
+        if (name_len == 0 || name_len + 1 >= len) Py_RETURN_NONE;  /* a dropped piece */
+        if (pieces == MAX_PIECES) {
+            if (plain_fallback == NULL) return PyErr_Format(PyExc_RuntimeError, "set_plain_fallback() not called");
+            return PyObject_Vectorcall(plain_fallback, args, (size_t)nargs, NULL);
+        }
+        for (int i = 0; i < pieces; i++)  /* a repeated name: the dict keeps one */
+            if (name_lens[i] == name_len && memcmp(names[i], piece, (size_t)name_len) == 0) Py_RETURN_NONE;
+        for (Py_ssize_t i = 0; i < n_excluded; i++) {
+            Py_ssize_t ex_len;
+            const char *ex = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(excluded, i), &ex_len);
+            if (ex == NULL) return NULL;
+            if (ex_len == name_len && memcmp(ex, piece, (size_t)name_len) == 0) Py_RETURN_NONE;
+        }
+        int which = -1;
+        if (name_len == 4 && memcmp(piece, "TAGS", 4) == 0) which = 0;
+        else if (name_len == 8 && memcmp(piece, "UNIQ_KEY", 8) == 0) which = 1;
+        else if (name_len == 4 && memcmp(piece, "KEYS", 4) == 0) which = 2;
+        if (which >= 0) {
+            found[which] = sep + 1;
+            found_lens[which] = len - name_len - 1;
+        }
+        names[pieces] = piece;
+        name_lens[pieces++] = name_len;
+        start += len + 1;
+    }
+    Py_ssize_t suffix_len = PyBytes_GET_SIZE(args[2]);
+    PyObject *stored = PyBytes_FromStringAndSize(NULL, n + java_form + suffix_len);
+    if (stored == NULL) return NULL;
+    char *o = PyBytes_AS_STRING(stored);
+    memcpy(o, s, (size_t)n);
+    if (java_form) o[n] = 0x02;
+    memcpy(o + n + java_form, PyBytes_AS_STRING(args[2]), (size_t)suffix_len);
+    PyObject *out = PyTuple_New(4);
+    if (out == NULL) {
+        Py_DECREF(stored);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(out, 0, stored);
+    for (int i = 0; i < 3; i++) {
+        PyObject *v = found[i] ? PyUnicode_DecodeUTF8(found[i], found_lens[i], NULL) : Py_NewRef(Py_None);
+        if (v == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i + 1, v);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(HeaderError, parse_int, parse_bool): set once by headers.py"},
     {"slot_offset", slot_offset, METH_VARARGS, "slot_offset(cls, name) -> int: where a __slots__ member lives"},
     {"read_header", (PyCFunction)(void (*)(void))read_header, METH_FASTCALL,
      "read_header(cls, plan, pure, ext) -> header: see rocketq.protocol.headers.compile_from_ext"},
+    {"set_plain_fallback", set_plain_fallback, METH_O, "set_plain_fallback(fn): the pure twin, for long texts"},
+    {"plain_properties", (PyCFunction)(void (*)(void))plain_properties, METH_FASTCALL,
+     "plain_properties(text, excluded, suffix) -> (bytes, tags, uniq_key, keys) | None: see rocketq.protocol.message"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -33,6 +33,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from rocketq.common.native import compiled_to_run
 from rocketq.errors import ProtocolError
 
 MESSAGE_MAGIC: Final = 0xDAA320A7
@@ -137,6 +138,32 @@ def canonical_properties_text(text: str, decoded_len: int) -> str | None:
     if text[-1] == PROPERTY_SEPARATOR:
         return text if separators == decoded_len else None
     return text + PROPERTY_SEPARATOR if separators == decoded_len - 1 else None
+
+
+PlainProperties = tuple[bytes, "str | None", "str | None", "str | None"]
+
+
+def _plain_properties_py(text: str, excluded: tuple[str, ...], suffix: bytes) -> PlainProperties | None:
+    """What a broker needs of a send's properties text to store it as it came: when the text encodes exactly
+    what it decodes to (``canonical_properties_text``, Java's form included) and names none of ``excluded``,
+    ``(its canonical UTF-8 + suffix, TAGS, UNIQ_KEY, KEYS)``; else None.
+    """
+    props = decode_properties(text)
+    canonical = canonical_properties_text(text, len(props))
+    if canonical is None or not props.keys().isdisjoint(excluded):
+        return None
+    try:
+        encoded = canonical.encode()
+    except UnicodeEncodeError:  # a lone surrogate: not storable as it came
+        return None
+    return encoded + suffix, props.get(PROP_TAGS), props.get(PROP_UNIQ_KEY), props.get(PROP_KEYS)
+
+
+_headercodec = compiled_to_run("rocketq.protocol._headercodec_c")
+if _headercodec is not None:
+    _headercodec.set_plain_fallback(_plain_properties_py)  # for texts of more pieces than it tracks (64)
+#: ``_plain_properties_py`` or its compiled twin (one pass, no dict): the broker runs it for every send
+plain_properties = _plain_properties_py if _headercodec is None else _headercodec.plain_properties
 
 
 # ---------------------------------------------------------------------------------------------- hosts

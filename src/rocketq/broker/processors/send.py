@@ -22,6 +22,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING
 
+from rocketq.broker.semantics import SPECIAL_PROPERTIES
 from rocketq.broker.topic_manager import (
     DLQ_PREFIX,
     NOT_ALLOWED_SEND_TOPICS,
@@ -39,14 +40,12 @@ from rocketq.protocol.headers import (
 from rocketq.protocol.message import (
     PROP_CLUSTER,
     PROP_DELAY,
-    PROP_KEYS,
-    PROP_TAGS,
-    PROP_UNIQ_KEY,
     PROP_WAIT,
     SYSFLAG_TX_MASK,
     canonical_properties_text,
     decode_properties,
     encode_host,
+    plain_properties,
 )
 from rocketq.remoting.connection import Connection
 from rocketq.store import PutMessageStatus, StoreBatch, StoreMessage
@@ -90,6 +89,9 @@ _STORED_CODES = frozenset(
 # (EnumType.__getattr__ takes every class attribute off the fast path).
 _SUCCESS = int(ResponseCode.SUCCESS)
 _SEND_MESSAGE_V1 = int(RequestCode.SEND_MESSAGE)
+# A send naming one of these is not stored in a run: the semantics rewrite it, the store rewrites a delay level,
+# and the broker's CLUSTER replaces the client's (``process`` re-encodes the properties then).
+_NOT_IN_A_RUN = (*SPECIAL_PROPERTIES, PROP_DELAY, PROP_CLUSTER)
 # Topic names already validated (valid and sendable); bounded so random names cannot grow it forever.
 _VALID_TOPICS_MAX = 65536
 
@@ -107,6 +109,8 @@ class SendProcessor:
         self._drain_handle: asyncio.Handle | None = None
         self._started = False
         self.store_host = (self.config.brokerIP1, self.config.listenPort)
+        self._cluster_name = ""
+        self._cluster_bytes = b""
         self._valid_topics: set[str] = set()
         #: valid, sendable topics that are not retry topics: their plain sends may take the run (see ``_drain``)
         self._plain_topics: set[str] = set()
@@ -127,6 +131,15 @@ class SendProcessor:
         self._store_host = host
         #: the fixed half of every offset message id answered (the store host in hex)
         self._msg_id_prefix = encode_host(host).hex().upper()
+
+    @property
+    def _cluster_property(self) -> bytes:
+        """``CLUSTER`` as the broker adds it to every stored message's properties (encoded once per name)."""
+        name = self.config.brokerClusterName
+        if name != self._cluster_name:
+            self._cluster_name = name
+            self._cluster_bytes = f"{PROP_CLUSTER}\x01{name}\x02".encode()
+        return self._cluster_bytes
 
     def register(self) -> None:
         d = self.broker.dispatcher
@@ -241,21 +254,14 @@ class SendProcessor:
         body = cmd.body
         if len(body) > self.config.maxMessageSize:
             return header
-        text = header.properties or ""
-        properties = decode_properties(text)
-        canonical = canonical_properties_text(text, len(properties))
-        if (
-            canonical is None
-            or PROP_CLUSTER in properties
-            or PROP_DELAY in properties
-            or not self.broker.semantics.is_plain(properties)
-        ):
+        plain = plain_properties(header.properties or "", _NOT_IN_A_RUN, self._cluster_property)
+        if plain is None:
             return header
+        stored_properties, tags, uniq_key, keys = plain
         return (
-            topic, queue_id, body if type(body) is bytes else bytes(body),
-            f"{canonical}{PROP_CLUSTER}\x01{self.config.brokerClusterName}\x02".encode(), header.flag,
-            header.sys_flag, header.born_timestamp, conn.remote_host, header.reconsume_times or 0,
-            properties.get(PROP_TAGS), properties.get(PROP_UNIQ_KEY), properties.get(PROP_KEYS),
+            topic, queue_id, body if type(body) is bytes else bytes(body), stored_properties, header.flag,
+            header.sys_flag, header.born_timestamp, conn.remote_host, header.reconsume_times or 0, tags, uniq_key,
+            keys,
         )  # fmt: skip
 
     def _store_run(self, run: list[PlainMessage], senders: list[tuple[Connection, RemotingCommand]]) -> None:
