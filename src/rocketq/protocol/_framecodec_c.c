@@ -22,6 +22,7 @@ static PyObject *ProtocolError;     /* rocketq.errors.ProtocolError */
 static PyTypeObject *CommandType;   /* rocketq.protocol.command.RemotingCommand */
 static PyObject *py_decode_frame;   /* rocketq.protocol.command.decode_frame: every frame we do not take */
 static PyObject *py_encode_head;    /* rocketq.protocol._framecodec_py.encode_head: every command we do not take */
+static PyObject *py_encode_send_reply;  /* rocketq.protocol._framecodec_py.encode_send_reply: odd arguments */
 
 enum { F_CODE, F_OPAQUE, F_FLAG, F_LANGUAGE, F_VERSION, F_REMARK, F_EXT, F_BODY, F_SERIALIZE, F_COUNT };
 static const char *const FIELD_NAMES[F_COUNT] = {
@@ -574,12 +575,65 @@ static PyObject *encode_head(PyObject *self, PyObject *cmd) {
     return PyBytes_FromStringAndSize(scratch, 8 + header_len);
 }
 
+#define LIT(o, text) put_lit(o, text, sizeof(text) - 1)
+
+/* encode_send_reply(opaque, version, msg_id_prefix, phys, queue_id, queue_offset, region, trace_on): the head of a
+ * stored send's JSON answer, byte for byte what encode_head gives for it (see _framecodec_py), without building
+ * the command and its extFields dict first — the broker answers every plain send so. */
+static PyObject *encode_send_reply(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8) return PyErr_Format(PyExc_TypeError, "encode_send_reply() takes 8 arguments (%zd given)", nargs);
+    char opaque[24], version[24], queue_id[24], queue_offset[24];
+    int opaque_n, version_n, queue_id_n, queue_offset_n;
+    Py_ssize_t prefix_n, region_n, trace_n;
+    const char *prefix_s = NULL, *region_s = NULL, *trace_s = NULL;
+    if (int_text(args[0], opaque, &opaque_n) < 0 || int_text(args[1], version, &version_n) < 0
+        || int_text(args[4], queue_id, &queue_id_n) < 0 || int_text(args[5], queue_offset, &queue_offset_n) < 0
+        || !PyUnicode_Check(args[2]) || !PyUnicode_Check(args[6]) || !PyUnicode_Check(args[7])
+        || (prefix_s = PyUnicode_AsUTF8AndSize(args[2], &prefix_n)) == NULL
+        || (region_s = PyUnicode_AsUTF8AndSize(args[6], &region_n)) == NULL
+        || (trace_s = PyUnicode_AsUTF8AndSize(args[7], &trace_n)) == NULL)
+        goto pure;
+    int overflow;
+    long long phys = PyLong_Check(args[3]) ? PyLong_AsLongLongAndOverflow(args[3], &overflow) : -1;
+    if (!PyLong_Check(args[3]) || overflow || phys < 0) goto pure;
+    size_t room = 8 + 256 + str_room(prefix_n) + str_room(region_n) + str_room(trace_n);
+    if (scratch_reserve(room) < 0) return PyErr_NoMemory();
+    char *o = scratch + 8;
+    o = LIT(o, "{\"code\":0,\"extFields\":{\"msgId\":");
+    o = put_str(o, prefix_s, prefix_n) - 1;  /* reopen the string: the offset's 16 hex digits follow */
+    static const char hex[] = "0123456789ABCDEF";
+    for (int shift = 60; shift >= 0; shift -= 4) *o++ = hex[(phys >> shift) & 0xF];
+    o = LIT(o, "\",\"queueId\":\"");
+    o = put_lit(o, queue_id, (size_t)queue_id_n);
+    o = LIT(o, "\",\"queueOffset\":\"");
+    o = put_lit(o, queue_offset, (size_t)queue_offset_n);
+    o = LIT(o, "\",\"MSG_REGION\":");
+    o = put_str(o, region_s, region_n);
+    o = LIT(o, ",\"TRACE_ON\":");
+    o = put_str(o, trace_s, trace_n);
+    o = LIT(o, "},\"flag\":1,\"language\":\"JAVA\",\"opaque\":");
+    o = put_lit(o, opaque, (size_t)opaque_n);
+    o = LIT(o, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
+    o = put_lit(o, version, (size_t)version_n);
+    *o++ = '}';
+    Py_ssize_t header_len = (o - scratch) - 8;
+    put32(scratch, (uint32_t)(4 + header_len));
+    put32(scratch + 4, (uint32_t)header_len);
+    return PyBytes_FromStringAndSize(scratch, 8 + header_len);
+pure:
+    PyErr_Clear();
+    heads_handed_over++;
+    return PyObject_Vectorcall(py_encode_send_reply, args, (size_t)nargs, NULL);
+}
+
 /* --------------------------------------------------------------------------------------------------- module */
 
 static PyMethodDef methods[] = {
     {"decode_frames", decode_frames, METH_VARARGS,
      "decode_frames(buf, max_frame_size) -> (commands, consumed, error): see rocketq.protocol._framecodec_py"},
     {"encode_head", encode_head, METH_O, "encode_head(cmd) -> bytes: see rocketq.protocol._framecodec_py"},
+    {"encode_send_reply", (PyCFunction)(void (*)(void))encode_send_reply, METH_FASTCALL,
+     "encode_send_reply(opaque, version, msg_id_prefix, phys, queue_id, queue_offset, region, trace_on) -> bytes"},
     {"handed_over", handed_over_count, METH_NOARGS, "handed_over() -> (frames, heads): how many went to the pure path so far"},
     {NULL, NULL, 0, NULL},
 };
@@ -607,6 +661,8 @@ PyMODINIT_FUNC PyInit__framecodec_c(void) {
     if (py_decode_frame == NULL) return NULL;
     py_encode_head = import_attr("rocketq.protocol._framecodec_py", "encode_head");
     if (py_encode_head == NULL) return NULL;
+    py_encode_send_reply = import_attr("rocketq.protocol._framecodec_py", "encode_send_reply");
+    if (py_encode_send_reply == NULL) return NULL;
     /* Where each field lives in a RemotingCommand (a slots dataclass): written and read directly. */
     for (int i = 0; i < F_COUNT; i++) {
         PyObject *d = PyObject_GetAttrString((PyObject *)CommandType, FIELD_NAMES[i]);

@@ -14,6 +14,12 @@ The specification both twins follow (``rocketq.protocol.framecodec`` chooses one
 
 * The 8-byte frame prefix and the header, byte for byte ``encode_prefix(cmd, encode_header(cmd))`` (the body
   is written after it unchanged), raising what those raise.
+
+``encode_send_reply(opaque, version, msg_id_prefix, phys, queue_id, queue_offset, region, trace_on) -> bytes``
+
+* The head of the JSON answer to a stored send: ``encode_head`` of the SUCCESS response (flag 1, language JAVA,
+  no remark, no body) whose extFields are, in this order, ``msgId`` (``msg_id_prefix`` then ``phys`` as 16
+  upper-case hex digits), ``queueId``, ``queueOffset``, ``MSG_REGION`` and ``TRACE_ON``.
 """
 
 from __future__ import annotations
@@ -21,7 +27,14 @@ from __future__ import annotations
 import struct
 
 from rocketq.errors import ProtocolError
-from rocketq.protocol.command import RemotingCommand, decode_frame, encode_header, encode_prefix
+from rocketq.protocol.command import (
+    FLAG_RESPONSE,
+    SERIALIZE_JSON,
+    RemotingCommand,
+    decode_frame,
+    encode_header,
+    encode_prefix,
+)
 
 _LEN = struct.Struct(">i")
 
@@ -47,3 +60,24 @@ def decode_frames(buf: bytearray, max_frame_size: int) -> tuple[list[RemotingCom
 
 def encode_head(cmd: RemotingCommand) -> bytes:
     return encode_prefix(cmd, encode_header(cmd))
+
+
+def encode_send_reply(
+    opaque: int,
+    version: int,
+    msg_id_prefix: str,
+    phys: int,
+    queue_id: int,
+    queue_offset: int,
+    region: str,
+    trace_on: str,
+) -> bytes:
+    ext = {
+        "msgId": f"{msg_id_prefix}{phys:016X}",
+        "queueId": str(queue_id),
+        "queueOffset": str(queue_offset),
+        "MSG_REGION": region,
+        "TRACE_ON": trace_on,
+    }
+    reply = RemotingCommand(0, opaque, FLAG_RESPONSE, "JAVA", version, None, ext, b"", SERIALIZE_JSON)
+    return encode_head(reply)

@@ -1,7 +1,7 @@
 """Received bytes → commands and a command → its frame head: the compiled twin if built, else the pure one.
 
-``decode_frames(buf, max_frame_size) -> (commands, consumed, error)`` and ``encode_head(cmd) -> bytes``
-(specified in ``_framecodec_py``). ``ROCKETQ_NO_EXTENSIONS=1`` forces the pure twin.
+``decode_frames(buf, max_frame_size) -> (commands, consumed, error)``, ``encode_head(cmd) -> bytes`` and
+``encode_send_reply(...) -> bytes`` (specified in ``_framecodec_py``). ``ROCKETQ_NO_EXTENSIONS=1`` forces the pure twin.
 """
 
 from __future__ import annotations
@@ -21,3 +21,5 @@ IMPLEMENTATION = "python" if impl is pure else "c"
 decode_frames: Callable[[bytearray, int], tuple[list[RemotingCommand], int, ProtocolError | None]]
 decode_frames = impl.decode_frames
 encode_head: Callable[[RemotingCommand], bytes] = impl.encode_head
+#: the head of a stored send's JSON answer without building the command (see ``_framecodec_py``)
+encode_send_reply: Callable[[int, int, str, int, int, int, str, str], bytes] = impl.encode_send_reply

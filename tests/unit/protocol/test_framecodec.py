@@ -270,3 +270,31 @@ def test_the_compiled_twin_parses_the_usual_headers_itself() -> None:
 
 class _Text(str):
     pass
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=_twin_id)
+@given(
+    opaque=I32,
+    version=I16,
+    prefix=st.sampled_from(["7F00000100002A9F", "", "00000000000000000000000000000001000029D9"]) | TEXT,
+    phys=st.integers(0, 2**63 - 1) | st.integers(-5, -1),
+    queue_id=I32,
+    queue_offset=st.integers(0, 2**63 - 1),
+    region=TEXT,
+    trace_on=st.sampled_from(["true", "false"]) | TEXT,
+)
+def test_send_reply_is_the_head_of_the_equivalent_response(
+    twin: ModuleType, opaque: int, version: int, prefix: str, phys: int, queue_id: int, queue_offset: int,
+    region: str, trace_on: str,
+) -> None:  # fmt: skip
+    ext = {
+        "msgId": f"{prefix}{phys:016X}",
+        "queueId": str(queue_id),
+        "queueOffset": str(queue_offset),
+        "MSG_REGION": region,
+        "TRACE_ON": trace_on,
+    }
+    reply = RemotingCommand(code=0, opaque=opaque, flag=1, language="JAVA", version=version, ext_fields=ext)
+    head = twin.encode_send_reply(opaque, version, prefix, phys, queue_id, queue_offset, region, trace_on)
+    assert head == encode_prefix(reply, encode_header(reply))
+    assert decode_frame(head[4:]) == reply

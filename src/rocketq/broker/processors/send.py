@@ -29,10 +29,11 @@ from rocketq.broker.topic_manager import (
     RETRY_PREFIX,
     topic_name_error,
 )
-from rocketq.codes import VERSION_V3_4_9, RequestCode, ResponseCode
+from rocketq.codes import CURRENT_VERSION, VERSION_V3_4_9, RequestCode, ResponseCode
 from rocketq.errors import BrokerError, ProtocolError
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE
-from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.command import FLAG_ONEWAY, SERIALIZE_JSON, RemotingCommand
+from rocketq.protocol.framecodec import encode_send_reply
 from rocketq.protocol.headers import (
     SendMessageRequestHeader,
     send_header_from_v2,
@@ -277,6 +278,15 @@ class SendProcessor:
                 phys, queue_offset, size = result
                 stored += 1
                 stored_bytes += size
+                if cmd.flag & FLAG_ONEWAY:
+                    continue
+                if cmd.serialize_type == SERIALIZE_JSON or cmd.language == "CPP":  # the answer is JSON
+                    conn.write_frame(
+                        encode_send_reply(
+                            cmd.opaque, CURRENT_VERSION, prefix, phys, message[1], queue_offset, region, trace_on
+                        )
+                    )
+                    continue
                 resp = cmd.response(
                     _SUCCESS,
                     None,
