@@ -661,11 +661,9 @@ class Producer:
             if addr is None:
                 return False
             cmd, uniq_id = self._build_send_request(msg, mq)  # sets UNIQ_KEY (kept if we fall back)
-            response = instance.api.remoting.invoke_future(addr, cmd, timeout)
         except Exception:  # the general path repeats the step and reports the error through the future
             return False
-        self._async_in_flight.add(fut)
-        # The returned future itself carries the state to the callback: no closure (a cell per variable) and no
+        # The returned future itself carries the state to the reply: no closure (a cell per variable) and no
         # state object (every GC-tracked object alive per message in flight brings the next collection closer).
         fut._producer = self
         fut._on_success = on_success
@@ -676,7 +674,15 @@ class Producer:
         fut._uniq_id = uniq_id
         fut._begin = begin
         fut._timeout = timeout
-        response.add_done_callback(fut)
+        remoting = instance.api.remoting
+        try:
+            # The answer is handled as soon as it is decoded (no remoting future, handle or copied context);
+            # before the first connection to the broker is open, through a future that connects first.
+            if not remoting.invoke_waiter(addr, cmd, timeout, _SendReply(fut)):
+                remoting.invoke_future(addr, cmd, timeout).add_done_callback(fut)
+        except Exception:
+            return False
+        self._async_in_flight.add(fut)
         return True
 
     def _async_send_failed(self, s: _SendFuture, exc: BaseException) -> None:
@@ -784,13 +790,17 @@ class _SendFuture(asyncio.Future[SendResult]):
     _timeout: float
 
     def __call__(self, rf: asyncio.Future[RemotingCommand]) -> None:
-        producer = self._producer
-        mq = self._mq
+        """Done-callback of the remoting future (the send had to connect first)."""
         try:
             resp = rf.result()
         except BaseException as exc:  # a transport failure (retried), cancelled (shutdown) or a bug
-            producer._async_send_failed(self, exc)
+            self._producer._async_send_failed(self, exc)
             return
+        self._answered(resp)
+
+    def _answered(self, resp: RemotingCommand) -> None:
+        producer = self._producer
+        mq = self._mq
         try:
             result = producer.instance.api.process_send_response(resp, self._addr, mq, self._uniq_id)
         except BrokerError as exc:
@@ -812,6 +822,26 @@ class _SendFuture(asyncio.Future[SendResult]):
         on_success = self._on_success
         if on_success is not None:
             _run_callback(on_success, result)
+
+
+class _SendReply:
+    """What waits for a task-less send's answer on the connection (``Connection.request_waiter``): hands the
+    answer, or the transport failure, to the send's future."""
+
+    __slots__ = ("_send",)
+
+    def __init__(self, send: _SendFuture) -> None:
+        self._send = send
+
+    def done(self) -> bool:
+        return False  # the connection removes a waiter before it settles it: never settled twice
+
+    def set_result(self, resp: RemotingCommand) -> None:
+        self._send._answered(resp)
+
+    def set_exception(self, exc: BaseException) -> None:
+        send = self._send
+        send._producer._async_send_failed(send, exc)
 
 
 def _run_callback(cb: Callable[[Any], Any] | None, value: Any) -> None:

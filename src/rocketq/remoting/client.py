@@ -13,7 +13,7 @@ import time
 
 from rocketq.errors import RemotingConnectError, RemotingTimeoutError
 from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE, RemotingCommand
-from rocketq.remoting.connection import Connection
+from rocketq.remoting.connection import Connection, ReplyWaiter
 from rocketq.remoting.server import RemotingDispatcher
 
 log = logging.getLogger("rocketq.remoting.client")
@@ -94,6 +94,15 @@ class RemotingClient:
         if conn is not None and not conn.closed:
             return conn.request_future(cmd, timeout)
         return asyncio.ensure_future(self.invoke(addr, cmd, timeout))
+
+    def invoke_waiter(self, addr: str, cmd: RemotingCommand, timeout: float, waiter: ReplyWaiter) -> bool:
+        """``Connection.request_waiter`` on the open connection to ``addr``; False (nothing sent) when there is
+        none yet — the caller then uses ``invoke_future``, which connects first."""
+        conn = self._conns.get(addr)
+        if conn is None or conn.closed:
+            return False
+        conn.request_waiter(cmd, timeout, waiter)
+        return True
 
     async def invoke_oneway(self, addr: str, cmd: RemotingCommand) -> None:
         conn = self._conns.get(addr)

@@ -55,13 +55,24 @@ class RequestDispatcher(Protocol):
     def connection_lost(self, conn: Connection) -> None: ...
 
 
+class ReplyWaiter(Protocol):
+    """What waits for a request's response: an ``asyncio.Future``, or any object with these three methods
+    (``request_waiter``: called at once when the response is decoded, no loop hop)."""
+
+    def done(self) -> bool: ...
+
+    def set_result(self, result: RemotingCommand, /) -> None: ...
+
+    def set_exception(self, exception: BaseException, /) -> None: ...
+
+
 class Connection(asyncio.Protocol):
     """A framed connection. ``remote`` is ``"ip:port"`` of the peer."""
 
     def __init__(self, dispatcher: RequestDispatcher, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self._dispatcher = dispatcher
         self._decoder = FrameDecoder(max_frame_size)
-        self._pending: dict[int, asyncio.Future[RemotingCommand]] = {}  # opaque → future of the response
+        self._pending: dict[int, ReplyWaiter] = {}  # opaque → what waits for the response
         self._timers: dict[int, asyncio.TimerHandle] = {}  # opaque → its timeout (short timeouts)
         self._deadlines: dict[int, tuple[float, int, float]] = {}  # opaque → (deadline, code, timeout), swept
         self._sweep_handle: asyncio.TimerHandle | None = None
@@ -111,7 +122,10 @@ class Connection(asyncio.Protocol):
                         if timer is not None:
                             timer.cancel()
                     if not fut.done():
-                        fut.set_result(cmd)
+                        try:
+                            fut.set_result(cmd)
+                        except Exception:  # a waiter's bug must not stop the frames after it
+                            log.exception("reply.waiter_failed remote=%s opaque=%s", self.remote, cmd.opaque)
             else:
                 if cmd.language != "JAVA" or self.language == "JAVA":
                     self.language = cmd.language
@@ -207,20 +221,26 @@ class Connection(asyncio.Protocol):
         under ``SWEPT_TIMEOUT_MIN``, a timer of its own) enforces the deadline. Cancelling the future abandons the
         request (its answer, if one comes, is dropped).
         """
+        fut: asyncio.Future[RemotingCommand] = self._loop.create_future()
+        self.request_waiter(cmd, timeout, fut)
+        return fut
+
+    def request_waiter(self, cmd: RemotingCommand, timeout: float, waiter: ReplyWaiter) -> None:
+        """``request_future`` with the caller's own waiter: its ``set_result`` runs as soon as the response is
+        decoded (a future's callbacks would run one loop iteration later, each through a handle and a copied
+        context), its ``set_exception`` on a timeout or a closed connection."""
         if self.closed:
             raise RemotingClosedError(f"connection to {self.remote} closed")
         opaque = cmd.opaque = next(self._opaques) & 0x7FFFFFFF
         loop = self._loop
-        fut: asyncio.Future[RemotingCommand] = loop.create_future()
         if timeout >= SWEPT_TIMEOUT_MIN:
             self._deadlines[opaque] = (loop.time() + timeout, cmd.code, timeout)
             if self._sweep_handle is None:
                 self._sweep_handle = loop.call_later(SWEEP_INTERVAL, self._sweep)
         else:
             self._timers[opaque] = loop.call_at(loop.time() + timeout, self._expire, opaque, cmd.code, timeout)
-        self._pending[opaque] = fut
+        self._pending[opaque] = waiter
         self.write(cmd)
-        return fut
 
     def _sweep(self) -> None:
         """Fail the swept requests whose deadline has passed; go on sweeping while any is pending."""
