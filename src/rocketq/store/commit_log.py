@@ -81,30 +81,6 @@ class CommitLog:
 
     def append_message(
         self,
-        size: int,
-        queue_id: int,
-        flag: int,
-        sys_flag: int,
-        born_timestamp: int,
-        born_b: bytes,
-        store_b: bytes,
-        reconsume_times: int,
-        prepared_transaction_offset: int,
-        body: bytes,
-        topic_tail: bytes,
-        props_b: bytes,
-        key: QueueKey,
-    ) -> AppendResult:
-        """The single-message hot path: ``appendcodec.write_record`` straight into the mapped file."""
-        store_ts = self._clock()
-        phys, queue_offset = self.append_at(
-            store_ts, size, queue_id, flag, sys_flag, born_timestamp, born_b, store_b, reconsume_times,
-            prepared_transaction_offset, body, topic_tail, props_b, key,
-        )
-        return AppendResult(phys, size, store_ts, queue_offset, 1, store_b)
-
-    def append_at(
-        self,
         store_ts: int,
         size: int,
         queue_id: int,
@@ -120,8 +96,9 @@ class CommitLog:
         props_b: bytes,
         key: QueueKey,
     ) -> tuple[int, int]:
-        """``append_message`` with the store time given (one for a run of messages) and no result object:
-        returns (commit-log offset, queue offset)."""
+        """The single-message hot path: ``appendcodec.write_record`` straight into the mapped file, stamped
+        ``store_ts`` (the caller's, so a run of messages shares one reading of the clock); returns (commit-log
+        offset, queue offset). The caller holds ``put_lock``."""
         tx = sys_flag & SYSFLAG_TX_MASK
         has_queue = tx != SYSFLAG_TX_PREPARED and tx != SYSFLAG_TX_ROLLBACK
         table = self.topic_queue_table

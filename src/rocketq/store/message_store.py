@@ -81,6 +81,7 @@ from rocketq.store.reader import MessageReader
 from rocketq.store.record import END_FILE_MIN_BLANK_LENGTH, FIXED_BY_HOSTS, HOST_V6_BITS
 from rocketq.store.recovery import recover
 from rocketq.store.results import (
+    AppendResult,
     FlushCallback,
     GetMessageResult,
     MessageFilter,
@@ -386,14 +387,16 @@ class MessageStore:
         with cl.put_lock:
             if self._shutdown:
                 return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
+            store_ts = self._clock()
             try:
-                result = cl.append_message(
-                    size, queue_id, msg.flag, sys_flag, msg.born_timestamp, born_b, store_b, msg.reconsume_times,
-                    msg.prepared_transaction_offset, body, topic_tail, props_b, key,
+                phys, queue_offset = cl.append_message(
+                    store_ts, size, queue_id, msg.flag, sys_flag, msg.born_timestamp, born_b, store_b,
+                    msg.reconsume_times, msg.prepared_transaction_offset, body, topic_tail, props_b, key,
                 )
             except OSError:
                 log.exception("store.append_failed topic=%s", topic)
                 return self._fail(PutMessageStatus.CREATE_MAPEDFILE_FAILED)
+            result = AppendResult(phys, size, store_ts, queue_offset, 1, store_b)
             if tags_code is None:  # SCHEDULE_TOPIC_XXXX: the delivery time, known only now
                 tags_code = compute_tags_code(topic, props, result.store_timestamp, self.delay_table)
             try:
@@ -430,7 +433,7 @@ class MessageStore:
         store_b = hosts.get(store_host) or enc.host_bytes(store_host)
         max_body = self.config.max_message_size
         room = cl.file_size - END_FILE_MIN_BLANK_LENGTH
-        append_at = cl.append_at
+        append_message = cl.append_message
         cq_get, cq_create = self.cq_table.get, self.cq_table.find_or_create
         tags_code_for = self._tags_code
         index = self.index
@@ -465,7 +468,7 @@ class MessageStore:
                     failed += 1
                     continue
                 try:
-                    phys, queue_offset = append_at(
+                    phys, queue_offset = append_message(
                         store_ts, size, queue_id, flag, (sys_flag & ~HOST_V6_BITS) | v6_bits, born_ts, born_b,
                         store_b, reconsume, 0, body, topic_tail, props_b, (topic, queue_id),
                     )
