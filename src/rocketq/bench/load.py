@@ -65,19 +65,18 @@ async def run_window(
     record = counter.latencies.record
     perf = time.perf_counter
 
-    def more() -> bool:
-        return (total_ops is None or started < total_ops) and perf() < deadline
+    def more(now: float) -> bool:
+        return (total_ops is None or started < total_ops) and now < deadline
 
     # Start times by future, and one context for every completion callback: no closure and no copied context
     # per operation (GC-tracked objects that the load generator would add to what it measures).
     begun: dict[asyncio.Future[object], float] = {}
     context = contextvars.copy_context()
 
-    def launch() -> None:
+    def launch(t: float) -> None:
         nonlocal started, outstanding
         started += 1
         outstanding += 1
-        t = perf()
         try:
             fut = _as_future(start_op())
         except Exception as exc:
@@ -89,6 +88,7 @@ async def run_window(
 
     def on_done(fut: asyncio.Future[object]) -> None:
         nonlocal outstanding
+        now = perf()  # one clock reading: this operation's end, the deadline check, the next one's start
         t = begun.pop(fut)
         outstanding -= 1
         if fut.cancelled():
@@ -96,16 +96,16 @@ async def run_window(
         elif (exc := fut.exception()) is not None:
             counter.fail(exc)
         else:
-            record(perf() - t)
+            record(now - t)
             counter.done += per_op
-        while more() and outstanding < inflight:
-            launch()
+        while outstanding < inflight and more(now):
+            launch(now)
         if outstanding == 0 and not finished.done():
             finished.set_result(None)
 
     t0 = perf()
-    while more() and outstanding < inflight:
-        launch()
+    while outstanding < inflight and more(now := perf()):
+        launch(now)
     if outstanding == 0:
         return perf() - t0
     await finished

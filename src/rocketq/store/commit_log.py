@@ -103,9 +103,10 @@ class CommitLog:
         has_queue = tx != SYSFLAG_TX_PREPARED and tx != SYSFLAG_TX_ROLLBACK
         table = self.topic_queue_table
         queue_offset = table.get(key, 0) if has_queue else 0
-        mf = self.mfq.last_for_write()
-        if size + END_FILE_MIN_BLANK_LENGTH > mf.file_size - mf.wrote_position:
-            mf = self._file_for(size)
+        files = self.mfq.mapped_files
+        mf = files[-1] if files else None
+        if mf is None or size + END_FILE_MIN_BLANK_LENGTH > mf.file_size - mf.wrote_position:
+            mf = self._file_for(size)  # the first file, or the next one (a full file has no room either)
         pos = mf.wrote_position
         phys = mf.file_from_offset + pos
         write_message_record(
