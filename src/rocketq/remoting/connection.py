@@ -146,10 +146,10 @@ class Connection(asyncio.Protocol):
         if self._sweep_handle is not None:
             self._sweep_handle.cancel()
             self._sweep_handle = None
-        for fut in self._pending.values():
-            if not fut.done():
-                fut.set_exception(err)
+        pending = list(self._pending.values())
         self._pending.clear()
+        for waiter in pending:
+            self._fail_waiter(waiter, err)
         if not self._closed_waiter.done():
             self._closed_waiter.set_result(None)
         try:
@@ -255,11 +255,19 @@ class Connection(asyncio.Protocol):
 
     def _expire(self, opaque: int, code: int, timeout: float) -> None:
         self._timers.pop(opaque, None)
-        fut = self._pending.pop(opaque, None)
-        if fut is not None and not fut.done():
-            fut.set_exception(
-                RemotingTimeoutError(f"request code {code} to {self.remote} timed out after {timeout:.3f}s")
+        waiter = self._pending.pop(opaque, None)
+        if waiter is not None:
+            self._fail_waiter(
+                waiter, RemotingTimeoutError(f"request code {code} to {self.remote} timed out after {timeout:.3f}s")
             )
+
+    def _fail_waiter(self, waiter: ReplyWaiter, exc: Exception) -> None:
+        if waiter.done():
+            return
+        try:
+            waiter.set_exception(exc)
+        except Exception:  # a waiter's bug must not keep the others from hearing of the failure
+            log.exception("reply.waiter_failed remote=%s", self.remote)
 
     async def request(self, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
         fut = self.request_future(cmd, timeout)

@@ -478,3 +478,73 @@ async def test_a_long_run_of_frames_leaves_in_slices_in_order() -> None:
     assert [len(w) for w in transport.writes] == [1, 32, 32, 32, 3]
     sent = b"".join(b"".join(w) for w in transport.writes)
     assert sent == b"".join(encode(cmd) for cmd in frames)
+
+
+# ---------------------------------------------------------------------------------------------- waiters
+
+
+class _Waiter:
+    """A ReplyWaiter that records what it was given; ``explode`` makes its methods raise."""
+
+    def __init__(self, explode: bool = False) -> None:
+        self.results: list[RemotingCommand] = []
+        self.errors: list[BaseException] = []
+        self.explode = explode
+        self.settled = asyncio.Event()
+
+    def done(self) -> bool:
+        return False
+
+    def set_result(self, result: RemotingCommand) -> None:
+        self.results.append(result)
+        self.settled.set()
+        if self.explode:
+            raise RuntimeError("waiter exploded")
+
+    def set_exception(self, exception: BaseException) -> None:
+        self.errors.append(exception)
+        self.settled.set()
+        if self.explode:
+            raise RuntimeError("waiter exploded")
+
+
+async def test_a_waiter_gets_its_answer_and_a_failing_one_does_not_stop_the_next(harness: Harness) -> None:
+    addr = await harness.start()
+    client = harness.client()
+    assert not client.invoke_waiter(addr, RemotingCommand.request(ECHO), WAIT, _Waiter())  # not connected yet
+    await client.connection(addr)
+    first, second = _Waiter(explode=True), _Waiter()
+    assert client.invoke_waiter(addr, RemotingCommand.request(ECHO, {"n": "1"}), WAIT, first)
+    assert client.invoke_waiter(addr, RemotingCommand.request(ECHO, {"n": "2"}), WAIT, second)
+    async with asyncio.timeout(WAIT):
+        await second.settled.wait()
+    assert [r.ext_fields["n"] for r in first.results + second.results] == ["1", "2"]
+    assert (await client.invoke(addr, RemotingCommand.request(ECHO, {"x": "y"}), WAIT)).ext_fields == {"x": "y"}
+
+
+@pytest.mark.parametrize("timeout", [0.1, 1.5])  # an exact timer, and the sweep
+async def test_a_waiter_hears_of_a_timeout(harness: Harness, timeout: float) -> None:
+    addr = await harness.start()
+    client = harness.client()
+    conn = await client.connection(addr)
+    waiter = _Waiter()
+    conn.request_waiter(RemotingCommand.request(BLOCK), timeout, waiter)
+    async with asyncio.timeout(WAIT):
+        await waiter.settled.wait()
+    assert [type(e) for e in waiter.errors] == [RemotingTimeoutError] and not waiter.results
+    assert conn.pending_count == 0
+
+
+async def test_every_waiter_hears_of_a_dropped_connection_even_after_one_fails(harness: Harness) -> None:
+    addr = await harness.start()
+    client = harness.client()
+    conn = await client.connection(addr)
+    waiters = [_Waiter(explode=True), _Waiter(), _Waiter(explode=True)]
+    for waiter in waiters:
+        conn.request_waiter(RemotingCommand.request(BLOCK), WAIT, waiter)
+    await eventually(lambda: len(harness.dispatcher._tasks) == 3, "requests in flight")
+    conn.abort()
+    async with asyncio.timeout(WAIT):
+        for waiter in waiters:
+            await waiter.settled.wait()
+    assert all([type(e) for e in w.errors] == [RemotingClosedError] for w in waiters)
