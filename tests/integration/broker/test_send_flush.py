@@ -13,7 +13,7 @@ from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.message import BatchItem, encode_batch, encode_properties
 from rocketq.store import PutMessageResult, PutMessageStatus
 from rocketq.testing import EmbeddedCluster
-from rocketq.testing.wire import Wire
+from rocketq.testing.wire import Wire, records
 
 SYNC = pytest.mark.parametrize("cluster", [{"flushDiskType": "SYNC_FLUSH"}], indirect=True)
 
@@ -135,6 +135,27 @@ async def test_store_failures_map_to_java_codes(
             resp = await wire.send(f"TFail{n}", b"x")
             assert resp.code == code and remark in (resp.remark or ""), (path, status, resp.code, resp.remark)
             assert "MSG_REGION" in resp.ext_fields
+
+
+async def test_a_bug_in_the_run_path_answers_instead_of_losing_sends(
+    wire: Wire, cluster: EmbeddedCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert (await wire.send("TBug", b"first")).code == ResponseCode.SUCCESS  # the topic exists: sends take runs
+    send = cluster.broker.send
+
+    def broken(*args: object) -> object:
+        raise RuntimeError("run bug")
+
+    monkeypatch.setattr(send, "_prepare", broken)  # the send goes the general way and is stored
+    assert (await wire.send("TBug", b"second")).code == ResponseCode.SUCCESS
+    monkeypatch.undo()
+    monkeypatch.setattr(cluster.broker.store, "put_plain_messages", broken)  # answered, not lost
+    resp = await wire.send("TBug", b"third")
+    assert resp.code == ResponseCode.SYSTEM_ERROR and "run bug" in (resp.remark or "")
+    monkeypatch.undo()
+    assert (await wire.send("TBug", b"fourth")).code == ResponseCode.SUCCESS
+    bodies = [m.body for m in records(await wire.pull("TBug", 0, 0))]
+    assert bodies == [b"first", b"second", b"fourth"]
 
 
 @SYNC

@@ -200,7 +200,11 @@ class SendProcessor:
             else:
                 header = None
                 if prepare is not None:
-                    prepared = prepare(conn, cmd)
+                    try:
+                        prepared = prepare(conn, cmd)
+                    except Exception:  # a bug here must not lose the run: this send goes the general way
+                        log.exception("send.prepare_failed remote=%s", conn.remote)
+                        prepared = None
                     if isinstance(prepared, tuple):
                         run.append(prepared)
                         senders.append((conn, cmd))
@@ -267,7 +271,14 @@ class SendProcessor:
 
     def _store_run(self, run: list[PlainMessage], senders: list[tuple[Connection, RemotingCommand]]) -> None:
         """Store a run of plain sends with one store call and answer each (as ``_finish`` does)."""
-        results = self.broker.store.put_plain_messages(run, self.store_host)
+        try:
+            results = self.broker.store.put_plain_messages(run, self.store_host)
+        except Exception as exc:  # as ``process`` answers an exception: each send of the run, SYSTEM_ERROR
+            log.exception("send.run_failed sends=%d", len(run))
+            for conn, cmd in senders:
+                if not cmd.is_oneway:
+                    conn.write(self._response(cmd, ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}"))
+            return
         cfg = self.config
         region = cfg.regionId
         trace_on = "true" if cfg.traceOn else "false"
