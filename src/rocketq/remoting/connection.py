@@ -165,8 +165,6 @@ class Connection(asyncio.Protocol):
         The first frame of a loop iteration goes out at once (a lone request or answer waits for nothing); the
         ones that follow in the same iteration are queued and leave together in one flush at its end.
         """
-        if self.closed or self._transport is None:
-            return
         self.write_frame(encode_head(cmd), cmd.body)
 
     def write_frame(self, head: bytes, body: bytes | bytearray | memoryview = b"") -> None:

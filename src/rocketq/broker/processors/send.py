@@ -298,22 +298,14 @@ class SendProcessor:
                         )
                     )
                     continue
-                resp = cmd.response(
-                    _SUCCESS,
-                    None,
-                    {
-                        "msgId": f"{prefix}{phys:016X}",
-                        "queueId": str(message[1]),
-                        "queueOffset": str(queue_offset),
-                        "MSG_REGION": region,
-                        "TRACE_ON": trace_on,
-                    },
-                )
+                fields = self._stored_fields(f"{prefix}{phys:016X}", message[1], queue_offset)
+                resp = cmd.response(_SUCCESS, None, fields)
+            elif cmd.flag & FLAG_ONEWAY:
+                continue
             else:
                 code, remark = _CODE_OF_STATUS.get(result, (ResponseCode.SYSTEM_ERROR, f"UNKNOWN_ERROR {result}"))
                 resp = self._response(cmd, code, remark)
-            if not cmd.is_oneway:
-                conn.write(resp)
+            conn.write(resp)
         if stored:
             self.broker.stats.on_put(stored, stored_bytes)
 
@@ -333,6 +325,18 @@ class SendProcessor:
         fields["MSG_REGION"] = cfg.regionId
         fields["TRACE_ON"] = "true" if cfg.traceOn else "false"
         return cmd.response(code, remark, fields)
+
+    def _stored_fields(self, msg_id: str, queue_id: int, queue_offset: int) -> dict[str, str]:
+        """The extFields of a stored send's answer (what ``encode_send_reply`` writes for a JSON one)."""
+        cfg = self.config
+        return {
+            "msgId": msg_id,
+            "queueId": str(queue_id),
+            "queueOffset": str(queue_offset),
+            # Java adds these to every send response; Java clients dereference the map unconditionally.
+            "MSG_REGION": cfg.regionId,
+            "TRACE_ON": "true" if cfg.traceOn else "false",
+        }
 
     def _remember_valid_topic(self, topic: str) -> None:
         valid = self._valid_topics
@@ -504,15 +508,7 @@ class SendProcessor:
             code, remark = found
         if append is None or code not in _STORED_CODES:
             return self._response(cmd, code, remark)
-        cfg = self.config
-        ext = {
-            "msgId": append.msg_id,
-            "queueId": str(queue_id_for_reply),
-            "queueOffset": str(append.logics_offset),
-            # Java adds these to every send response; Java clients dereference the map unconditionally.
-            "MSG_REGION": cfg.regionId,
-            "TRACE_ON": "true" if cfg.traceOn else "false",
-        }
+        ext = self._stored_fields(append.msg_id, queue_id_for_reply, append.logics_offset)
         self.broker.stats.on_put(append.msg_num, append.wrote_bytes)
         if code == _SUCCESS and self.broker.sync_flush:
             end = append.wrote_offset + append.wrote_bytes
