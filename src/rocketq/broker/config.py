@@ -115,10 +115,6 @@ class BrokerConfig:
     def ha_port(self) -> int:
         return self.haListenPort or self.listenPort + 1
 
-    @property
-    def is_slave(self) -> bool:
-        return self.brokerRole == "SLAVE"
-
     def namesrv_addrs(self) -> list[str]:
         return [a.strip() for a in self.namesrvAddr.split(";") if a.strip()]
 

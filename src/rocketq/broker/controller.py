@@ -1,46 +1,59 @@
-"""BrokerController: composes the store, the managers, the processors and the background tasks."""
+"""BrokerController: the composition root. It builds the store, the managers and the services, hands them to
+the processors in one ``BrokerContext``, and starts and stops everything in one place.
+
+Nothing reaches into the controller: processors and services are given the context (or the piece of it they
+need), so ``broker/`` has no import circle. The order of ``start`` and ``shutdown`` is the order of Java's
+``BrokerController.start`` / ``shutdown``: state is loaded before the store starts, the ports open after the
+processors are registered, registration with the name servers comes last and goes first.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 import time
 from pathlib import Path
 
 from rocketq.broker.client_manager import ConsumerGroupInfo, ConsumerManager, ProducerManager
 from rocketq.broker.config import BrokerConfig
+from rocketq.broker.context import BrokerContext
 from rocketq.broker.lock_manager import QueueLockManager
-from rocketq.broker.long_polling import PullHoldService
+from rocketq.broker.messaging.consumers import ConsumerService
+from rocketq.broker.messaging.pull import PullService
+from rocketq.broker.messaging.put_ack import PutAck
+from rocketq.broker.messaging.send import SendService
+from rocketq.broker.metrics import BrokerMetrics
 from rocketq.broker.offset_manager import ConsumerOffsetManager
 from rocketq.broker.persist import BackgroundWriter
 from rocketq.broker.processors.admin import AdminProcessors
 from rocketq.broker.processors.clients import ClientProcessors
+from rocketq.broker.processors.end_transaction import EndTransactionProcessor
 from rocketq.broker.processors.pull import PullProcessor
 from rocketq.broker.processors.query import QueryProcessors
 from rocketq.broker.processors.send import SendProcessor
 from rocketq.broker.processors.send_back import SendBackProcessor
 from rocketq.broker.processors.sink_commit import SinkCommitProcessor
 from rocketq.broker.registration import NamesrvRegistration
+from rocketq.broker.role import BrokerRole, BrokerRoleState, RoleSnapshot
 from rocketq.broker.schedule import ScheduleService
 from rocketq.broker.semantics import MessageSemantics
-from rocketq.broker.stats import BrokerStats
+from rocketq.broker.sink_watermark import SinkWatermarkManager
 from rocketq.broker.subscription_manager import SubscriptionGroupManager
 from rocketq.broker.timer import TimerService
 from rocketq.broker.topic_manager import TopicConfigManager
 from rocketq.broker.transaction import TransactionService
-from rocketq.codes import RequestCode, ResponseCode
-from rocketq.errors import BrokerError
+from rocketq.codes import RequestCode
+from rocketq.common.tasks import TaskSet
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import NotifyConsumerIdsChangedRequestHeader
 from rocketq.remoting.busy_poll import BusyPoller
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.connection import Connection
 from rocketq.remoting.server import RemotingDispatcher, RemotingServer
-from rocketq.store import MessageStore, StoreConfig
+from rocketq.store import FlushDiskType, MessageStore, StoreConfig
 
-log = logging.getLogger("rocketq.broker")
+log = logging.getLogger(__name__)
 
 
 def store_config_from(cfg: BrokerConfig) -> StoreConfig:
@@ -48,7 +61,7 @@ def store_config_from(cfg: BrokerConfig) -> StoreConfig:
         store_path_root_dir=cfg.storePathRootDir,
         mapped_file_size_commit_log=cfg.mappedFileSizeCommitLog,
         mapped_file_size_consume_queue=cfg.mappedFileSizeConsumeQueue,
-        flush_disk_type=cfg.flushDiskType,
+        flush_disk_type=FlushDiskType(cfg.flushDiskType),
         flush_interval_commit_log=cfg.flushIntervalCommitLog,
         flush_commit_log_least_pages=cfg.flushCommitLogLeastPages,
         flush_commit_log_thorough_interval=cfg.flushCommitLogThoroughInterval,
@@ -69,9 +82,14 @@ def store_config_from(cfg: BrokerConfig) -> StoreConfig:
 class BrokerController:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
-        root = Path(config.storePathRootDir)
-        config_dir = root / "config"
-        self.topics = TopicConfigManager(
+        config_dir = Path(config.storePathRootDir) / "config"
+        #: the thread every manager's file is written on (off the event loop)
+        self.persister = BackgroundWriter()
+        self.role = BrokerRoleState(BrokerRole.parse(config.brokerRole), broker_id=config.brokerId)
+        self.store = MessageStore(store_config_from(config))
+        self.dispatcher = RemotingDispatcher("broker")
+        self.remoting_client = RemotingClient()
+        topics = TopicConfigManager(
             config_dir,
             cluster_name=config.brokerClusterName,
             broker_name=config.brokerName,
@@ -80,40 +98,75 @@ class BrokerController:
             cluster_topic_enable=config.clusterTopicEnable,
             broker_topic_enable=config.brokerTopicEnable,
             delay_level_count=len(config.delay_levels_ms()),
+            writer=self.persister,
         )
-        self.groups = SubscriptionGroupManager(config_dir, auto_create=config.autoCreateSubscriptionGroup)
-        self.offsets = ConsumerOffsetManager(config_dir)
-        #: the thread periodic config persisters write through (offsets, delay and timer progress, queue locks)
-        self.persister = BackgroundWriter()
-        self.consumers = ConsumerManager()
+        self.ctx = ctx = BrokerContext(
+            config=config,
+            role=self.role,
+            store=self.store,
+            topics=topics,
+            groups=SubscriptionGroupManager(
+                config_dir, auto_create=config.autoCreateSubscriptionGroup, writer=self.persister
+            ),
+            offsets=ConsumerOffsetManager(config_dir, self.persister),
+            consumers=ConsumerManager(),
+            producers=ProducerManager(),
+            locks=QueueLockManager(
+                config.lockMaxLiveTimeMills / 1000.0, path=config_dir / "queueLocks.json", writer=self.persister
+            ),
+            watermarks=SinkWatermarkManager(config_dir),
+            metrics=BrokerMetrics(self.store.stats_service),
+            persister=self.persister,
+            put_ack=PutAck(self.store, self.role, sync_flush=config.flushDiskType == "SYNC_FLUSH"),
+            gate=self.dispatcher,
+            boot_timestamp=int(time.time() * 1000),
+            store_host=(config.brokerIP1, config.listenPort),
+        )
+        # the managers, by their old names (tests and tools read them off the controller)
+        self.topics, self.groups, self.offsets = ctx.topics, ctx.groups, ctx.offsets
+        self.consumers, self.producers, self.locks = ctx.consumers, ctx.producers, ctx.locks
+        self.metrics = ctx.metrics
+        self.put_ack = ctx.put_ack
+        self.registration = NamesrvRegistration(ctx, self.remoting_client)
+        ctx.registrar = self.registration
+        self.registration.on_result = self._on_register_result
+        # services
+        self.transactions = TransactionService(ctx)
+        self.timers = TimerService(ctx, interval=config.scheduleIntervalMills / 1000.0)
+        self.schedule = ScheduleService(ctx, interval=config.scheduleIntervalMills / 1000.0)
+        semantics = MessageSemantics(self.transactions, self.timers)
+        self.send_service = SendService(ctx, semantics)
+        self.consumer_service = ConsumerService(ctx)
+        # remoting processors: header in, answer out
+        self.send = SendProcessor(ctx, self.send_service)
+        self.pull = PullProcessor(ctx, PullService(ctx))
+        self.pull_holds = self.pull.holds
+        self.sink_commit = SinkCommitProcessor(ctx, semantics)
+        self._processors = (
+            self.send,
+            self.pull,
+            SendBackProcessor(ctx, semantics),
+            ClientProcessors(ctx, self.consumer_service),
+            QueryProcessors(ctx),
+            self.sink_commit,
+            EndTransactionProcessor(self.dispatcher, self.transactions),
+            AdminProcessors(ctx, send_queue_size=self.send.queue_size, held_pulls=self.pull_holds.held_count),
+        )
         self.consumers.on_members_changed = self._on_members_changed
-        self.producers = ProducerManager()
-        self.locks = QueueLockManager(config.lockMaxLiveTimeMills / 1000.0, path=config_dir / "queueLocks.json")
-        self.locks.writer = self.persister
-        self.stats = BrokerStats()
-        self.semantics = MessageSemantics(self)
-        self.store = MessageStore(store_config_from(config))
-        self.dispatcher = RemotingDispatcher("broker")
         self.dispatcher.close_listeners.append(self._on_connection_closed)
-        self.remoting_client = RemotingClient()
-        self.send = SendProcessor(self)
-        self.pull = PullProcessor(self)
-        self.pull_holds = PullHoldService(self.pull.rerun)
-        self.sink_commit = SinkCommitProcessor(self)
-        self.registration = NamesrvRegistration(self)
-        self.transactions = TransactionService(self)
-        self.timers = TimerService(self, interval=config.scheduleIntervalMills / 1000.0)
-        self.schedule = ScheduleService(self, interval=config.scheduleIntervalMills / 1000.0)
+        self.dispatcher.answer_hooks.append(self.metrics.on_answer)
+        self.role.on_change(self._on_role_changed)
         self.servers: list[RemotingServer] = []
-        self.boot_timestamp = int(time.time() * 1000)
-        self._tasks: list[asyncio.Task[None]] = []
+        self.boot_timestamp = ctx.boot_timestamp
+        self._tasks = TaskSet(log)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
         self._started = False
+        self._master_services_running = False
 
     @property
     def sync_flush(self) -> bool:
-        return self.config.flushDiskType == "SYNC_FLUSH"
+        return self.ctx.put_ack.sync_flush
 
     # --------------------------------------------------------------------------------------- lifecycle
 
@@ -121,28 +174,17 @@ class BrokerController:
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         cfg = self.config
-        self.topics.load()
-        self.groups.load()
-        self.offsets.load()
-        self.schedule.load()
-        self.timers.load()
-        self.locks.load()
+        for manager in (self.topics, self.groups, self.offsets, self.schedule, self.timers, self.locks,
+                        self.ctx.watermarks):  # fmt: skip
+            manager.load()
         if not self.store.load():
             raise RuntimeError(f"the store under {cfg.storePathRootDir} could not be loaded")
         self.store.arrival_listener = self._on_message_arrival
         self.store.start()
         self.topics.persist()
-        processors = (
-            self.send,
-            self.pull,
-            SendBackProcessor(self),
-            ClientProcessors(self),
-            QueryProcessors(self),
-            self.sink_commit,
-        )
-        for proc in (*processors, self.transactions, AdminProcessors(self)):
+        self.ctx.put_ack.start()
+        for proc in self._processors:
             proc.register()
-        self.dispatcher.hooks.append(self._wrap_broker_errors)
         # one poller for both ports: it keeps this loop turning, whichever socket the requests come on
         poller = BusyPoller(cfg.busyPollMaxMicros / 1e6) if cfg.busyPollMaxMicros > 0 else None
         main = RemotingServer(
@@ -160,21 +202,21 @@ class BrokerController:
                 self.servers.append(fast)
             except OSError as exc:
                 log.warning("broker.fast_port_unavailable port=%s error=%s", cfg.listenPort - 2, exc)
-        self.send.store_host = (cfg.brokerIP1, cfg.listenPort)
+        self.ctx.store_host = (cfg.brokerIP1, cfg.listenPort)
         self.send.start()
-        if not cfg.is_slave:
-            self.schedule.start()
-            self.transactions.start()
-            self.timers.start()
+        if self.role.is_master:
+            self._start_master_services()
         self.registration.start()
-        loop = asyncio.get_running_loop()
-        self._tasks.append(loop.create_task(self._housekeeping()))
-        self._tasks.append(loop.create_task(self._persist_offsets()))
+        self._tasks.every(lambda: cfg.clientScanIntervalMills / 1000.0, self._housekeeping, "housekeeping",
+                          initial_delay=cfg.clientScanIntervalMills / 1000.0)  # fmt: skip
+        self._tasks.every(lambda: cfg.consumerOffsetPersistIntervalMills / 1000.0, self._persist_offsets,
+                          "persist-offsets", initial_delay=cfg.consumerOffsetPersistIntervalMills / 1000.0)  # fmt: skip
         self._started = True
         log.info(
-            "broker.started name=%s addr=%s namesrv=%s store=%s",
+            "broker.started name=%s addr=%s role=%s namesrv=%s store=%s",
             cfg.brokerName,
             cfg.broker_addr,
+            self.role.role.value,
             cfg.namesrvAddr,
             cfg.storePathRootDir,
         )
@@ -196,13 +238,9 @@ class BrokerController:
                 await self.registration.unregister_all()
         except TimeoutError:
             pass
-        for t in self._tasks:
-            t.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.aclose()
         self.pull_holds.close()
-        await self.schedule.stop()
-        await self.transactions.stop()
-        await self.timers.stop()
+        await self._stop_master_services()
         for server in self.servers:
             await server.close()
         await self.send.stop()
@@ -215,32 +253,47 @@ class BrokerController:
         self.store.shutdown()
         log.info("broker.stopped name=%s", self.config.brokerName)
 
+    # ------------------------------------------------------------------------------------------ role
+
+    def _start_master_services(self) -> None:
+        """What only a master runs (Java's ``changeSpecialServiceStatus(true)``): delays, timers, checks."""
+        if not self._master_services_running:
+            self._master_services_running = True
+            self.schedule.start()
+            self.transactions.start()
+            self.timers.start()
+
+    async def _stop_master_services(self) -> None:
+        if self._master_services_running:
+            self._master_services_running = False
+            await self.schedule.stop()
+            await self.transactions.stop()
+            await self.timers.stop()
+
+    def _on_role_changed(self, before: RoleSnapshot, after: RoleSnapshot) -> None:
+        if not self._started:
+            return
+        if after.role is not BrokerRole.SLAVE:
+            self._start_master_services()
+        else:
+            self._tasks.spawn(self._stop_master_services(), "stop-master-services")
+        self.registration.kick()  # the name servers learn the new role (brokerId) at once
+
+    def _on_register_result(self, master_addr: str | None, ha_server_addr: str | None) -> None:
+        """A slave learns its master from the name server's REGISTER_BROKER answer."""
+        self.role.learn_master(master_addr)
+
     # ------------------------------------------------------------------------------------ background
 
     async def _housekeeping(self) -> None:
-        interval = self.config.clientScanIntervalMills / 1000.0
         expiry = self.config.clientChannelExpiredTimeMills / 1000.0
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                self.consumers.scan_expired(expiry)
-                self.producers.scan_expired(expiry)
-            except Exception:
-                log.exception("housekeeping.failed")
+        self.consumers.scan_expired(expiry)
+        self.producers.scan_expired(expiry)
 
     async def _persist_offsets(self) -> None:
         # The snapshot is taken on the loop; the write, fsync and renames run on the persister's thread, so a
-        # slow disk never stalls sends and pulls (it used to: one synchronous fsync every 5 s).
-        interval = self.config.consumerOffsetPersistIntervalMills / 1000.0
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await self.offsets.persist_in_background(self.persister)
-            except OSError:
-                log.exception("offsets.persist_failed")
-
-    def schedule_register(self) -> None:
-        self.registration.kick()
+        # slow disk never stalls sends and pulls.
+        await self.offsets.persist_in_background(self.persister)
 
     # ------------------------------------------------------------------------------------- listeners
 
@@ -268,21 +321,3 @@ class BrokerController:
             ch.conn.send_oneway(
                 RemotingCommand.request(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, dict(ext), language="JAVA")
             )
-
-    @staticmethod
-    def _wrap_broker_errors(conn: Connection, cmd: RemotingCommand) -> RemotingCommand | None:
-        # The single place every request passes through: ACL checks will go here.
-        return None
-
-    def is_offset_in_disk(self, topic: str, queue_id: int, offset: int) -> bool:
-        """Whether the message at ``offset`` has likely left the page cache (RocketMQ: > 40 % of RAM behind)."""
-        try:
-            ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        except (ValueError, OSError):
-            ram = 8 << 30
-        distance = self.store.get_max_phy_offset() - self.store.get_min_phy_offset()
-        return distance > ram * 0.4
-
-
-def broker_error_response(cmd: RemotingCommand, exc: BrokerError) -> RemotingCommand:
-    return cmd.response(exc.code or ResponseCode.SYSTEM_ERROR, exc.remark)

@@ -16,8 +16,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from rocketq.broker.persist import BackgroundWriter, read_json, write_json_atomic
+from rocketq.broker.persist import BackgroundWriter, ConfigManager
 from rocketq.protocol.bodies import MessageQueue
 
 
@@ -27,25 +28,24 @@ class _Lock:
     last_update: float
 
 
-class QueueLockManager:
+class QueueLockManager(ConfigManager):
     def __init__(
-        self, lease: float = 60.0, *, clock: Callable[[], float] = time.time, path: Path | None = None
-    ) -> None:
+        self, lease: float = 60.0, *, clock: Callable[[], float] = time.time, path: Path | None = None,
+        writer: BackgroundWriter | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(path or Path(), writer)
+        self._persistent = path is not None
         self.lease = lease
         self.clock = clock
-        self.path = path
-        self.writer: BackgroundWriter | None = None
-        self._write: asyncio.Future[None] | None = None
         self._locks: dict[str, dict[MessageQueue, _Lock]] = {}
 
     # ------------------------------------------------------------------------------------ persistence
 
     def load(self) -> None:
-        if self.path is None:
-            return
-        obj = read_json(self.path)
-        if not obj:
-            return
+        if self._persistent:
+            super().load()
+
+    def decode(self, obj: dict[str, Any]) -> None:
         now = self.clock()
         for entry in obj.get("locks", []):
             mq = MessageQueue(entry["topic"], entry["brokerName"], int(entry["queueId"]))
@@ -53,9 +53,7 @@ class QueueLockManager:
             if now - lock.last_update <= self.lease:
                 self._locks.setdefault(str(entry["group"]), {})[mq] = lock
 
-    def _persist(self) -> None:
-        if self.path is None:
-            return
+    def snapshot(self) -> Callable[[], Any]:
         now = self.clock()
         entries = [
             {"group": g, **mq.to_json(), "clientId": lock.client_id, "lastUpdate": lock.last_update}
@@ -63,10 +61,12 @@ class QueueLockManager:
             for mq, lock in table.items()
             if now - lock.last_update <= self.lease
         ]
-        if self.writer is None:
-            write_json_atomic(self.path, {"locks": entries})
-        else:
-            self._write = self.writer.submit(self.path, lambda: {"locks": entries})
+        return lambda: {"locks": entries}
+
+    def _persist(self) -> None:
+        if self._persistent:
+            self.bump_version()
+            self.persist_soon()
 
     def take_write(self) -> asyncio.Future[None] | None:
         """The background write the last change started (None: nothing to wait for)."""

@@ -3,7 +3,7 @@
 A pull that finds nothing new is parked under (topic, queueId) with a timer. ``notify_arrival`` (called when
 the store dispatches a message) wakes the parked pulls whose offset is now behind the queue's max offset and
 whose tag filter matches the new message; the timer wakes it when the suspend timeout passes. A woken pull is
-re-run once without permission to park again, and its answer is written to its connection.
+re-run once without permission to park again, and its answer leaves through the gate's exit.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from rocketq.protocol.command import RemotingCommand
 from rocketq.remoting.connection import Connection
 
 Rerun = Callable[[Connection, RemotingCommand], RemotingCommand | None]
+#: the gate's exit (``RemotingDispatcher.reply``): a woken pull's answer leaves the way every answer does
+Reply = Callable[[Connection, RemotingCommand, RemotingCommand | None], None]
 CodeFilter = Callable[[int], bool]
 
 
@@ -31,8 +33,9 @@ class HeldPull:
 
 
 class PullHoldService:
-    def __init__(self, rerun: Rerun) -> None:
+    def __init__(self, rerun: Rerun, reply: Reply) -> None:
         self._rerun = rerun
+        self._reply = reply
         self._held: dict[tuple[str, int], list[HeldPull]] = {}
 
     def hold(
@@ -76,10 +79,7 @@ class PullHoldService:
                 del self._held[key]
         if held.conn.closed:
             return
-        resp = self._rerun(held.conn, held.cmd)
-        if resp is not None:
-            resp.opaque = held.cmd.opaque
-            held.conn.write(resp)
+        self._reply(held.conn, held.cmd, self._rerun(held.conn, held.cmd))
 
     def held_count(self) -> int:
         return sum(len(v) for v in self._held.values())

@@ -5,27 +5,30 @@ The file uses quoted integer keys (``{"offsetTable":{"T@g":{"0":5}}}``); fastjso
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from rocketq.broker.persist import BackgroundWriter, read_json, write_json_atomic
+from rocketq.broker.persist import BackgroundWriter, ConfigManager, write_json_atomic
 
 TOPIC_GROUP_SEPARATOR = "@"
 
 
-class ConsumerOffsetManager:
-    def __init__(self, config_dir: Path) -> None:
-        self.path = config_dir / "consumerOffset.json"
+class ConsumerOffsetManager(ConfigManager):
+    """Commits only mark the table dirty; the broker's periodic task writes it (``persist_in_background``)."""
+
+    def __init__(self, config_dir: Path, writer: BackgroundWriter | None = None) -> None:
+        super().__init__(config_dir / "consumerOffset.json", writer)
         self.table: dict[str, dict[int, int]] = {}
         self._dirty = False
 
-    def load(self) -> None:
-        obj = read_json(self.path)
-        if obj is None:
-            return
+    def decode(self, obj: dict[str, Any]) -> None:
         for key, queues in (obj.get("offsetTable") or {}).items():
             self.table[key] = {int(q): int(o) for q, o in queues.items()}
+
+    def snapshot(self) -> Callable[[], Any]:
+        table = {k: dict(v) for k, v in self.table.items()}  # shallow copies: C-speed, no encoding here
+        return lambda: self.encode_table(table)
 
     def persist(self) -> None:
         write_json_atomic(self.path, self.to_json())
@@ -43,20 +46,20 @@ class ConsumerOffsetManager:
         """
         if not self._dirty or writer.busy(self.path):
             return False
-        snapshot = {k: dict(v) for k, v in self.table.items()}  # shallow copies: C-speed, no encoding here
+        build = self.snapshot()
         self._dirty = False
         try:
-            await writer.write(self.path, lambda: self.encode(snapshot))
+            await writer.write(self.path, build)
         except BaseException:
             self._dirty = True
             raise
         return True
 
     def to_json(self) -> dict[str, Any]:
-        return self.encode(self.table)
+        return self.encode_table(self.table)
 
     @staticmethod
-    def encode(table: dict[str, dict[int, int]]) -> dict[str, Any]:
+    def encode_table(table: dict[str, dict[int, int]]) -> dict[str, Any]:
         return {"offsetTable": {k: {str(q): o for q, o in sorted(v.items())} for k, v in sorted(table.items())}}
 
     def commit(self, group: str, topic: str, queue_id: int, offset: int) -> None:

@@ -1,8 +1,13 @@
-"""Atomic JSON config files, as RocketMQ's ``MixAll.string2File``: write ``.tmp``, keep ``.bak``, rename.
+"""The one persistence contract of the broker's managers (Java's ``ConfigManager``).
 
-Periodic persisters (consumer offsets, delay-level progress, timer progress) write through a
-``BackgroundWriter`` so the ``fsync`` never stalls the event loop; one-off writes on admin changes stay
-synchronous.
+Every manager with a file — topics, subscription groups, consumer offsets, queue locks, sink watermarks,
+delay-level and timer progress — is a ``ConfigManager``: ``snapshot()`` copies its state on the loop and
+returns what builds the file's JSON, ``decode()`` reads it back, ``data_version`` counts its changes. Writes
+are atomic, as RocketMQ's ``MixAll.string2File``: write ``.tmp``, fsync, keep ``.bak``, rename. They happen
+on the broker's one ``BackgroundWriter`` thread, off the event loop (``persist_soon``; ``flushed()`` waits for
+the write), except where the caller must be durable before it goes on (``persist()``: shutdown, and the sink
+watermark's write-ahead intent). A file that exists but cannot be read, with no readable ``.bak``, stops
+start-up with ``ConfigFileError`` naming it: starting empty would silently drop topics or offsets.
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from rocketq.errors import ConfigError
+from rocketq.protocol.bodies import DataVersion
 
 log = logging.getLogger("rocketq.broker.persist")
 
@@ -40,17 +48,104 @@ def write_json_atomic(path: Path, obj: Any) -> None:
     os.replace(tmp, path)
 
 
+class ConfigFileError(ConfigError):
+    """A config file that exists but cannot be read (nor its backup)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(str(path), reason)
+        self.path = path
+
+
 def read_json(path: Path) -> Any | None:
-    """The file's JSON, falling back to ``.bak`` when the file is missing or damaged."""
+    """The file's JSON, falling back to ``.bak`` when the file is missing or damaged (None: neither exists).
+
+    Raises ``ConfigFileError`` naming the file when it exists but neither it nor its backup can be read.
+    """
+    damaged: str | None = None
     for candidate in (path, path.with_name(path.name + ".bak")):
         try:
             return orjson.loads(candidate.read_bytes())
         except FileNotFoundError:
             continue
-        except orjson.JSONDecodeError:
-            log.error("persist.corrupt path=%s; trying the backup", candidate)
+        except (orjson.JSONDecodeError, OSError) as exc:
+            log.error("persist.corrupt path=%s error=%s; trying the backup", candidate, exc)
+            damaged = damaged or f"cannot be read ({exc}) and has no readable backup"
             continue
+    if damaged is not None:
+        raise ConfigFileError(path, damaged)
     return None
+
+
+def _object_of(path: Path, obj: Any) -> dict[str, Any] | None:
+    if obj is None:
+        return None
+    if not isinstance(obj, dict):
+        raise ConfigFileError(path, f"holds a JSON {type(obj).__name__}, not an object")
+    return obj
+
+
+class ConfigManager(ABC):
+    """A table with a JSON file: load, snapshot, atomic write off the loop, a data version."""
+
+    def __init__(self, path: Path, writer: BackgroundWriter | None = None) -> None:
+        self.path = path
+        #: the broker's writer thread; None writes synchronously (tools and unit tests)
+        self.writer = writer
+        self.data_version = DataVersion(int(time.time() * 1000), 0)
+        self._write: asyncio.Future[None] | None = None
+
+    @abstractmethod
+    def snapshot(self) -> Callable[[], Any]:
+        """Copy the state now (on the loop); returns what builds its JSON document (on the writer's thread)."""
+
+    @abstractmethod
+    def decode(self, obj: dict[str, Any]) -> None:
+        """Replace the state with the file's document."""
+
+    def load(self) -> None:
+        obj = _object_of(self.path, read_json(self.path))
+        if obj is None:
+            return
+        try:
+            self.decode(obj)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ConfigFileError(self.path, f"does not hold what it should: {exc!r}") from exc
+
+    def encode(self) -> Any:
+        return self.snapshot()()
+
+    def bump_version(self) -> None:
+        self.data_version = DataVersion(int(time.time() * 1000), self.data_version.counter + 1)
+
+    def persist(self) -> None:
+        """Write now, synchronously (shutdown; a caller that must be durable before it goes on)."""
+        if self.writer is not None and self.writer.busy(self.path):
+            self.writer.drain()  # a background write of this file finishes first: it must not land after this
+        write_json_atomic(self.path, self.encode())
+
+    def persist_soon(self) -> asyncio.Future[None] | None:
+        """Write on the writer's thread (synchronously without one); ``flushed()`` waits for it."""
+        if self.writer is None:
+            self.persist()
+            return None
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop (tools, tests): write now
+            self.persist()
+            return None
+        self._write = fut = self.writer.submit(self.path, self.snapshot())
+        fut.add_done_callback(self._written)
+        return fut
+
+    def _written(self, fut: asyncio.Future[None]) -> None:
+        if not fut.cancelled() and fut.exception() is not None:
+            log.error("persist.failed path=%s error=%r", self.path, fut.exception())
+
+    async def flushed(self) -> None:
+        """Wait until the last write asked for is on disk (raises its error)."""
+        write = self._write
+        if write is not None:
+            await asyncio.shield(write)
 
 
 class BackgroundWriter:
@@ -108,7 +203,7 @@ def _build_and_write(path: Path, build: Callable[[], Any]) -> None:
     write_json_atomic(path, build())
 
 
-class PersistedLoopService(ABC):
+class PersistedLoopService(ConfigManager):
     """A broker service with a loop task and a small JSON state file (delay-level and timer progress).
 
     While running, dirty state is written at most once a second by the ``BackgroundWriter`` (snapshot taken on
@@ -117,16 +212,12 @@ class PersistedLoopService(ABC):
     """
 
     def __init__(self, path: Path, persister: BackgroundWriter, name: str) -> None:
-        self.path = path
+        super().__init__(path, persister)
         self.persister = persister
         self._name = name
         self._task: asyncio.Task[None] | None = None
         self._dirty = False
         self._last_persist = 0.0
-
-    @abstractmethod
-    def snapshot(self) -> Callable[[], Any]:
-        """Copy the state now; returns what builds its JSON document (called on the writer's thread)."""
 
     @abstractmethod
     async def _loop(self) -> None:

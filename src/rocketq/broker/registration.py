@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rocketq.codes import RequestCode, ResponseCode
@@ -13,14 +14,18 @@ from rocketq.protocol.bodies import dumps
 from rocketq.protocol.command import RemotingCommand
 
 if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
+    from rocketq.broker.context import BrokerContext
+    from rocketq.remoting.client import RemotingClient
 
 log = logging.getLogger("rocketq.broker.registration")
 
 
 class NamesrvRegistration:
-    def __init__(self, broker: BrokerController) -> None:
-        self.broker = broker
+    def __init__(self, ctx: BrokerContext, remoting_client: RemotingClient) -> None:
+        self.broker = ctx
+        self._client = remoting_client
+        #: told what each name server answered (a slave learns its master from it)
+        self.on_result: Callable[[str | None, str | None], None] | None = None
         self._kick = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.registered_once = asyncio.Event()
@@ -75,7 +80,7 @@ class NamesrvRegistration:
         for addr in self.broker.config.namesrv_addrs():
             cmd = RemotingCommand.request(RequestCode.REGISTER_BROKER, dict(ext), body, language="JAVA")
             try:
-                resp = await self.broker.remoting_client.invoke(addr, cmd, timeout=6.0)
+                resp = await self._client.invoke(addr, cmd, timeout=6.0)
                 if resp.code != ResponseCode.SUCCESS:
                     log.warning("register.failed namesrv=%s code=%s remark=%s", addr, resp.code, resp.remark)
                 else:
@@ -89,7 +94,7 @@ class NamesrvRegistration:
             ext.pop("haServerAddr")
             cmd = RemotingCommand.request(RequestCode.UNREGISTER_BROKER, ext, language="JAVA")
             try:
-                await self.broker.remoting_client.invoke(addr, cmd, timeout=3.0)
+                await self._client.invoke(addr, cmd, timeout=3.0)
             except RemotingError as exc:
                 log.warning("unregister.failed namesrv=%s error=%s", addr, exc)
 

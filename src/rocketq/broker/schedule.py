@@ -15,9 +15,10 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
-from rocketq.broker.persist import PersistedLoopService, read_json
+from rocketq.broker.context import BrokerContext
+from rocketq.broker.persist import PersistedLoopService
 from rocketq.broker.requeue import restore
 from rocketq.broker.topic_manager import SCHEDULE_TOPIC
 from rocketq.protocol.message import (
@@ -28,23 +29,19 @@ from rocketq.protocol.message import (
 )
 from rocketq.store import GetMessageStatus
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
-
 log = logging.getLogger("rocketq.broker.schedule")
 
 
 class ScheduleService(PersistedLoopService):
-    def __init__(self, broker: BrokerController, interval: float = 0.1) -> None:
-        path = Path(broker.config.storePathRootDir) / "config" / "delayOffset.json"
-        super().__init__(path, broker.persister, "schedule")
-        self.broker = broker
-        self.levels = broker.config.delay_levels_ms()
+    def __init__(self, ctx: BrokerContext, interval: float = 0.1) -> None:
+        path = Path(ctx.config.storePathRootDir) / "config" / "delayOffset.json"
+        super().__init__(path, ctx.persister, "schedule")
+        self._ctx = ctx
+        self.levels = ctx.config.delay_levels_ms()
         self.interval = interval
         self.offsets: dict[int, int] = {}
 
-    def load(self) -> None:
-        obj = read_json(self.path)
+    def decode(self, obj: dict[str, Any]) -> None:
         if obj:
             self.offsets = {int(k): int(v) for k, v in (obj.get("offsetTable") or {}).items()}
 
@@ -67,7 +64,7 @@ class ScheduleService(PersistedLoopService):
 
     def deliver_due(self, limit: int = 256) -> int:
         """Re-put every due message (at most ``limit`` per level per call); returns how many moved."""
-        store = self.broker.store
+        store = self._ctx.store
         now_ms = int(time.time() * 1000)
         moved = 0
         for level, delay_ms in enumerate(self.levels, start=1):
@@ -107,6 +104,6 @@ class ScheduleService(PersistedLoopService):
         except ValueError:
             real_qid = 0
         msg = restore(rec, real_topic, real_qid, props, prepared_transaction_offset=rec.prepared_transaction_offset)
-        result = self.broker.store.put_message(msg)
+        result = self._ctx.store.put_message(msg)
         if result.status.name != "PUT_OK":
             log.error("schedule.reput_failed topic=%s status=%s", real_topic, result.status.name)

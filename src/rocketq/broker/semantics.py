@@ -9,16 +9,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from rocketq.broker.timer import TIMER_PROPS
-from rocketq.broker.transaction import is_half
+from rocketq.broker.timer import TIMER_PROPS, TimerService
+from rocketq.broker.transaction import TransactionService, is_half
 from rocketq.errors import MessageIllegalError
 from rocketq.protocol.message import PROP_TRAN_MSG
 from rocketq.store import StoreMessage
-
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
 
 # Properties that make a message more than an ordinary put; most messages have none of them.
 _SPECIAL_PROPS = frozenset((PROP_TRAN_MSG, *TIMER_PROPS))
@@ -27,8 +22,9 @@ SPECIAL_PROPERTIES: tuple[str, ...] = tuple(sorted(_SPECIAL_PROPS))
 
 
 class MessageSemantics:
-    def __init__(self, broker: BrokerController) -> None:
-        self.broker = broker
+    def __init__(self, transactions: TransactionService, timers: TimerService) -> None:
+        self._transactions = transactions
+        self._timers = timers
 
     @staticmethod
     def is_plain(properties: dict[str, str]) -> bool:
@@ -43,7 +39,7 @@ class MessageSemantics:
         if is_half(props):
             if timed:
                 raise MessageIllegalError("a transactional message cannot have a delivery time")
-            return self.broker.transactions.to_half(msg)
+            return self._transactions.to_half(msg)
         if timed:
-            return self.broker.timers.to_timer(msg)
+            return self._timers.to_timer(msg)
         return msg

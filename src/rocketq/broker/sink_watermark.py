@@ -13,12 +13,12 @@ instead of applying it twice or half. File layout::
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocketq.broker.persist import read_json, write_json_atomic
+from rocketq.broker.persist import ConfigManager
 from rocketq.protocol.sink import StagedRange
 
 NO_BATCH = -1
@@ -55,17 +55,16 @@ class SinkState:
         return out
 
 
-class SinkWatermarkManager:
+class SinkWatermarkManager(ConfigManager):
+    """Written synchronously (no writer): ``begin`` is a write-ahead intent that must be durable first."""
+
     """The watermark table plus its persistence; every change is written before it is acted upon."""
 
     def __init__(self, config_dir: Path) -> None:
-        self.path = config_dir / "sinkWatermark.json"
+        super().__init__(config_dir / "sinkWatermark.json")
         self.table: dict[str, SinkState] = {}
 
-    def load(self) -> None:
-        obj = read_json(self.path)
-        if obj is None:
-            return
+    def decode(self, obj: dict[str, Any]) -> None:
         for sink_id, raw in (obj.get("sinks") or {}).items():
             pending = raw.get("pending")
             self.table[sink_id] = SinkState(
@@ -74,8 +73,9 @@ class SinkWatermarkManager:
                 PendingCommit.from_json(pending) if pending else None,
             )
 
-    def persist(self) -> None:
-        write_json_atomic(self.path, {"sinks": {k: v.to_json() for k, v in sorted(self.table.items())}})
+    def snapshot(self) -> Callable[[], Any]:
+        doc = {"sinks": {k: v.to_json() for k, v in sorted(self.table.items())}}
+        return lambda: doc
 
     def get(self, sink_id: str) -> SinkState:
         return self.table.get(sink_id) or SinkState()

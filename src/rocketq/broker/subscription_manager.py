@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocketq.broker.persist import read_json, write_json_atomic
+from rocketq.broker.persist import BackgroundWriter, ConfigManager
 from rocketq.protocol.bodies import DataVersion
 
 SYSTEM_GROUPS = (
@@ -57,17 +57,13 @@ class SubscriptionGroupConfig:
         )
 
 
-class SubscriptionGroupManager:
-    def __init__(self, config_dir: Path, *, auto_create: bool = True) -> None:
-        self.path = config_dir / "subscriptionGroup.json"
+class SubscriptionGroupManager(ConfigManager):
+    def __init__(self, config_dir: Path, *, auto_create: bool = True, writer: BackgroundWriter | None = None) -> None:
+        super().__init__(config_dir / "subscriptionGroup.json", writer)
         self.auto_create = auto_create
         self.table: dict[str, SubscriptionGroupConfig] = {g: SubscriptionGroupConfig(g) for g in SYSTEM_GROUPS}
-        self.data_version = DataVersion(int(time.time() * 1000), 0)
 
-    def load(self) -> None:
-        obj = read_json(self.path)
-        if obj is None:
-            return
+    def decode(self, obj: dict[str, Any]) -> None:
         for name, raw in (obj.get("subscriptionGroupTable") or {}).items():
             self.table[name] = SubscriptionGroupConfig.from_json(raw)
         if obj.get("dataVersion"):
@@ -79,12 +75,13 @@ class SubscriptionGroupManager:
             "subscriptionGroupTable": {k: v.to_json() for k, v in sorted(self.table.items())},
         }
 
-    def persist(self) -> None:
-        write_json_atomic(self.path, self.to_json())
+    def snapshot(self) -> Callable[[], Any]:
+        doc = self.to_json()  # small: built on the loop
+        return lambda: doc
 
     def _changed(self) -> None:
-        self.data_version = DataVersion(int(time.time() * 1000), self.data_version.counter + 1)
-        self.persist()
+        self.bump_version()
+        self.persist_soon()
 
     def get(self, group: str) -> SubscriptionGroupConfig | None:
         return self.table.get(group)

@@ -18,9 +18,10 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
-from rocketq.broker.persist import PersistedLoopService, read_json
+from rocketq.broker.context import BrokerContext
+from rocketq.broker.persist import PersistedLoopService
 from rocketq.broker.requeue import restore
 from rocketq.errors import MessageIllegalError
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE
@@ -33,9 +34,6 @@ from rocketq.protocol.message import (
     decode_record,
 )
 from rocketq.store import GetMessageStatus, StoreMessage
-
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
 
 log = logging.getLogger("rocketq.broker.timer")
 
@@ -68,10 +66,10 @@ def due_time_ms(props: dict[str, str], now_ms: int) -> int | None:
 
 
 class TimerService(PersistedLoopService):
-    def __init__(self, broker: BrokerController, interval: float = 0.1) -> None:
-        path = Path(broker.config.storePathRootDir) / "config" / "timerProgress.json"
-        super().__init__(path, broker.persister, "timer")
-        self.broker = broker
+    def __init__(self, ctx: BrokerContext, interval: float = 0.1) -> None:
+        path = Path(ctx.config.storePathRootDir) / "config" / "timerProgress.json"
+        super().__init__(path, ctx.persister, "timer")
+        self._ctx = ctx
         self.interval = interval
         self.watermark = 0
         self.delivered: set[int] = set()
@@ -89,7 +87,7 @@ class TimerService(PersistedLoopService):
             for key in TIMER_PROPS:
                 msg.properties.pop(key, None)
             return msg  # already due: an ordinary message
-        self.broker.topics.create_system_if_absent(TIMER_TOPIC, 1, PERM_READ | PERM_WRITE)
+        self._ctx.topics.create_system_if_absent(TIMER_TOPIC, 1, PERM_READ | PERM_WRITE)
         msg.properties[PROP_REAL_TOPIC] = msg.topic
         msg.properties[PROP_REAL_QID] = str(msg.queue_id)
         msg.properties[PROP_TIMER_OUT_MS] = str(due)
@@ -100,11 +98,12 @@ class TimerService(PersistedLoopService):
 
     # ------------------------------------------------------------------------------------ persistence
 
+    def decode(self, obj: dict[str, Any]) -> None:
+        self.watermark = int(obj.get("watermark", 0))
+        self.delivered = {int(x) for x in obj.get("delivered", []) if int(x) >= self.watermark}
+
     def load(self) -> None:
-        obj = read_json(self.path)
-        if obj:
-            self.watermark = int(obj.get("watermark", 0))
-            self.delivered = {int(x) for x in obj.get("delivered", []) if int(x) >= self.watermark}
+        super().load()
         self._loaded_until = self.watermark
 
     def snapshot(self) -> Callable[[], dict[str, object]]:
@@ -145,8 +144,8 @@ class TimerService(PersistedLoopService):
         return len(self._heap)
 
     def _load_new(self) -> None:
-        store = self.broker.store
-        if self.broker.topics.get(TIMER_TOPIC) is None:
+        store = self._ctx.store
+        if self._ctx.topics.get(TIMER_TOPIC) is None:
             return
         offset = max(self._loaded_until, store.get_min_offset_in_queue(TIMER_TOPIC, 0))
         while True:
@@ -165,7 +164,7 @@ class TimerService(PersistedLoopService):
         self._loaded_until = offset
 
     def _deliver(self, phys: int) -> None:
-        rec = self.broker.store.look_message_by_offset(phys)
+        rec = self._ctx.store.look_message_by_offset(phys)
         if rec is None:
             log.error("timer.lost offset=%s (removed by retention before its time)", phys)
             return
@@ -173,6 +172,6 @@ class TimerService(PersistedLoopService):
         for key in (*TIMER_PROPS, PROP_TIMER_OUT_MS):
             props.pop(key, None)
         msg = restore(rec, props.get(PROP_REAL_TOPIC, rec.topic), int(props.get(PROP_REAL_QID, "0") or 0), props)
-        result = self.broker.store.put_message(msg)
+        result = self._ctx.store.put_message(msg)
         if result.status.name != "PUT_OK":
             log.error("timer.reput_failed topic=%s status=%s", msg.topic, result.status.name)

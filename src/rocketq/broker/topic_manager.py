@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 import re
-import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from rocketq.broker.persist import read_json, write_json_atomic
+from rocketq.broker.persist import BackgroundWriter, ConfigManager
 from rocketq.protocol.bodies import (
     PERM_INHERIT,
     PERM_READ,
@@ -51,7 +52,10 @@ def topic_name_error(topic: str) -> str | None:
     return None
 
 
-class TopicConfigManager:
+class TopicConfigManager(ConfigManager):
+    """Topic configurations; a change is written by the broker's writer thread, never on the event loop
+    (a send that creates its topic waits for ``flushed()`` before it is answered, as Java persists first)."""
+
     def __init__(
         self,
         config_dir: Path,
@@ -63,10 +67,10 @@ class TopicConfigManager:
         cluster_topic_enable: bool = True,
         broker_topic_enable: bool = True,
         delay_level_count: int = 18,
+        writer: BackgroundWriter | None = None,
     ) -> None:
-        self.path = config_dir / "topics.json"
+        super().__init__(config_dir / "topics.json", writer)
         self.table: dict[str, TopicConfig] = {}
-        self.data_version = DataVersion(int(time.time() * 1000), 0)
         self._system: dict[str, TopicConfig] = {}
         self._add_system(SELF_TEST_TOPIC, 1, 1)
         if auto_create_topic_enable:
@@ -92,10 +96,7 @@ class TopicConfigManager:
 
     # ----------------------------------------------------------------------------------- persistence
 
-    def load(self) -> None:
-        obj = read_json(self.path)
-        if obj is None:
-            return
+    def decode(self, obj: dict[str, Any]) -> None:
         for name, raw in (obj.get("topicConfigTable") or {}).items():
             tc = TopicConfig.from_json(raw)
             self.table[name] = tc
@@ -103,12 +104,13 @@ class TopicConfigManager:
         if dv:
             self.data_version = DataVersion.from_json(dv)
 
-    def persist(self) -> None:
-        write_json_atomic(self.path, encode_topic_config_wrapper(self.data_version, self.table))
+    def snapshot(self) -> Callable[[], Any]:
+        version, table = self.data_version, dict(self.table)  # configs are replaced, never changed in place
+        return lambda: encode_topic_config_wrapper(version, table)
 
     def _changed(self) -> None:
-        self.data_version = DataVersion(int(time.time() * 1000), self.data_version.counter + 1)
-        self.persist()
+        self.bump_version()
+        self.persist_soon()
 
     # --------------------------------------------------------------------------------------- queries
 

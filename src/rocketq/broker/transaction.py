@@ -21,8 +21,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING
 
+from rocketq.broker.context import BrokerContext
 from rocketq.broker.requeue import read_queue, restore
 from rocketq.broker.topic_manager import TRANS_CHECK_MAX_TIME_TOPIC, TRANS_HALF_TOPIC, TRANS_OP_HALF_TOPIC
 from rocketq.codes import RequestCode, ResponseCode
@@ -46,11 +46,7 @@ from rocketq.protocol.message import (
     encode_record,
     make_offset_msg_id,
 )
-from rocketq.remoting.connection import Connection
 from rocketq.store import StoreMessage
-
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
 
 log = logging.getLogger("rocketq.broker.transaction")
 
@@ -77,9 +73,9 @@ def root_offset(half: MessageRecord) -> int:
 
 
 class TransactionService:
-    def __init__(self, broker: BrokerController) -> None:
-        self.broker = broker
-        cfg = broker.config
+    def __init__(self, ctx: BrokerContext) -> None:
+        self._ctx = ctx
+        cfg = ctx.config
         self.check_interval = cfg.transactionCheckInterval / 1000.0
         self.timeout_ms = cfg.transactionTimeOut
         self.check_max = cfg.transactionCheckMax
@@ -89,9 +85,9 @@ class TransactionService:
 
     def to_half(self, msg: StoreMessage) -> StoreMessage:
         """Rewrite a TRAN_MSG send to the half topic (TransactionalMessageBridge.parseHalfMessageInner)."""
-        if self.broker.config.rejectTransactionMessage:
+        if self._ctx.config.rejectTransactionMessage:
             raise NoPermissionError("the broker sending transaction message is forbidden")
-        self.broker.topics.create_system_if_absent(TRANS_HALF_TOPIC, 1, PERM_READ | PERM_WRITE)
+        self._ctx.topics.create_system_if_absent(TRANS_HALF_TOPIC, 1, PERM_READ | PERM_WRITE)
         msg.properties[PROP_REAL_TOPIC] = msg.topic
         msg.properties[PROP_REAL_QID] = str(msg.queue_id)
         msg.sys_flag = (msg.sys_flag & ~SYSFLAG_TX_MASK) | SYSFLAG_TX_NOT
@@ -102,32 +98,30 @@ class TransactionService:
 
     # ------------------------------------------------------------------------------- end transaction
 
-    def register(self) -> None:
-        self.broker.dispatcher.register(RequestCode.END_TRANSACTION, self.end_transaction)
-
-    def end_transaction(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand | None:
-        h = EndTransactionRequestHeader.from_ext(cmd.ext_fields)
-        if self.broker.config.is_slave:
-            return cmd.response(ResponseCode.SLAVE_NOT_AVAILABLE, "the broker is a slave, end transaction refused")
+    def end_transaction(self, h: EndTransactionRequestHeader) -> tuple[int, str | None] | None:
+        """Commit or roll back a half message; the answer's (code, remark), or None: no answer (Java's
+        TRANSACTION_NOT_TYPE, left for the check service)."""
+        if self._ctx.role.is_slave:
+            return ResponseCode.SLAVE_NOT_AVAILABLE, "the broker is a slave, end transaction refused"
         if h.commit_or_rollback not in (COMMIT, ROLLBACK):
-            return None  # TRANSACTION_NOT_TYPE: left for the check service; Java answers nothing
-        half = self.broker.store.look_message_by_offset(h.commit_log_offset)
+            return None
+        half = self._ctx.store.look_message_by_offset(h.commit_log_offset)
         if half is None or half.topic != TRANS_HALF_TOPIC:
-            return cmd.response(ResponseCode.SYSTEM_ERROR, "Find prepared transaction message failed")
+            return ResponseCode.SYSTEM_ERROR, "Find prepared transaction message failed"
         if half.properties.get(PROP_PGROUP) != h.producer_group:
-            return cmd.response(ResponseCode.SYSTEM_ERROR, "The producer group wrong")
+            return ResponseCode.SYSTEM_ERROR, "The producer group wrong"
         if half.queue_offset != h.tran_state_table_offset:
-            return cmd.response(ResponseCode.SYSTEM_ERROR, "The transaction state table offset wrong")
+            return ResponseCode.SYSTEM_ERROR, "The transaction state table offset wrong"
         root = root_offset(half)
         if self._is_done(root):
             # Already finished (a retried END_TRANSACTION, or a check answer after a commit): idempotent.
-            return cmd.response(ResponseCode.SUCCESS)
+            return ResponseCode.SUCCESS, None
         if h.commit_or_rollback == COMMIT:
-            result = self.broker.store.put_message(self._committed(half))
+            result = self._ctx.store.put_message(self._committed(half))
             if result.status.name != "PUT_OK":
-                return cmd.response(ResponseCode.SYSTEM_ERROR, f"commit failed: {result.status.name}")
+                return ResponseCode.SYSTEM_ERROR, f"commit failed: {result.status.name}"
         self._write_op(root)
-        return cmd.response(ResponseCode.SUCCESS)
+        return ResponseCode.SUCCESS, None
 
     def _committed(self, half: MessageRecord) -> StoreMessage:
         props = dict(half.properties)
@@ -146,24 +140,24 @@ class TransactionService:
         )
 
     def _write_op(self, half_queue_offset: int) -> None:
-        self.broker.topics.create_system_if_absent(TRANS_OP_HALF_TOPIC, 1, PERM_READ | PERM_WRITE)
+        self._ctx.topics.create_system_if_absent(TRANS_OP_HALF_TOPIC, 1, PERM_READ | PERM_WRITE)
         op = StoreMessage(
             topic=TRANS_OP_HALF_TOPIC,
             queue_id=0,
             body=str(half_queue_offset).encode(),
             properties={"TAGS": OP_TAG},
             born_timestamp=int(time.time() * 1000),
-            born_host=(self.broker.config.brokerIP1, 0),
-            store_host=(self.broker.config.brokerIP1, self.broker.config.listenPort),
+            born_host=(self._ctx.config.brokerIP1, 0),
+            store_host=(self._ctx.config.brokerIP1, self._ctx.config.listenPort),
         )
-        self.broker.store.put_message(op)
+        self._ctx.store.put_message(op)
 
     # ------------------------------------------------------------------------------ finished records
 
     def _done_offsets(self, from_op_offset: int) -> dict[int, int]:
         """Root half-queue offset → op queue offset, for every op record from ``from_op_offset``."""
         done: dict[int, int] = {}
-        for rec in read_queue(self.broker.store, TRANS_OP_HALF_TOPIC, 0, from_op_offset, 1_000_000):
+        for rec in read_queue(self._ctx.store, TRANS_OP_HALF_TOPIC, 0, from_op_offset, 1_000_000):
             if rec.tags == OP_TAG:
                 try:
                     done[int(rec.body)] = rec.queue_offset
@@ -172,7 +166,7 @@ class TransactionService:
         return done
 
     def _is_done(self, half_queue_offset: int) -> bool:
-        op_progress = max(0, self.broker.offsets.query(CHECK_GROUP, TRANS_OP_HALF_TOPIC, 0))
+        op_progress = max(0, self._ctx.offsets.query(CHECK_GROUP, TRANS_OP_HALF_TOPIC, 0))
         return half_queue_offset in self._done_offsets(op_progress)
 
     # -------------------------------------------------------------------------------------- checking
@@ -197,7 +191,7 @@ class TransactionService:
 
     def check_once(self, now_ms: int | None = None) -> int:
         """One pass over the half queue; returns how many checks were sent."""
-        broker = self.broker
+        broker = self._ctx
         store = broker.store
         if broker.topics.get(TRANS_HALF_TOPIC) is None:
             return 0
@@ -252,7 +246,7 @@ class TransactionService:
         props[PROP_TRANSACTION_CHECK_TIMES] = str(times)
         props.setdefault(PROP_TRAN_PREPARED_QUEUE_OFFSET, str(half.queue_offset))
         msg = restore(half, TRANS_HALF_TOPIC, 0, props)
-        result = self.broker.store.put_message(msg)
+        result = self._ctx.store.put_message(msg)
         if result.status.name != "PUT_OK" or result.append_result is None:
             log.error("transaction.put_back_failed status=%s", result.status.name)
             return None
@@ -262,14 +256,14 @@ class TransactionService:
         return half
 
     def _discard(self, half: MessageRecord) -> None:
-        self.broker.topics.create_system_if_absent(TRANS_CHECK_MAX_TIME_TOPIC, 1, PERM_READ | PERM_WRITE)
+        self._ctx.topics.create_system_if_absent(TRANS_CHECK_MAX_TIME_TOPIC, 1, PERM_READ | PERM_WRITE)
         msg = restore(half, TRANS_CHECK_MAX_TIME_TOPIC, 0, dict(half.properties), reconsume_times=0)
-        self.broker.store.put_message(msg)
+        self._ctx.store.put_message(msg)
         log.warning("transaction.discarded uniq_key=%s checks=%s", half.properties.get(PROP_UNIQ_KEY), self.check_max)
 
     def _send_check(self, half: MessageRecord) -> None:
         group = half.properties.get(PROP_PGROUP, "")
-        channel = self.broker.producers.any_channel(group)
+        channel = self._ctx.producers.any_channel(group)
         if channel is None:
             log.warning("transaction.check_skipped group=%s reason=no live producer", group)
             return

@@ -1,9 +1,18 @@
 """Remoting server: accepts connections and dispatches requests by code to registered processors.
 
-Every request passes through ``RemotingDispatcher.dispatch``: first the request hooks (the one place where
-authentication and permission checks go), then the processor. A processor is a plain function (answered
-inline, no task) or a coroutine function (run as a task, so a long-polled pull does not block the
-connection). It returns the response, or None to answer later / not at all.
+One gate in, one gate out (Java's ``doBeforeRpcHooks`` / ``doAfterRpcHooks`` around every processor):
+
+* every request passes through ``RemotingDispatcher.dispatch``: first the request hooks (the one place where
+  authentication and permission checks go; ``rocketq.protocol.requests`` names the resources a request
+  touches), then the processor;
+* every answer leaves through ``RemotingDispatcher.reply`` (or ``reply_frame`` for an answer already encoded
+  to its frame head), which runs the answer hooks (metrics, trace, audit) and writes it. A processor that
+  answers later — a long-polled pull, a send waiting for its flush — keeps the dispatcher and calls
+  ``reply`` itself; nothing else writes an answer to a connection.
+
+A processor is a plain function (answered inline, no task) or a coroutine function (run as a task, so a
+long-polled pull does not block the connection). It returns the response, or None to answer later / not at
+all.
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ from typing import Union
 
 from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, ProtocolError
-from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE, RemotingCommand
+from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE, FLAG_ONEWAY, RemotingCommand
 from rocketq.remoting.busy_poll import BusyPoller
 from rocketq.remoting.connection import Connection
 
@@ -28,6 +37,9 @@ SyncProcessor = Callable[[Connection, RemotingCommand], Response]
 AsyncProcessor = Callable[[Connection, RemotingCommand], Awaitable[Response]]
 Processor = Union[SyncProcessor, AsyncProcessor]  # noqa: UP007 - Callable unions need Union at runtime
 RequestHook = Callable[[Connection, RemotingCommand], Response]
+#: called once per answered request with the response code, before the answer is written (also for a oneway
+#: request, whose answer is not written)
+AnswerHook = Callable[[Connection, RemotingCommand, int], None]
 ConnectionListener = Callable[[Connection], None]
 
 
@@ -38,7 +50,10 @@ class RemotingDispatcher:
         self.name = name
         self._sync: dict[int, SyncProcessor] = {}
         self._async: dict[int, AsyncProcessor] = {}
-        self.hooks: list[RequestHook] = []
+        #: run before the processor; a hook that returns a response refuses the request with it
+        self.request_hooks: list[RequestHook] = []
+        #: run for every answer, whichever path writes it
+        self.answer_hooks: list[AnswerHook] = []
         self.close_listeners: list[ConnectionListener] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self.unknown_code_reply = True
@@ -52,14 +67,14 @@ class RemotingDispatcher:
             self._async.pop(int(code), None)
 
     def dispatch(self, conn: Connection, cmd: RemotingCommand) -> None:
-        for hook in self.hooks:
+        for hook in self.request_hooks:
             try:
                 denied = hook(conn, cmd)
             except Exception as exc:
                 log.exception("hook.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
                 denied = cmd.response(ResponseCode.SYSTEM_ERROR, f"request hook failed: {exc}")
             if denied is not None:
-                self._reply(conn, cmd, denied)
+                self.reply(conn, cmd, denied)
                 return
         sync = self._sync.get(cmd.code)
         if sync is not None:
@@ -70,7 +85,7 @@ class RemotingDispatcher:
             except Exception as exc:
                 log.exception("request.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
                 resp = cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
-            self._reply(conn, cmd, resp)
+            self.reply(conn, cmd, resp)
             return
         proc = self._async.get(cmd.code)
         if proc is not None:
@@ -79,7 +94,7 @@ class RemotingDispatcher:
             task.add_done_callback(self._tasks.discard)
             return
         if self.unknown_code_reply:
-            self._reply(
+            self.reply(
                 conn,
                 cmd,
                 cmd.response(ResponseCode.REQUEST_CODE_NOT_SUPPORTED, f" request type {cmd.code} not supported"),
@@ -95,14 +110,32 @@ class RemotingDispatcher:
         except Exception as exc:
             log.exception("request.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
             resp = cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
-        self._reply(conn, cmd, resp)
+        self.reply(conn, cmd, resp)
 
-    @staticmethod
-    def _reply(conn: Connection, cmd: RemotingCommand, resp: Response) -> None:
-        if resp is None or cmd.is_oneway:
+    def reply(self, conn: Connection, cmd: RemotingCommand, resp: Response) -> None:
+        """The one exit: run the answer hooks and write ``resp`` as the answer to ``cmd`` (None: no answer)."""
+        if resp is None:
+            return
+        if self.answer_hooks:
+            self._after(conn, cmd, resp.code)
+        if cmd.flag & FLAG_ONEWAY:
             return
         resp.opaque = cmd.opaque
         conn.write(resp)
+
+    def reply_frame(self, conn: Connection, cmd: RemotingCommand, code: int, frame: bytes) -> None:
+        """``reply`` for an answer already encoded to its frame (its opaque is ``cmd``'s; the send fast path)."""
+        if self.answer_hooks:
+            self._after(conn, cmd, code)
+        if not cmd.flag & FLAG_ONEWAY:
+            conn.write_frame(frame)
+
+    def _after(self, conn: Connection, cmd: RemotingCommand, code: int) -> None:
+        for hook in self.answer_hooks:
+            try:
+                hook(conn, cmd, code)
+            except Exception:  # an observer must never cost the client its answer
+                log.exception("answer_hook.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
 
     def connection_lost(self, conn: Connection) -> None:
         for listener in self.close_listeners:

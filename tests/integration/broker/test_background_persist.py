@@ -61,6 +61,8 @@ async def test_lock_is_answered_after_its_write_which_does_not_block_the_loop(
             gate.wait(5)
         original(path, obj)
 
+    # the topic exists first: a send that creates its topic waits for topics.json, written on the same thread
+    assert (await wire.send("TLock", b"create the topic")).code == 0
     monkeypatch.setattr(persist, "write_json_atomic", gated)
     mqs = [MessageQueue("TLock", "broker-a", 0)]
     lock = asyncio.create_task(wire.call(RequestCode.LOCK_BATCH_MQ, body=LockBatchBody("og", "A", mqs).encode()))

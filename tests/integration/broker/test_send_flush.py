@@ -43,7 +43,7 @@ async def test_answer_waits_for_the_flush_and_one_hop_carries_a_batch(
 ) -> None:
     assert (await wire.send("TFlush", b"warm-up")).code == ResponseCode.SUCCESS  # topic and connection exist
     held = hold_flushes(cluster, monkeypatch)
-    send = cluster.broker.send
+    send = cluster.broker.put_ack
     tasks = sends(wire, 20)
     await wait_for(lambda: len(held) == 20)
     await asyncio.sleep(0.05)
@@ -141,12 +141,12 @@ async def test_a_bug_in_the_run_path_answers_instead_of_losing_sends(
     wire: Wire, cluster: EmbeddedCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert (await wire.send("TBug", b"first")).code == ResponseCode.SUCCESS  # the topic exists: sends take runs
-    send = cluster.broker.send
+    service = cluster.broker.send_service
 
     def broken(*args: object) -> object:
         raise RuntimeError("run bug")
 
-    monkeypatch.setattr(send, "_prepare", broken)  # the send goes the general way and is stored
+    monkeypatch.setattr(service, "prepare_plain", broken)  # the send goes the general way and is stored
     assert (await wire.send("TBug", b"second")).code == ResponseCode.SUCCESS
     monkeypatch.undo()
     monkeypatch.setattr(cluster.broker.store, "put_plain_messages", broken)  # answered, not lost

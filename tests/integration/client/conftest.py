@@ -33,7 +33,7 @@ class FakeServer:
     async def start(self) -> FakeServer:
         d = RemotingDispatcher(self.name)
         d.unknown_code_reply = False
-        d.hooks.append(self._record)
+        d.request_hooks.append(self._record)
         self.server = RemotingServer(d, "127.0.0.1", 0)
         await self.server.start()
         return self

@@ -108,5 +108,5 @@ async def test_failed_background_write_leaves_offsets_dirty(tmp_path: Path, monk
         await om.persist_in_background(writer)
     monkeypatch.undo()
     assert await om.persist_in_background(writer)  # retried on the next round
-    assert ConsumerOffsetManager.encode(om.table) == orjson.loads((tmp_path / "consumerOffset.json").read_bytes())
+    assert ConsumerOffsetManager.encode_table(om.table) == orjson.loads((tmp_path / "consumerOffset.json").read_bytes())
     writer.close()

@@ -159,7 +159,9 @@ async def test_pull_hold_wakes_on_matching_arrival_and_on_timeout() -> None:
         def write(self, cmd: object) -> None:
             self.sent.append(cmd)
 
-    svc = PullHoldService(rerun)  # type: ignore[arg-type]
+    from rocketq.remoting.server import RemotingDispatcher
+
+    svc = PullHoldService(rerun, RemotingDispatcher().reply)  # type: ignore[arg-type]
     conn = Conn("c")
     a = RemotingCommand(code=11, opaque=1)
     b = RemotingCommand(code=11, opaque=2)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import rocketq
+from rocketq.broker.context import BrokerContext
 from rocketq.broker.subscription_manager import SubscriptionGroupConfig
 from rocketq.broker.topic_manager import NOT_ALLOWED_SEND_TOPICS, topic_name_error
 from rocketq.codes import RequestCode, ResponseCode
@@ -20,20 +22,21 @@ from rocketq.protocol.headers import (
 )
 from rocketq.remoting.connection import Connection
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
-
 
 def _mq_key(topic: str, broker_name: str, queue_id: int) -> dict[str, Any]:
     return {"brokerName": broker_name, "queueId": queue_id, "topic": topic}
 
 
 class AdminProcessors:
-    def __init__(self, broker: BrokerController) -> None:
-        self.broker = broker
+    def __init__(
+        self, ctx: BrokerContext, *, send_queue_size: Callable[[], int], held_pulls: Callable[[], int]
+    ) -> None:
+        self._ctx = ctx
+        self._send_queue_size = send_queue_size
+        self._held_pulls = held_pulls
 
     def register(self) -> None:
-        d = self.broker.dispatcher
+        d = self._ctx.gate
         d.register(RequestCode.UPDATE_AND_CREATE_TOPIC, self.create_topic)
         d.register(RequestCode.DELETE_TOPIC_IN_BROKER, self.delete_topic)
         d.register(RequestCode.GET_ALL_TOPIC_CONFIG, self.all_topic_config)
@@ -68,30 +71,30 @@ class AdminProcessors:
             h.topic_sys_flag or 0,
             h.order,
         )
-        self.broker.topics.update(tc)
+        self._ctx.topics.update(tc)
         # As Java does, answer once the name servers know the topic, so its route exists when the caller
         # goes on to use it.
-        await self.broker.registration.register_all()
+        await self._ctx.registrar.register_all()
         return cmd.response(ResponseCode.SUCCESS)
 
     def delete_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = TopicRequestHeader.from_ext(cmd.ext_fields)
-        self.broker.topics.delete(h.topic)
-        self.broker.offsets.remove_topic(h.topic)
-        self.broker.store.delete_topics({h.topic})
-        self.broker.schedule_register()
+        self._ctx.topics.delete(h.topic)
+        self._ctx.offsets.remove_topic(h.topic)
+        self._ctx.store.delete_topics({h.topic})
+        self._ctx.registrar.kick()
         return cmd.response(ResponseCode.SUCCESS)
 
     def all_topic_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        return cmd.response(ResponseCode.SUCCESS, body=dumps(self.broker.topics.wrapper_json()))
+        return cmd.response(ResponseCode.SUCCESS, body=dumps(self._ctx.topics.wrapper_json()))
 
     def topic_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = TopicRequestHeader.from_ext(cmd.ext_fields)
-        tc = self.broker.topics.get(h.topic)
+        tc = self._ctx.topics.get(h.topic)
         if tc is None:
             return cmd.response(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist")
-        store = self.broker.store
-        name = self.broker.config.brokerName
+        store = self._ctx.store
+        name = self._ctx.config.brokerName
         # TopicStatsTable uses MessageQueue objects as map keys (a fastjson quirk); we emit a list of
         # [key, value] pairs under "offsetTable" that our admin client reads, plus the object-key form's data.
         entries = []
@@ -112,21 +115,21 @@ class AdminProcessors:
         obj = loads(cmd.body)
         if not isinstance(obj, dict) or not obj.get("groupName"):
             return cmd.response(ResponseCode.SYSTEM_ERROR, "SubscriptionGroupConfig body without groupName")
-        self.broker.groups.update(SubscriptionGroupConfig.from_json(obj))
+        self._ctx.groups.update(SubscriptionGroupConfig.from_json(obj))
         return cmd.response(ResponseCode.SUCCESS)
 
     def delete_group(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = DeleteSubscriptionGroupRequestHeader.from_ext(cmd.ext_fields)
-        self.broker.groups.delete(h.group_name)
-        self.broker.offsets.remove_group(h.group_name)
+        self._ctx.groups.delete(h.group_name)
+        self._ctx.offsets.remove_group(h.group_name)
         return cmd.response(ResponseCode.SUCCESS)
 
     def all_groups(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        return cmd.response(ResponseCode.SUCCESS, body=dumps(self.broker.groups.to_json()))
+        return cmd.response(ResponseCode.SUCCESS, body=dumps(self._ctx.groups.to_json()))
 
     def consume_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = GetConsumeStatsRequestHeader.from_ext(cmd.ext_fields)
-        broker = self.broker
+        broker = self._ctx
         topics = [h.topic] if h.topic else sorted(broker.offsets.topics_of_group(h.consumer_group))
         entries = []
         for topic in topics:
@@ -148,30 +151,30 @@ class AdminProcessors:
                         "lastTimestamp": last_ts,
                     }
                 )
-        tps = broker.stats.get_tps()
+        tps = broker.metrics.get_tps()
         return cmd.response(
             ResponseCode.SUCCESS, body=_object_key_table("offsetTable", entries, "mq", extra={"consumeTps": tps})
         )
 
     def runtime_info(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        broker = self.broker
+        broker = self._ctx
         store = broker.store
         table = {
             "brokerVersionDesc": f"rocketq {rocketq.__version__} (V4_9_8 protocol)",
             "brokerVersion": "409",
             "bootTimestamp": str(broker.boot_timestamp),
-            "msgPutTotalTodayNow": str(broker.stats.put_total),
-            "msgGetTotalTodayNow": str(broker.stats.get_total),
-            "putTps": f"{broker.stats.put_tps():.2f}",
-            "getTransferedTps": f"{broker.stats.get_tps():.2f}",
+            "msgPutTotalTodayNow": str(broker.metrics.put_total),
+            "msgGetTotalTodayNow": str(broker.metrics.get_total),
+            "putTps": f"{broker.metrics.put_tps():.2f}",
+            "getTransferedTps": f"{broker.metrics.get_tps():.2f}",
             "commitLogMinOffset": str(store.get_min_phy_offset()),
             "commitLogMaxOffset": str(store.get_max_phy_offset()),
-            "sendThreadPoolQueueSize": str(broker.send.queue_size()),
+            "sendThreadPoolQueueSize": str(self._send_queue_size()),
             "sendThreadPoolQueueCapacity": str(broker.config.sendQueueCapacity),
             "pullThreadPoolQueueSize": "0",
-            "heldPullRequests": str(broker.pull_holds.held_count()),
+            "heldPullRequests": str(self._held_pulls()),
             "brokerName": broker.config.brokerName,
-            "brokerRole": broker.config.brokerRole,
+            "brokerRole": broker.role.role.value,
             "flushDiskType": broker.config.flushDiskType,
         }
         for k, v in store.runtime_info().items():
@@ -180,7 +183,7 @@ class AdminProcessors:
 
     def consumer_connections(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = ConsumerGroupRequestHeader.from_ext(cmd.ext_fields)
-        info = self.broker.consumers.get(h.consumer_group)
+        info = self._ctx.consumers.get(h.consumer_group)
         if info is None or not info.channels:
             return cmd.response(ResponseCode.CONSUMER_NOT_ONLINE, f"the consumer group[{h.consumer_group}] not online")
         body = {
@@ -197,7 +200,7 @@ class AdminProcessors:
 
     def producer_connections(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         group = cmd.ext_fields.get("producerGroup", "")
-        channels = self.broker.producers.groups.get(group, {})
+        channels = self._ctx.producers.groups.get(group, {})
         body = {
             "connectionSet": [
                 {"clientAddr": ch.conn.remote, "clientId": ch.client_id, "language": ch.language, "version": ch.version}
@@ -207,18 +210,18 @@ class AdminProcessors:
         return cmd.response(ResponseCode.SUCCESS, body=dumps(body))
 
     def broker_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        props = self.broker.config.as_properties()
+        props = self._ctx.config.as_properties()
         text = "\n".join(f"{k}={v}" for k, v in sorted(props.items())) + "\n"
-        version = self.broker.topics.data_version.to_json()
+        version = self._ctx.topics.data_version.to_json()
         return cmd.response(ResponseCode.SUCCESS, body=text.encode(), ext_fields={"version": dumps(version).decode()})
 
     def consumed_by_who(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = TopicRequestHeader.from_ext(cmd.ext_fields)
-        groups = set(self.broker.consumers.groups_subscribing(h.topic)) | self.broker.offsets.groups_of_topic(h.topic)
+        groups = set(self._ctx.consumers.groups_subscribing(h.topic)) | self._ctx.offsets.groups_of_topic(h.topic)
         return cmd.response(ResponseCode.SUCCESS, body=dumps({"groupList": sorted(groups)}))
 
     def all_consumer_offsets(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        return cmd.response(ResponseCode.SUCCESS, body=dumps(self.broker.offsets.to_json()))
+        return cmd.response(ResponseCode.SUCCESS, body=dumps(self._ctx.offsets.to_json()))
 
     def reset_offset(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         """INVOKE_BROKER_TO_RESET_OFFSET: rewind (or, with isForce, move) a group's offsets to a time.
@@ -229,7 +232,7 @@ class AdminProcessors:
         also writes them to its own offset table, so a reset sticks while the group is offline.
         """
         h = ResetOffsetRequestHeader.from_ext(cmd.ext_fields)
-        broker = self.broker
+        broker = self._ctx
         tc = broker.topics.get(h.topic)
         if tc is None:
             return cmd.response(ResponseCode.TOPIC_NOT_EXIST, f"[reset-offset] topic does not exist, {h.topic}")

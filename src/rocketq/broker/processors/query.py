@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from rocketq.broker.context import BrokerContext
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import (
@@ -18,16 +17,13 @@ from rocketq.protocol.headers import (
 from rocketq.protocol.message import encode_record
 from rocketq.remoting.connection import Connection
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
-
 
 class QueryProcessors:
-    def __init__(self, broker: BrokerController) -> None:
-        self.broker = broker
+    def __init__(self, ctx: BrokerContext) -> None:
+        self._ctx = ctx
 
     def register(self) -> None:
-        d = self.broker.dispatcher
+        d = self._ctx.gate
         d.register(RequestCode.GET_MAX_OFFSET, self.max_offset)
         d.register(RequestCode.GET_MIN_OFFSET, self.min_offset)
         d.register(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, self.search_offset)
@@ -41,26 +37,26 @@ class QueryProcessors:
 
     def max_offset(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = TopicQueueRequestHeader.from_ext(cmd.ext_fields)
-        return self._offset(cmd, self.broker.store.get_max_offset_in_queue(h.topic, h.queue_id))
+        return self._offset(cmd, self._ctx.store.get_max_offset_in_queue(h.topic, h.queue_id))
 
     def min_offset(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = TopicQueueRequestHeader.from_ext(cmd.ext_fields)
-        return self._offset(cmd, self.broker.store.get_min_offset_in_queue(h.topic, h.queue_id))
+        return self._offset(cmd, self._ctx.store.get_min_offset_in_queue(h.topic, h.queue_id))
 
     def search_offset(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = SearchOffsetRequestHeader.from_ext(cmd.ext_fields)
-        return self._offset(cmd, self.broker.store.get_offset_in_queue_by_time(h.topic, h.queue_id, h.timestamp))
+        return self._offset(cmd, self._ctx.store.get_offset_in_queue_by_time(h.topic, h.queue_id, h.timestamp))
 
     def earliest_time(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = TopicQueueRequestHeader.from_ext(cmd.ext_fields)
-        ts = self.broker.store.get_earliest_message_time(h.topic, h.queue_id)
+        ts = self._ctx.store.get_earliest_message_time(h.topic, h.queue_id)
         return cmd.response(
             ResponseCode.SUCCESS, ext_fields=EarliestMsgStoretimeResponseHeader(timestamp=max(ts, -1)).to_ext()
         )
 
     def view_message(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = ViewMessageRequestHeader.from_ext(cmd.ext_fields)
-        raw = self.broker.store.select_one_message_by_offset(h.offset)
+        raw = self._ctx.store.select_one_message_by_offset(h.offset)
         if raw is None:
             return cmd.response(ResponseCode.SYSTEM_ERROR, f"can not find message by the offset, {h.offset}")
         return cmd.response(ResponseCode.SUCCESS, body=bytes(raw))
@@ -70,7 +66,7 @@ class QueryProcessors:
         max_num = h.max_num if h.max_num > 0 else 32
         if cmd.ext_fields.get("_UNIQUE_KEY_QUERY", "").lower() == "true":
             max_num = 32
-        records = self.broker.store.query_message(h.topic, h.key, max_num, h.begin_timestamp, h.end_timestamp)
+        records = self._ctx.store.query_message(h.topic, h.key, max_num, h.begin_timestamp, h.end_timestamp)
         if not records:
             return cmd.response(ResponseCode.QUERY_NOT_FOUND, "can not find message, maybe time range not correct")
         body = b"".join(encode_record(r) for r in records)

@@ -25,10 +25,10 @@ import logging
 import struct
 import time
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
-from typing import TYPE_CHECKING
 
-from rocketq.broker.sink_watermark import PendingCommit, SinkWatermarkManager
+from rocketq.broker.context import BrokerContext
+from rocketq.broker.semantics import MessageSemantics
+from rocketq.broker.sink_watermark import PendingCommit
 from rocketq.broker.topic_manager import AUTO_CREATE_TOPIC, NOT_ALLOWED_SEND_TOPICS, topic_name_error
 from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, ProtocolError
@@ -67,9 +67,6 @@ from rocketq.protocol.sink import (
 from rocketq.remoting.connection import Connection
 from rocketq.store import StoreBatch, StoreMessage
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
-
 log = logging.getLogger("rocketq.broker.sink_commit")
 
 _SIZE_MAGIC = struct.Struct(">iI")
@@ -85,16 +82,16 @@ class SinkCommitError(BrokerError):
 
 
 class SinkCommitProcessor:
-    def __init__(self, broker: BrokerController) -> None:
-        self.broker = broker
-        self.watermarks = SinkWatermarkManager(Path(broker.config.storePathRootDir) / "config")
+    def __init__(self, ctx: BrokerContext, semantics: MessageSemantics) -> None:
+        self._ctx = ctx
+        self._semantics = semantics
+        self.watermarks = ctx.watermarks
         #: Tests: called as ``fault_hook(sink_id, batch_id, applied_so_far)`` after each re-put; may raise.
         self.fault_hook: Callable[[str, int, int], None] | None = None
 
     def register(self) -> None:
-        self.watermarks.load()
         self.recover()
-        d = self.broker.dispatcher
+        d = self._ctx.gate
         d.register(SINK_STAGE_MESSAGES, self.stage)
         d.register(SINK_COMMIT_BATCH, self.commit)
         d.register(SINK_QUERY_STATE, self.query)
@@ -102,7 +99,7 @@ class SinkCommitProcessor:
     # ------------------------------------------------------------------------------------------ stage
 
     def stage(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        broker = self.broker
+        broker = self._ctx
         refusal = self._check_writable(cmd)
         if refusal is not None:
             return refusal
@@ -129,7 +126,7 @@ class SinkCommitProcessor:
                         ResponseCode.TOPIC_NOT_EXIST,
                         f"staged message {i}: topic[{topic}] not exist, apply first please!",
                     )
-                broker.schedule_register()
+                broker.registrar.kick()
             if not tc.perm & PERM_WRITE:
                 return cmd.response(ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden")
             try:
@@ -150,7 +147,7 @@ class SinkCommitProcessor:
                 return cmd.response(ResponseCode.MESSAGE_ILLEGAL, f"staged message {i}: no {PROP_UNIQ_KEY}")
             # Whatever the real put would refuse is refused now, while the task can still name the row.
             probe = StoreMessage(topic=topic, body=item.body, queue_id=queue_id, properties=dict(props))
-            broker.semantics.before_put(probe)  # on a copy: it may rewrite the message (timers, transactions)
+            self._semantics.before_put(probe)  # on a copy: it may rewrite the message (timers, transactions)
         broker.topics.create_system_if_absent(STAGING_TOPIC, 1, PERM_WRITE)
         batch = StoreBatch(
             topic=STAGING_TOPIC,
@@ -158,14 +155,13 @@ class SinkCommitProcessor:
             queue_id=0,
             born_timestamp=int(time.time() * 1000),
             born_host=conn.remote_host,
-            store_host=broker.send.store_host,
+            store_host=broker.store_host,
             properties={PROP_SINK_ID: sink_id, PROP_SINK_BATCH: str(batch_id)},
         )
         result = broker.store.put_messages(batch)
         ar = result.append_result
         if not result.is_ok or ar is None:
             return cmd.response(ResponseCode.SYSTEM_ERROR, f"staging failed: {result.status.name}")
-        broker.stats.on_put(ar.msg_num, ar.wrote_bytes)
         return cmd.response(
             ResponseCode.SUCCESS,
             None,
@@ -188,13 +184,12 @@ class SinkCommitProcessor:
             log.info("sink.commit_replay sink=%s batch=%s last=%s", sink_id, batch_id, state.last_batch_id)
             return self._answer(cmd, False, state.last_batch_id, 0)
         count = self._check_staged(sink_id, batch_id, ranges)
-        store = self.broker.store
+        store = self._ctx.store
         self.watermarks.begin(sink_id, PendingCommit(batch_id, store.get_max_phy_offset(), ranges))
         end = self._apply(sink_id, batch_id, self._staged(ranges))
         self.watermarks.complete(sink_id, batch_id)
         log.info("sink.commit_applied sink=%s batch=%s messages=%s", sink_id, batch_id, count)
-        if end is not None and self.broker.sync_flush:
-            self._answer_after_flush(conn, cmd, end, batch_id, count)
+        if end is not None and self._answer_after_flush(conn, cmd, end, batch_id, count):
             return None
         return self._answer(cmd, True, batch_id, count)
 
@@ -237,7 +232,7 @@ class SinkCommitProcessor:
 
     def _check_staged(self, sink_id: str, batch_id: int, ranges: list[StagedRange]) -> int:
         """Check (headers only) that ``ranges`` hold exactly this sink's batch; returns how many messages."""
-        store = self.broker.store
+        store = self._ctx.store
         want_batch = str(batch_id)
         total = 0
         for r in ranges:
@@ -269,9 +264,9 @@ class SinkCommitProcessor:
 
     def _staged(self, ranges: list[StagedRange]) -> Iterator[StoreMessage]:
         """The real messages behind checked ``ranges``, in order, one at a time (a batch may be large)."""
-        store = self.broker.store
-        store_host = self.broker.send.store_host
-        cluster = self.broker.config.brokerClusterName
+        store = self._ctx.store
+        store_host = self._ctx.store_host
+        cluster = self._ctx.config.brokerClusterName
         for r in ranges:
             off = r.start
             while off < r.end:
@@ -296,17 +291,16 @@ class SinkCommitProcessor:
 
     def _apply(self, sink_id: str, batch_id: int, messages: Iterable[StoreMessage]) -> int | None:
         """Re-put ``messages`` to their real topics; returns the commit-log end of the last one."""
-        broker = self.broker
+        broker = self._ctx
         end: int | None = None
         for i, msg in enumerate(messages):
-            result = broker.store.put_message(broker.semantics.before_put(msg))
+            result = broker.store.put_message(self._semantics.before_put(msg))
             ar = result.append_result
             if not result.is_ok or ar is None:
                 raise SinkCommitError(
                     f"applying batch {batch_id} of sink {sink_id} stopped at message {i}: {result.status.name}; "
                     "it is finished at the next commit or broker start",
                 )
-            broker.stats.on_put(1, ar.wrote_bytes)
             end = ar.end_offset
             if self.fault_hook is not None:
                 self.fault_hook(sink_id, batch_id, i + 1)
@@ -314,7 +308,7 @@ class SinkCommitProcessor:
 
     def _uniq_keys_since(self, offset: int) -> set[str]:
         """UNIQ_KEYs of the records stored from ``offset`` to the end of the log (staging records excluded)."""
-        store = self.broker.store
+        store = self._ctx.store
         file_size = store.config.mapped_file_size_commit_log
         keys: set[str] = set()
         end = store.get_max_phy_offset()
@@ -347,10 +341,10 @@ class SinkCommitProcessor:
         return keys
 
     def _check_writable(self, cmd: RemotingCommand) -> RemotingCommand | None:
-        cfg = self.broker.config
+        cfg = self._ctx.config
         if not cfg.brokerPermission & PERM_WRITE:
             return cmd.response(ResponseCode.NO_PERMISSION, f"the broker[{cfg.brokerIP1}] sending message is forbidden")
-        if cfg.is_slave:
+        if self._ctx.role.is_slave:
             return cmd.response(ResponseCode.SERVICE_NOT_AVAILABLE, "the broker is a slave, sink commits refused")
         return None
 
@@ -364,24 +358,17 @@ class SinkCommitProcessor:
 
     def _answer_after_flush(
         self, conn: Connection, cmd: RemotingCommand, end: int, batch_id: int, messages: int
-    ) -> None:
-        loop = self.broker._loop
-        assert loop is not None
+    ) -> bool:
+        """Answer once ``PutAck`` says the applied batch may be (SYNC_FLUSH, SYNC_MASTER); False: answer now."""
 
-        def reply(ok: bool) -> None:
-            if cmd.is_oneway:
-                return
-            if ok:
+        def done(code: int) -> None:
+            if code == ResponseCode.SUCCESS:
                 resp = self._answer(cmd, True, batch_id, messages)
             else:
-                resp = cmd.response(ResponseCode.FLUSH_DISK_TIMEOUT, "batch applied; flush timed out")
-            resp.opaque = cmd.opaque
-            conn.write(resp)
+                resp = cmd.response(code, "batch applied; flush or replication timed out")
+            self._ctx.gate.reply(conn, cmd, resp)
 
-        def flushed(ok: bool) -> None:  # called on a store thread
-            loop.call_soon_threadsafe(reply, ok)
-
-        self.broker.store.request_flush(end, flushed)
+        return self._ctx.put_ack.wait(end, done)
 
 
 def _sink_header(cmd: RemotingCommand) -> tuple[str, int]:

@@ -1,0 +1,122 @@
+"""Pulling, transport-neutral: the rules of Java 4.9's PullMessageProcessor without its remoting.
+
+Store status → response code and nextBeginOffset follow RocketMQ 4.9's PullMessageProcessor (protocol
+reference §3.2). A pull that finds nothing and may be suspended comes back with ``suspend_seconds`` set: the
+front end parks it (``PullHoldService``) and calls ``pull`` again, without permission to park, when a message
+arrives or the time is up.
+"""
+
+from __future__ import annotations
+
+from rocketq.broker.context import BrokerContext
+from rocketq.broker.message_filter import FilterBuildError, build_filter
+from rocketq.broker.messaging.outcomes import PullOutcome
+from rocketq.codes import ResponseCode
+from rocketq.protocol.bodies import PERM_READ, SubscriptionData
+from rocketq.protocol.headers import (
+    PULL_FLAG_COMMIT_OFFSET,
+    PULL_FLAG_SUBSCRIPTION,
+    PULL_FLAG_SUSPEND,
+    PullMessageRequestHeader,
+)
+from rocketq.store import GetMessageStatus
+
+# Java caps holds well below the clients' 30 s read timeout.
+_MAX_SUSPEND_MS = 25_000
+_SUCCESS = ResponseCode.SUCCESS
+
+
+class PullService:
+    def __init__(self, ctx: BrokerContext) -> None:
+        self._ctx = ctx
+
+    def pull(self, h: PullMessageRequestHeader, *, remote: str, allow_suspend: bool) -> PullOutcome:
+        ctx = self._ctx
+        cfg = ctx.config
+        if not cfg.brokerPermission & PERM_READ:
+            return PullOutcome(ResponseCode.NO_PERMISSION, f"the broker[{cfg.brokerIP1}] pulling message is forbidden")
+        group_cfg = ctx.groups.find_or_create(h.consumer_group)
+        if group_cfg is None:
+            return PullOutcome(
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{h.consumer_group}] does not exist"
+            )
+        if not group_cfg.consume_enable:
+            return PullOutcome(ResponseCode.NO_PERMISSION, f"subscription group no permission, {h.consumer_group}")
+        tc = ctx.topics.get(h.topic)
+        if tc is None:
+            return PullOutcome(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist, apply first please!")
+        if not tc.perm & PERM_READ:
+            return PullOutcome(ResponseCode.NO_PERMISSION, f"the topic[{h.topic}] pulling message is forbidden")
+        if h.queue_id < 0 or h.queue_id >= tc.read_queue_nums:
+            return PullOutcome(
+                ResponseCode.SYSTEM_ERROR,
+                f"queueId[{h.queue_id}] is illegal, topic:[{h.topic}] topicConfig.readQueueNums:"
+                f"[{tc.read_queue_nums}] consumer:[{remote}]",
+            )
+
+        if h.sys_flag & PULL_FLAG_SUBSCRIPTION:
+            expression_type = h.expression_type or "TAG"
+            sub = SubscriptionData.of(h.topic, h.subscription or "*", expression_type, h.sub_version)
+        else:
+            info = ctx.consumers.get(h.consumer_group)
+            if info is None:
+                return PullOutcome(
+                    ResponseCode.SUBSCRIPTION_NOT_EXIST, f"the consumer's group info not exist, {h.consumer_group}"
+                )
+            found = info.subscriptions.get(h.topic)
+            if found is None:
+                return PullOutcome(
+                    ResponseCode.SUBSCRIPTION_NOT_EXIST, f"the consumer's subscription not exist, {h.topic}"
+                )
+            if found.sub_version < h.sub_version:
+                return PullOutcome(
+                    ResponseCode.SUBSCRIPTION_NOT_LATEST, f"the consumer's subscription not latest, {found.sub_string}"
+                )
+            sub = found
+        if sub.expression_type != "TAG" and not cfg.enablePropertyFilter:
+            return PullOutcome(
+                ResponseCode.NO_PERMISSION, "The broker does not support consumer to filter message by SQL92"
+            )
+        try:
+            message_filter = build_filter(sub)
+        except FilterBuildError as exc:
+            return PullOutcome(ResponseCode.SUBSCRIPTION_PARSE_FAILED, str(exc))
+
+        result = ctx.store.get_message(h.topic, h.queue_id, h.queue_offset, h.max_msg_nums, message_filter)
+        status = result.status
+        next_begin = result.next_begin_offset
+        body: bytes = b""
+        remark = status.name
+        try:
+            if status == GetMessageStatus.FOUND:
+                code = _SUCCESS
+                body = result.to_bytes()
+            elif status in (GetMessageStatus.NO_MATCHED_MESSAGE, GetMessageStatus.MESSAGE_WAS_REMOVING):
+                code = ResponseCode.PULL_RETRY_IMMEDIATELY
+            elif status in (GetMessageStatus.NO_MESSAGE_IN_QUEUE, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE):
+                code = ResponseCode.PULL_OFFSET_MOVED if h.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
+            elif status in (GetMessageStatus.OFFSET_TOO_SMALL, GetMessageStatus.OFFSET_OVERFLOW_BADLY):
+                code = ResponseCode.PULL_OFFSET_MOVED
+            else:  # OFFSET_OVERFLOW_ONE, OFFSET_FOUND_NULL
+                code = ResponseCode.PULL_NOT_FOUND
+        finally:
+            result.release()
+
+        is_slave = ctx.role.is_slave
+        if code == ResponseCode.PULL_OFFSET_MOVED and is_slave and not cfg.offsetCheckInSlave:
+            code = ResponseCode.PULL_RETRY_IMMEDIATELY
+            next_begin = h.queue_offset
+
+        commit = h.sys_flag & PULL_FLAG_COMMIT_OFFSET and not is_slave
+        if code == ResponseCode.PULL_NOT_FOUND and allow_suspend and h.sys_flag & PULL_FLAG_SUSPEND:
+            timeout_ms = h.suspend_timeout_millis if cfg.longPollingEnable else cfg.shortPollingTimeMills
+            timeout_ms = max(0, min(timeout_ms, _MAX_SUSPEND_MS))
+            if timeout_ms > 0:
+                if commit:
+                    ctx.offsets.commit(h.consumer_group, h.topic, h.queue_id, h.commit_offset)
+                matches = message_filter.is_matched_by_consume_queue if message_filter is not None else None
+                return PullOutcome(code, remark, suspend_seconds=timeout_ms / 1000.0, matches_code=matches)
+
+        if commit:
+            ctx.offsets.commit(h.consumer_group, h.topic, h.queue_id, h.commit_offset)
+        return PullOutcome(code, remark, next_begin, result.min_offset, result.max_offset, body)

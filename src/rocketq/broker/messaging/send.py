@@ -1,0 +1,311 @@
+"""Sending, transport-neutral: the rules of Java's SendMessageProcessor without its remoting.
+
+``send`` stores one send (single message or batch) and returns a ``SendOutcome``: permission and role,
+topic-name rules, auto-creation (``createTopicInSendMessageMethod``), queue-id checks, %RETRY% sends beyond
+the group's maximum rerouted to the dead-letter queue (``handleRetryAndDLQ``), transactional half messages
+and delivery times (``MessageSemantics``). It never answers: the front end (remoting or gRPC) writes the
+outcome, after ``PutAck`` says the put may be answered.
+
+The fast path is the plain run: ``prepare_plain`` turns a send that needs none of those rules — a single
+message with no transaction, delay or delivery time, to an existing writable topic that is not a retry topic,
+an explicit queue, properties text stored as it came — into a store ``PlainMessage``, and ``put_plain_run``
+stores consecutive ones with one store call (one lock, one clock read, one stats update). Both paths write
+the same records (tests pin them together).
+"""
+
+from __future__ import annotations
+
+import random
+
+from rocketq.broker.context import BrokerContext
+from rocketq.broker.messaging.outcomes import STORED_CODES, SendOutcome, code_of_put_status, refused
+from rocketq.broker.requeue import restore
+from rocketq.broker.semantics import SPECIAL_PROPERTIES, MessageSemantics
+from rocketq.broker.topic_manager import DLQ_PREFIX, NOT_ALLOWED_SEND_TOPICS, RETRY_PREFIX, topic_name_error
+from rocketq.codes import VERSION_V3_4_9, ResponseCode
+from rocketq.protocol.bodies import PERM_READ, PERM_WRITE
+from rocketq.protocol.headers import ConsumerSendMsgBackRequestHeader, SendMessageRequestHeader
+from rocketq.protocol.message import (
+    PROP_CLUSTER,
+    PROP_DELAY,
+    PROP_ORIGIN_MESSAGE_ID,
+    PROP_RETRY_TOPIC,
+    PROP_TRAN_MSG,
+    PROP_WAIT,
+    SYSFLAG_TX_MASK,
+    Host,
+    canonical_properties_text,
+    decode_properties,
+    plain_properties,
+)
+from rocketq.store import PutMessageResult, StoreBatch, StoreMessage
+from rocketq.store.message import PlainMessage
+from rocketq.store.results import PutMessageStatus
+
+# A send naming one of these is not stored in a run: the semantics rewrite it, the store rewrites a delay level,
+# and the broker's CLUSTER replaces the client's (``send`` re-encodes the properties then).
+_NOT_IN_A_RUN = (*SPECIAL_PROPERTIES, PROP_DELAY, PROP_CLUSTER)
+# Topic names already validated (valid and sendable); bounded so random names cannot grow it forever.
+_VALID_TOPICS_MAX = 65536
+
+#: what ``put_plain_run`` gives per message: (commit-log offset, queue offset, size) when stored, else the status
+PlainPutResult = tuple[int, int, int] | PutMessageStatus
+
+
+class SendService:
+    def __init__(self, ctx: BrokerContext, semantics: MessageSemantics) -> None:
+        self._ctx = ctx
+        self._config = ctx.config
+        self._semantics = semantics
+        self._valid_topics: set[str] = set()
+        #: valid, sendable topics that are not retry topics: their plain sends may take the run
+        self._plain_topics: set[str] = set()
+        #: topics created by a send whose registration with the name servers is still under way
+        self.registering: set[str] = set()
+        self._cluster_name = ""
+        self._cluster_bytes = b""
+
+    # ------------------------------------------------------------------------------------- plain runs
+
+    def run_open(self) -> bool:
+        """Runs are for a writable master whose answers need no wait (ASYNC_FLUSH, not SYNC_MASTER)."""
+        return self._ctx.put_ack.immediate and self._ctx.writable()
+
+    @property
+    def _cluster_property(self) -> bytes:
+        """``CLUSTER`` as the broker adds it to every stored message's properties (encoded once per name)."""
+        name = self._config.brokerClusterName
+        if name != self._cluster_name:
+            self._cluster_name = name
+            self._cluster_bytes = f"{PROP_CLUSTER}\x01{name}\x02".encode()
+        return self._cluster_bytes
+
+    def prepare_plain(self, header: SendMessageRequestHeader, body: bytes, born_host: Host) -> PlainMessage | None:
+        """The send as a run's message when it is plain, else None (``send`` takes it)."""
+        topic = header.topic
+        if topic not in self._plain_topics or header.batch or header.sys_flag & SYSFLAG_TX_MASK:
+            return None
+        tc = self._ctx.topics.get(topic)
+        queue_id = header.queue_id
+        if tc is None or not tc.perm & PERM_WRITE or not 0 <= queue_id < max(tc.read_queue_nums, tc.write_queue_nums):
+            return None
+        if len(body) > self._config.maxMessageSize:
+            return None
+        plain = plain_properties(header.properties or "", _NOT_IN_A_RUN, self._cluster_property)
+        if plain is None:
+            return None
+        stored_properties, tags, uniq_key, keys = plain
+        return (
+            topic, queue_id, body if type(body) is bytes else bytes(body), stored_properties, header.flag,
+            header.sys_flag, header.born_timestamp, born_host, header.reconsume_times or 0, tags, uniq_key, keys,
+        )  # fmt: skip
+
+    def put_plain_run(self, run: list[PlainMessage]) -> list[PlainPutResult]:
+        """Store a run of plain messages with one store call."""
+        return self._ctx.store.put_plain_messages(run, self._ctx.store_host)  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------------------------ general path
+
+    def _remember_valid_topic(self, topic: str) -> None:
+        valid = self._valid_topics
+        if len(valid) >= _VALID_TOPICS_MAX:
+            valid.clear()
+            self._plain_topics.clear()
+        valid.add(topic)
+        if not topic.startswith(RETRY_PREFIX) and topic not in self.registering:
+            self._plain_topics.add(topic)
+
+    def route_registered(self, topic: str) -> None:
+        """The name servers know ``topic`` now: its plain sends may take the run again."""
+        self.registering.discard(topic)
+        if topic in self._valid_topics and not topic.startswith(RETRY_PREFIX):
+            self._plain_topics.add(topic)
+
+    def send(
+        self, header: SendMessageRequestHeader, body: bytes, born_host: Host, *, client_version: int, remote: str
+    ) -> SendOutcome:
+        """Store one send (a single message, or a batch when ``header.batch``)."""
+        ctx = self._ctx
+        cfg = self._config
+        if not cfg.brokerPermission & PERM_WRITE:
+            return refused(ResponseCode.NO_PERMISSION, f"the broker[{cfg.brokerIP1}] sending message is forbidden")
+        if ctx.role.is_slave:
+            return refused(ResponseCode.SERVICE_NOT_AVAILABLE, "the broker is a slave, send refused")
+        topic = header.topic
+        if topic not in self._valid_topics:  # the name rules are a pure function of the name: checked once
+            error = topic_name_error(topic)
+            if error is not None:
+                return refused(ResponseCode.SYSTEM_ERROR, error)
+            if topic in NOT_ALLOWED_SEND_TOPICS:
+                return refused(ResponseCode.NO_PERMISSION, f"Sending message to topic[{topic}] is forbidden.")
+            self._remember_valid_topic(topic)
+        topics = ctx.topics
+        tc = topics.get(topic)
+        is_retry = topic.startswith(RETRY_PREFIX)
+        created: str | None = None
+        if tc is None:
+            if is_retry:
+                group_cfg = ctx.groups.find_or_create(topic[len(RETRY_PREFIX) :])
+                nums = group_cfg.retry_queue_nums if group_cfg else 1
+                tc = topics.create_system_if_absent(topic, nums)
+                ctx.registrar.kick()
+            else:
+                tc = topics.create_in_send(topic, header.default_topic, header.default_topic_queue_nums)
+                if tc is not None:
+                    created = topic
+                    self.registering.add(topic)
+                    self._plain_topics.discard(topic)
+            if tc is None:
+                return refused(
+                    ResponseCode.TOPIC_NOT_EXIST, f"topic[{topic}] not exist, apply first please! (auto-create is off)"
+                )
+        if not tc.perm & PERM_WRITE:
+            return refused(ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden")
+        queue_id = header.queue_id
+        id_valid = max(tc.read_queue_nums, tc.write_queue_nums)
+        if queue_id >= id_valid:
+            return refused(
+                ResponseCode.SYSTEM_ERROR, f"request queueId[{queue_id}] is illegal, topic: {tc} producer: {remote}"
+            )
+        if queue_id < 0:
+            queue_id = random.randrange(max(1, tc.write_queue_nums))
+        if len(body) > cfg.maxMessageSize:
+            return refused(ResponseCode.MESSAGE_ILLEGAL, f"the message body size {len(body)} > {cfg.maxMessageSize}")
+        properties_text = header.properties or ""
+        properties = decode_properties(properties_text)
+        reconsume_times = header.reconsume_times or 0
+        # %RETRY% sends beyond the group's max go to the dead-letter queue (handleRetryAndDLQ).
+        if is_retry:
+            group = topic[len(RETRY_PREFIX) :]
+            group_cfg = ctx.groups.find_or_create(group)
+            if group_cfg is None:
+                return refused(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}")
+            max_times = group_cfg.retry_max_times
+            if header.max_reconsume_times is not None and client_version > VERSION_V3_4_9:
+                max_times = header.max_reconsume_times
+            if reconsume_times >= max_times:
+                topic = DLQ_PREFIX + group
+                topics.create_system_if_absent(topic, 1, PERM_READ | PERM_WRITE)
+                ctx.registrar.kick()
+                queue_id = 0
+        if header.batch:
+            outcome = self._send_batch(header, body, born_host, topic, queue_id, properties)
+        else:
+            outcome = self._send_one(header, body, born_host, topic, queue_id, properties, properties_text,
+                                     reconsume_times)  # fmt: skip
+        outcome.created_topic = created
+        return outcome
+
+    def _send_one(
+        self, header: SendMessageRequestHeader, body: bytes, born_host: Host, topic: str, queue_id: int,
+        properties: dict[str, str], properties_text: str, reconsume_times: int,
+    ) -> SendOutcome:  # fmt: skip
+        cluster = self._config.brokerClusterName
+        # The request's own text is stored when it encodes exactly what was decoded (what our clients and
+        # Apache's send, Java's without the last separator); anything else is encoded again from the dict, as
+        # Java always does.
+        canonical = canonical_properties_text(properties_text, len(properties))
+        stored_text = (
+            f"{canonical}{PROP_CLUSTER}\x01{cluster}\x02"
+            if canonical is not None and PROP_CLUSTER not in properties
+            else None
+        )
+        properties[PROP_CLUSTER] = cluster
+        msg = StoreMessage(
+            topic=topic,
+            queue_id=queue_id,
+            body=body if type(body) is bytes else bytes(body),
+            flag=header.flag,
+            properties=properties,
+            sys_flag=header.sys_flag,
+            born_timestamp=header.born_timestamp,
+            born_host=born_host,
+            store_host=self._ctx.store_host,
+            reconsume_times=reconsume_times,
+            prepared_transaction_offset=0,
+            tags_code=None,
+        )
+        semantics = self._semantics
+        if semantics.is_plain(properties):
+            msg.properties_str = stored_text
+        else:
+            msg = semantics.before_put(msg)  # rewrites the properties: the store encodes them itself
+        result = self._ctx.store.put_message(msg)
+        return _outcome(result, topic, queue_id, properties.get(PROP_WAIT) != "false")
+
+    def _send_batch(
+        self, header: SendMessageRequestHeader, body: bytes, born_host: Host, topic: str, queue_id: int,
+        batch_props: dict[str, str],
+    ) -> SendOutcome:  # fmt: skip
+        if topic.startswith(RETRY_PREFIX):
+            return refused(ResponseCode.MESSAGE_ILLEGAL, "batch request does not support retry group")
+        # the body goes to the store as it came: the store's batch encoder writes the records straight from it
+        batch_props[PROP_CLUSTER] = self._config.brokerClusterName
+        batch = StoreBatch(
+            topic=topic,
+            queue_id=queue_id,
+            sys_flag=header.sys_flag,
+            born_timestamp=header.born_timestamp,
+            born_host=born_host,
+            store_host=self._ctx.store_host,
+            body=body,
+            properties=batch_props,
+        )
+        result = self._ctx.store.put_messages(batch)
+        # WAIT=false on the batch: answered without waiting for the flush, as Java's putMessages does
+        return _outcome(result, topic, queue_id, batch_props.get(PROP_WAIT) != "false")
+
+
+def _outcome(result: PutMessageResult, topic: str, queue_id: int, wait_store: bool) -> SendOutcome:
+    code, remark = code_of_put_status(result.status)
+    append = result.append_result
+    if append is None or code not in STORED_CODES:
+        return SendOutcome(code, remark)
+    return SendOutcome(
+        code, remark, append.msg_id, queue_id, append.logics_offset, append.wrote_offset + append.wrote_bytes,
+        wait_store, None, topic,
+    )  # fmt: skip
+
+
+def send_back(
+    ctx: BrokerContext, semantics: MessageSemantics, h: ConsumerSendMsgBackRequestHeader, *, client_version: int
+) -> tuple[int, str | None]:
+    """CONSUMER_SEND_MSG_BACK: a message its consumer failed goes to the group's retry topic with a delay
+    level, or to its dead-letter queue once it has been retried the group's maximum (Java's
+    ``SendMessageProcessor.asyncConsumerSendMsgBack``). Returns the answer's (code, remark)."""
+    group_cfg = ctx.groups.find_or_create(h.group)
+    if group_cfg is None:
+        return ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {h.group}"
+    if not ctx.config.brokerPermission & PERM_WRITE:
+        return ResponseCode.NO_PERMISSION, "the broker sending message is forbidden"
+    if group_cfg.retry_queue_nums <= 0:
+        return ResponseCode.SUCCESS, None
+    original = ctx.store.look_message_by_offset(h.offset)
+    if original is None:
+        return ResponseCode.SYSTEM_ERROR, f"look message by offset failed, {h.offset}"
+    props = dict(original.properties)
+    props.setdefault(PROP_RETRY_TOPIC, original.topic)
+    props.pop(PROP_TRAN_MSG, None)
+    max_times = group_cfg.retry_max_times
+    if h.max_reconsume_times is not None and client_version >= VERSION_V3_4_9:
+        max_times = h.max_reconsume_times
+    delay = h.delay_level
+    if original.reconsume_times >= max_times or delay < 0:
+        topic = DLQ_PREFIX + h.group
+        ctx.topics.create_system_if_absent(topic, 1, PERM_READ | PERM_WRITE)
+        queue_id = 0
+        props.pop(PROP_DELAY, None)
+    else:
+        topic = RETRY_PREFIX + h.group
+        ctx.topics.create_system_if_absent(topic, max(1, group_cfg.retry_queue_nums), PERM_READ | PERM_WRITE)
+        queue_id = random.randrange(max(1, group_cfg.retry_queue_nums))
+        if delay == 0:
+            delay = 3 + original.reconsume_times
+        props[PROP_DELAY] = str(delay)
+    ctx.registrar.kick()
+    props.setdefault(PROP_ORIGIN_MESSAGE_ID, h.origin_msg_id or original.msg_id)
+    msg = restore(original, topic, queue_id, props, reconsume_times=original.reconsume_times + 1)
+    result = ctx.store.put_message(semantics.before_put(msg))
+    if result.status.name == "PUT_OK":
+        return ResponseCode.SUCCESS, None
+    return ResponseCode.SYSTEM_ERROR, f"send back failed: {result.status.name}"

@@ -1,0 +1,152 @@
+"""The request registry: for each broker request code, its typed header and the resources it touches.
+
+This is what the request gate knows about a request before any processor runs (Java's ACL validator keeps the
+same table by hand in ``PlainAccessValidator.parse``): the header class that reads its extFields, and which
+topic and consumer group it reads or writes, or that it is an administrative operation. An ACL check, an
+audit record or a per-topic metric reads ``resources_of(cmd)`` instead of parsing the request again.
+
+Sends name their topic in SEND_MESSAGE_V2's single-letter key ``b`` (producer group ``a``); a heartbeat names
+its groups in its JSON body, which the gate does not decode: ``body_names_groups`` is set instead.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from rocketq.codes import RequestCode
+from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.headers import (
+    ConsumerGroupRequestHeader,
+    ConsumerSendMsgBackRequestHeader,
+    CreateTopicRequestHeader,
+    DeleteSubscriptionGroupRequestHeader,
+    EndTransactionRequestHeader,
+    GetConsumerListByGroupRequestHeader,
+    GetConsumeStatsRequestHeader,
+    Header,
+    PullMessageRequestHeader,
+    QueryConsumerOffsetRequestHeader,
+    QueryMessageRequestHeader,
+    ResetOffsetRequestHeader,
+    SearchOffsetRequestHeader,
+    SendMessageRequestHeader,
+    TopicQueueRequestHeader,
+    TopicRequestHeader,
+    UnregisterClientRequestHeader,
+    UpdateConsumerOffsetRequestHeader,
+    ViewMessageRequestHeader,
+    send_header_from_v2,
+)
+
+
+class Access(enum.Flag):
+    """What a request does to the resources it names (ACL 1.0's PUB / SUB, plus admin operations)."""
+
+    NONE = 0
+    PUB = enum.auto()
+    SUB = enum.auto()
+    ADMIN = enum.auto()
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSpec:
+    """One request code's entry: header class and the extFields keys that name its resources."""
+
+    header: type[Header] | None
+    access: Access
+    topic_key: str | None = None
+    group_key: str | None = None
+    #: the groups are in the JSON body (HEART_BEAT), not in the header
+    body_names_groups: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RequestResources:
+    """The resources one request touches, as the gate sees them."""
+
+    code: int
+    access: Access
+    topic: str | None
+    group: str | None
+    body_names_groups: bool = False
+
+
+_PUB, _SUB, _ADMIN = Access.PUB, Access.SUB, Access.ADMIN
+
+#: Every broker request code rocketq serves. A code missing here is refused by the gate once ACL is on.
+REQUESTS: dict[int, RequestSpec] = {
+    RequestCode.SEND_MESSAGE: RequestSpec(SendMessageRequestHeader, _PUB, "topic", "producerGroup"),
+    RequestCode.SEND_MESSAGE_V2: RequestSpec(SendMessageRequestHeader, _PUB, "b", "a"),
+    RequestCode.SEND_BATCH_MESSAGE: RequestSpec(SendMessageRequestHeader, _PUB, "b", "a"),
+    RequestCode.SEND_REPLY_MESSAGE: RequestSpec(SendMessageRequestHeader, _PUB, "b", "a"),
+    RequestCode.CONSUMER_SEND_MSG_BACK: RequestSpec(ConsumerSendMsgBackRequestHeader, _SUB, None, "group"),
+    RequestCode.PULL_MESSAGE: RequestSpec(PullMessageRequestHeader, _SUB, "topic", "consumerGroup"),
+    RequestCode.QUERY_MESSAGE: RequestSpec(QueryMessageRequestHeader, _SUB, "topic"),
+    RequestCode.VIEW_MESSAGE_BY_ID: RequestSpec(ViewMessageRequestHeader, _SUB),
+    RequestCode.HEART_BEAT: RequestSpec(None, _SUB, body_names_groups=True),
+    RequestCode.UNREGISTER_CLIENT: RequestSpec(UnregisterClientRequestHeader, _SUB, None, "consumerGroup"),
+    RequestCode.CHECK_CLIENT_CONFIG: RequestSpec(None, _SUB),
+    RequestCode.GET_CONSUMER_LIST_BY_GROUP: RequestSpec(
+        GetConsumerListByGroupRequestHeader, _SUB, None, "consumerGroup"
+    ),
+    RequestCode.QUERY_CONSUMER_OFFSET: RequestSpec(
+        QueryConsumerOffsetRequestHeader, _SUB, "topic", "consumerGroup"
+    ),
+    RequestCode.UPDATE_CONSUMER_OFFSET: RequestSpec(
+        UpdateConsumerOffsetRequestHeader, _SUB, "topic", "consumerGroup"
+    ),
+    RequestCode.LOCK_BATCH_MQ: RequestSpec(None, _SUB, body_names_groups=True),
+    RequestCode.UNLOCK_BATCH_MQ: RequestSpec(None, _SUB, body_names_groups=True),
+    RequestCode.END_TRANSACTION: RequestSpec(EndTransactionRequestHeader, _PUB, None, "producerGroup"),
+    RequestCode.GET_MAX_OFFSET: RequestSpec(TopicQueueRequestHeader, _SUB, "topic"),
+    RequestCode.GET_MIN_OFFSET: RequestSpec(TopicQueueRequestHeader, _SUB, "topic"),
+    RequestCode.GET_EARLIEST_MSG_STORETIME: RequestSpec(TopicQueueRequestHeader, _SUB, "topic"),
+    RequestCode.SEARCH_OFFSET_BY_TIMESTAMP: RequestSpec(SearchOffsetRequestHeader, _SUB, "topic"),
+    # administrative operations
+    RequestCode.UPDATE_AND_CREATE_TOPIC: RequestSpec(CreateTopicRequestHeader, _ADMIN, "topic"),
+    RequestCode.DELETE_TOPIC_IN_BROKER: RequestSpec(TopicRequestHeader, _ADMIN, "topic"),
+    RequestCode.GET_ALL_TOPIC_CONFIG: RequestSpec(None, _ADMIN),
+    RequestCode.GET_TOPIC_STATS_INFO: RequestSpec(TopicRequestHeader, _ADMIN, "topic"),
+    RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: RequestSpec(None, _ADMIN),
+    RequestCode.DELETE_SUBSCRIPTIONGROUP: RequestSpec(DeleteSubscriptionGroupRequestHeader, _ADMIN, None, "groupName"),
+    RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG: RequestSpec(None, _ADMIN),
+    RequestCode.GET_CONSUME_STATS: RequestSpec(GetConsumeStatsRequestHeader, _ADMIN, "topic", "consumerGroup"),
+    RequestCode.GET_BROKER_RUNTIME_INFO: RequestSpec(None, _ADMIN),
+    RequestCode.GET_CONSUMER_CONNECTION_LIST: RequestSpec(ConsumerGroupRequestHeader, _ADMIN, None, "consumerGroup"),
+    RequestCode.GET_PRODUCER_CONNECTION_LIST: RequestSpec(None, _ADMIN, None, "producerGroup"),
+    RequestCode.GET_BROKER_CONFIG: RequestSpec(None, _ADMIN),
+    RequestCode.QUERY_TOPIC_CONSUME_BY_WHO: RequestSpec(TopicRequestHeader, _ADMIN, "topic"),
+    RequestCode.GET_ALL_CONSUMER_OFFSET: RequestSpec(None, _ADMIN),
+    RequestCode.GET_ALL_DELAY_OFFSET: RequestSpec(None, _ADMIN),
+    RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: RequestSpec(ResetOffsetRequestHeader, _ADMIN, "topic", "group"),
+}
+
+
+def spec_of(code: int) -> RequestSpec | None:
+    return REQUESTS.get(code)
+
+
+def resources_of(cmd: RemotingCommand) -> RequestResources | None:
+    """The topic and group ``cmd`` touches and how (None: a code the registry does not know)."""
+    spec = REQUESTS.get(cmd.code)
+    if spec is None:
+        return None
+    ext = cmd.ext_fields
+    topic = ext.get(spec.topic_key) if spec.topic_key else None
+    if topic is None and spec.topic_key in ("b",):  # a V2 send may still carry the V1 name
+        topic = ext.get("topic")
+    group = ext.get(spec.group_key) if spec.group_key else None
+    if group is None and spec.group_key == "a":
+        group = ext.get("producerGroup")
+    return RequestResources(cmd.code, spec.access, topic, group, spec.body_names_groups)
+
+
+def parse_header(cmd: RemotingCommand) -> Header | None:
+    """``cmd``'s typed header as the registry names it (None: no header class); raises ``HeaderError``."""
+    spec = REQUESTS.get(cmd.code)
+    if spec is None or spec.header is None:
+        return None
+    if spec.header is SendMessageRequestHeader and cmd.code != RequestCode.SEND_MESSAGE:
+        return send_header_from_v2(cmd.ext_fields)
+    return spec.header.from_ext(cmd.ext_fields)
