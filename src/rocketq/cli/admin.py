@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from rocketq.client import (
     AdminClient,
@@ -38,8 +38,8 @@ from rocketq.client import (
 )
 from rocketq.errors import RocketQError
 
-# A string: _SubParsersAction is only subscriptable for type checkers on Python 3.11.
-Subparsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
+if TYPE_CHECKING:  # _SubParsersAction is only subscriptable for type checkers on Python 3.11
+    Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 AsyncCommand = Callable[[argparse.Namespace, AdminClient], Coroutine[Any, Any, Any]]
 
 

@@ -37,7 +37,7 @@ _CODE_OF_STATUS = {s: PUT_STATUS_TO_CODE[s.name] for s in PutMessageStatus if s.
 
 def code_of_put_status(status: object) -> tuple[int, str | None]:
     """The response code and remark a put status is answered with."""
-    found = _CODE_OF_STATUS.get(status)  # type: ignore[call-overload]
+    found: tuple[int, str | None] | None = _CODE_OF_STATUS.get(status)  # type: ignore[call-overload]
     if found is not None:
         return found
     name = getattr(status, "name", str(status))

@@ -48,6 +48,8 @@ _NOT_IN_A_RUN = (*SPECIAL_PROPERTIES, PROP_DELAY, PROP_CLUSTER)
 # Topic names already validated (valid and sendable); bounded so random names cannot grow it forever.
 _VALID_TOPICS_MAX = 65536
 
+#: a request body as the transport hands it over
+Body = bytes | bytearray | memoryview
 #: what ``put_plain_run`` gives per message: (commit-log offset, queue offset, size) when stored, else the status
 PlainPutResult = tuple[int, int, int] | PutMessageStatus
 
@@ -80,7 +82,7 @@ class SendService:
             self._cluster_bytes = f"{PROP_CLUSTER}\x01{name}\x02".encode()
         return self._cluster_bytes
 
-    def prepare_plain(self, header: SendMessageRequestHeader, body: bytes, born_host: Host) -> PlainMessage | None:
+    def prepare_plain(self, header: SendMessageRequestHeader, body: Body, born_host: Host) -> PlainMessage | None:
         """The send as a run's message when it is plain, else None (``send`` takes it)."""
         topic = header.topic
         if topic not in self._plain_topics or header.batch or header.sys_flag & SYSFLAG_TX_MASK:
@@ -102,7 +104,7 @@ class SendService:
 
     def put_plain_run(self, run: list[PlainMessage]) -> list[PlainPutResult]:
         """Store a run of plain messages with one store call."""
-        return self._ctx.store.put_plain_messages(run, self._ctx.store_host)  # type: ignore[return-value]
+        return self._ctx.store.put_plain_messages(run, self._ctx.store_host)
 
     # ------------------------------------------------------------------------------------ general path
 
@@ -122,7 +124,7 @@ class SendService:
             self._plain_topics.add(topic)
 
     def send(
-        self, header: SendMessageRequestHeader, body: bytes, born_host: Host, *, client_version: int, remote: str
+        self, header: SendMessageRequestHeader, body: Body, born_host: Host, *, client_version: int, remote: str
     ) -> SendOutcome:
         """Store one send (a single message, or a batch when ``header.batch``)."""
         ctx = self._ctx
@@ -197,7 +199,7 @@ class SendService:
         return outcome
 
     def _send_one(
-        self, header: SendMessageRequestHeader, body: bytes, born_host: Host, topic: str, queue_id: int,
+        self, header: SendMessageRequestHeader, body: Body, born_host: Host, topic: str, queue_id: int,
         properties: dict[str, str], properties_text: str, reconsume_times: int,
     ) -> SendOutcome:  # fmt: skip
         cluster = self._config.brokerClusterName
@@ -234,7 +236,7 @@ class SendService:
         return _outcome(result, topic, queue_id, properties.get(PROP_WAIT) != "false")
 
     def _send_batch(
-        self, header: SendMessageRequestHeader, body: bytes, born_host: Host, topic: str, queue_id: int,
+        self, header: SendMessageRequestHeader, body: Body, born_host: Host, topic: str, queue_id: int,
         batch_props: dict[str, str],
     ) -> SendOutcome:  # fmt: skip
         if topic.startswith(RETRY_PREFIX):
@@ -248,7 +250,7 @@ class SendService:
             born_timestamp=header.born_timestamp,
             born_host=born_host,
             store_host=self._ctx.store_host,
-            body=body,
+            body=body if not isinstance(body, bytearray) else bytes(body),
             properties=batch_props,
         )
         result = self._ctx.store.put_messages(batch)
