@@ -44,7 +44,7 @@ from rocketq.broker.timer import TimerService
 from rocketq.broker.topic_manager import TopicConfigManager
 from rocketq.broker.transaction import TransactionService
 from rocketq.codes import RequestCode
-from rocketq.common.tasks import TaskSet
+from rocketq.remoting.tasks import TaskSet
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import NotifyConsumerIdsChangedRequestHeader
 from rocketq.remoting.busy_poll import BusyPoller

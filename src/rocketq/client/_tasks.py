@@ -1,5 +1,5 @@
-"""``TaskSet`` lives in ``rocketq.common.tasks`` (shared with the broker); kept here for the client's imports."""
+"""``TaskSet`` lives in ``rocketq.remoting.tasks`` (shared with the broker); kept here for the client's imports."""
 
-from rocketq.common.tasks import TaskSet
+from rocketq.remoting.tasks import TaskSet
 
 __all__ = ["TaskSet"]
