@@ -44,13 +44,13 @@ from rocketq.broker.timer import TimerService
 from rocketq.broker.topic_manager import TopicConfigManager
 from rocketq.broker.transaction import TransactionService
 from rocketq.codes import RequestCode
-from rocketq.remoting.tasks import TaskSet
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import NotifyConsumerIdsChangedRequestHeader
 from rocketq.remoting.busy_poll import BusyPoller
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.connection import Connection
 from rocketq.remoting.server import RemotingDispatcher, RemotingServer
+from rocketq.remoting.tasks import TaskSet
 from rocketq.store import FlushDiskType, MessageStore, StoreConfig
 
 log = logging.getLogger(__name__)
