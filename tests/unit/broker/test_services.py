@@ -1,0 +1,218 @@
+"""The transport-neutral services built alone — real managers and store in a temp dir, no sockets — and
+checked on their outcomes."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import pytest
+from tests.unit.broker.conftest import RecordingRegistrar, make_context
+
+from rocketq.broker.context import BrokerContext
+from rocketq.broker.messaging.consumers import ConsumerService
+from rocketq.broker.messaging.pull import PullService
+from rocketq.broker.messaging.send import SendService, send_back
+from rocketq.broker.role import BrokerRole, BrokerRoleState, StaleEpochError
+from rocketq.broker.semantics import MessageSemantics
+from rocketq.broker.timer import TimerService
+from rocketq.broker.transaction import TransactionService
+from rocketq.codes import ResponseCode
+from rocketq.protocol.headers import (
+    PULL_FLAG_SUBSCRIPTION,
+    PULL_FLAG_SUSPEND,
+    ConsumerSendMsgBackRequestHeader,
+    PullMessageRequestHeader,
+    SendMessageRequestHeader,
+)
+from rocketq.protocol.message import encode_properties, iter_records
+
+HOST = ("10.0.0.9", 50000)
+
+
+def header(topic: str, queue_id: int = 0, **props: str) -> SendMessageRequestHeader:
+    return SendMessageRequestHeader(
+        producer_group="pg", topic=topic, queue_id=queue_id, born_timestamp=1,
+        properties=encode_properties({"UNIQ_KEY": "AB" * 16, **props}),
+    )  # fmt: skip
+
+
+def service(ctx: BrokerContext) -> SendService:
+    return SendService(ctx, MessageSemantics(TransactionService(ctx), TimerService(ctx)))
+
+
+def pull_header(topic: str, offset: int = 0, sys_flag: int = PULL_FLAG_SUBSCRIPTION) -> PullMessageRequestHeader:
+    return PullMessageRequestHeader(
+        consumer_group="cg", topic=topic, queue_id=0, queue_offset=offset, max_msg_nums=32, sys_flag=sys_flag,
+        subscription="*", suspend_timeout_millis=1000,
+    )  # fmt: skip
+
+
+def test_a_send_to_a_new_topic_is_stored_and_names_the_topic_it_created(ctx: BrokerContext) -> None:
+    out = service(ctx).send(header("TNew"), b"hello", HOST, client_version=409, remote="r")
+    assert out.ok and out.stored and out.created_topic == "TNew" and out.topic == "TNew"
+    assert out.queue_offset == 0 and out.end_offset > 0
+    assert ctx.topics.get("TNew") is not None
+    again = service(ctx).send(header("TNew"), b"again", HOST, client_version=409, remote="r")
+    assert again.created_topic is None and again.queue_offset == 1
+
+
+def test_refusals_are_outcomes_and_store_nothing(ctx: BrokerContext) -> None:
+    svc = service(ctx)
+    assert svc.send(header("bad topic!"), b"x", HOST, client_version=409, remote="r").code == ResponseCode.SYSTEM_ERROR
+    assert svc.send(header("SCHEDULE_TOPIC_XXXX"), b"x", HOST, client_version=409, remote="r").code == (
+        ResponseCode.NO_PERMISSION
+    )
+    too_big = b"x" * (ctx.config.maxMessageSize + 1)
+    assert svc.send(header("TBig"), too_big, HOST, client_version=409, remote="r").code == ResponseCode.MESSAGE_ILLEGAL
+    assert svc.send(header("TBig", queue_id=99), b"x", HOST, client_version=409, remote="r").code == (
+        ResponseCode.SYSTEM_ERROR
+    )
+    assert ctx.store.get_max_phy_offset() == 0
+
+
+def test_a_slave_refuses_sends_and_follows_a_role_change(ctx: BrokerContext) -> None:
+    svc = service(ctx)
+    ctx.role.change(BrokerRole.SLAVE, epoch=1, master_addr="10.0.0.1:10911")
+    out = svc.send(header("TRole"), b"x", HOST, client_version=409, remote="r")
+    assert out.code == ResponseCode.SERVICE_NOT_AVAILABLE and not out.stored
+    assert not svc.run_open()
+    ctx.role.change(BrokerRole.ASYNC_MASTER, epoch=2)
+    assert svc.send(header("TRole"), b"x", HOST, client_version=409, remote="r").ok
+
+
+def test_a_retry_send_past_the_groups_maximum_goes_to_the_dlq(ctx: BrokerContext) -> None:
+    h = SendMessageRequestHeader(
+        producer_group="pg", topic="%RETRY%g1", queue_id=0, reconsume_times=16, max_reconsume_times=16,
+        properties=encode_properties({"UNIQ_KEY": "CD" * 16}),
+    )  # fmt: skip
+    out = service(ctx).send(h, b"poison", HOST, client_version=409, remote="r")
+    assert out.ok and out.topic == "%DLQ%g1"
+    assert ctx.store.get_max_offset_in_queue("%DLQ%g1", 0) == 1
+    assert isinstance(ctx.registrar, RecordingRegistrar) and ctx.registrar.kicks >= 1
+
+
+def test_a_plain_run_stores_what_the_general_path_stores(tmp_path: Path) -> None:
+    records = []
+    for name, use_run in (("general", False), ("run", True)):
+        c = make_context(tmp_path / name)
+        try:
+            svc = service(c)
+            assert svc.send(header("TPlain"), b"create", HOST, client_version=409, remote="r").ok
+            svc.route_registered("TPlain")
+            messages = [header("TPlain", TAGS="t", KEYS=f"k{i}") for i in range(5)]
+            if use_run:
+                run = [svc.prepare_plain(h, f"m{i}".encode(), HOST) for i, h in enumerate(messages)]
+                assert all(m is not None for m in run)
+                results = svc.put_plain_run([m for m in run if m is not None])
+                assert [r[1] for r in results if isinstance(r, tuple)] == [1, 2, 3, 4, 5]
+            else:
+                for i, h in enumerate(messages):
+                    assert svc.send(h, f"m{i}".encode(), HOST, client_version=409, remote="r").ok
+            sel = c.store.get_commit_log_data(0)
+            assert sel is not None
+            records.append([(r.topic, r.body, r.properties, r.queue_offset) for r in iter_records(bytes(sel.view))])
+            sel.release()
+        finally:
+            c.store.shutdown()
+    assert records[0] == records[1] and len(records[0]) == 6
+
+
+def test_a_transactional_or_delayed_send_is_not_plain(ctx: BrokerContext) -> None:
+    svc = service(ctx)
+    assert svc.send(header("TSpecial"), b"c", HOST, client_version=409, remote="r").ok
+    svc.route_registered("TSpecial")
+    assert svc.prepare_plain(header("TSpecial", DELAY="3"), b"x", HOST) is None
+    assert svc.prepare_plain(header("TSpecial", TRAN_MSG="true"), b"x", HOST) is None
+    assert svc.prepare_plain(header("TSpecial"), b"x", HOST) is not None
+
+
+def test_send_back_reroutes_to_retry_then_dlq(ctx: BrokerContext) -> None:
+    sem = MessageSemantics(TransactionService(ctx), TimerService(ctx))
+    out = service(ctx).send(header("TBack"), b"failed", HOST, client_version=409, remote="r")
+    offset = out.end_offset - ctx.store.look_message_by_offset(0).store_size  # type: ignore[union-attr]
+    h = ConsumerSendMsgBackRequestHeader(offset=offset, group="g2", delay_level=-1, origin_msg_id=None)
+    assert send_back(ctx, sem, h, client_version=409) == (ResponseCode.SUCCESS, None)
+    assert ctx.store.get_max_offset_in_queue("%DLQ%g2", 0) == 1
+
+
+def test_pull_outcomes(ctx: BrokerContext) -> None:
+    svc = service(ctx)
+    pulls = PullService(ctx)
+    assert pulls.pull(pull_header("TPull"), remote="r", allow_suspend=True).code == ResponseCode.TOPIC_NOT_EXIST
+    for i in range(3):
+        assert svc.send(header("TPull"), f"m{i}".encode(), HOST, client_version=409, remote="r").ok
+    found = pulls.pull(pull_header("TPull"), remote="r", allow_suspend=True)
+    assert found.code == ResponseCode.SUCCESS and found.next_begin_offset == 3 and found.max_offset == 3
+    assert [r.body for r in iter_records(found.body)] == [b"m0", b"m1", b"m2"]
+    caught_up = pull_header("TPull", offset=3, sys_flag=PULL_FLAG_SUBSCRIPTION | PULL_FLAG_SUSPEND)
+    parked = pulls.pull(caught_up, remote="r", allow_suspend=True)
+    assert parked.code == ResponseCode.PULL_NOT_FOUND and parked.suspend_seconds == 1.0
+    again = pulls.pull(caught_up, remote="r", allow_suspend=False)
+    assert again.suspend_seconds == 0 and again.next_begin_offset == 3
+    ctx.topics.update(type(ctx.topics.get("TPull"))("TPull", 8, 8, 0))  # type: ignore[misc]
+    assert pulls.pull(pull_header("TPull"), remote="r", allow_suspend=True).code == ResponseCode.NO_PERMISSION
+
+
+def test_offsets_and_the_young_queue_rule(ctx: BrokerContext) -> None:
+    consumers = ConsumerService(ctx)
+    assert consumers.query_offset("cg", "TOff", 0) == 0  # no offset, a young queue: start at 0
+    consumers.commit_offset("cg", "TOff", 0, 7)
+    assert consumers.query_offset("cg", "TOff", 0) == 7
+
+
+class _HeldReplication:
+    def __init__(self) -> None:
+        self.waiting: list[tuple[int, object]] = []
+
+    def add_replication_waiter(self, offset: int, callback: object) -> None:
+        self.waiting.append((offset, callback))
+
+
+async def test_put_ack_waits_for_a_slave_on_a_sync_master(tmp_path: Path) -> None:
+    c = make_context(tmp_path, role=BrokerRole.SYNC_MASTER)
+    try:
+        replication = _HeldReplication()
+        c.store.set_replication_hook(replication)
+        c.put_ack.start()
+        svc = service(c)
+        assert not svc.run_open()  # a run would answer before the slave has the bytes
+        out = svc.send(header("TSync"), b"x", HOST, client_version=409, remote="r")
+        codes: list[int] = []
+        assert c.put_ack.wait(out.end_offset, codes.append)
+        assert codes == [] and replication.waiting[0][0] == out.end_offset
+        done = threading.Event()
+
+        def from_a_thread() -> None:
+            replication.waiting[0][1](False)  # type: ignore[operator]
+            done.set()
+
+        threading.Thread(target=from_a_thread).start()
+        done.wait(5)
+        for _ in range(50):
+            if codes:
+                break
+            await asyncio.sleep(0.01)
+        assert codes == [ResponseCode.FLUSH_SLAVE_TIMEOUT]
+    finally:
+        c.store.shutdown()
+
+
+def test_put_ack_is_immediate_on_an_async_master(ctx: BrokerContext) -> None:
+    assert ctx.put_ack.immediate
+    assert not ctx.put_ack.wait(100, lambda code: pytest.fail("no wait expected"))
+
+
+def test_the_role_epoch_only_grows() -> None:
+    role = BrokerRoleState(BrokerRole.ASYNC_MASTER)
+    seen: list[tuple[str, str]] = []
+    role.on_change(lambda before, after: seen.append((before.role.value, after.role.value)))
+    role.change(BrokerRole.SLAVE, epoch=3, master_addr="m:1")
+    assert role.is_slave and role.epoch == 3 and role.master_addr == "m:1"
+    with pytest.raises(StaleEpochError):
+        role.change(BrokerRole.ASYNC_MASTER, epoch=2)
+    assert role.is_slave and seen == [("ASYNC_MASTER", "SLAVE")]
+    role.change(BrokerRole.SYNC_MASTER, epoch=4)
+    assert role.waits_for_slave and role.master_addr is None
+
