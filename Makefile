@@ -30,6 +30,8 @@ typecheck: $(STAMP)
 
 test: $(STAMP) interop-venv lint typecheck
 	ROCKETQ_REQUIRE_NATIVE=1 $(PY) -m pytest -q -p no:cacheprovider
+	# the pure twins of the compiled codecs, as aiokafka's CI does with AIOKAFKA_NO_EXTENSIONS
+	ROCKETQ_NO_EXTENSIONS=1 $(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration
 
 bench: $(STAMP)
 	$(VENV)/bin/rocketq bench standard --embedded --json benchmarks/last-run.json
