@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from pathlib import Path
 
@@ -115,7 +114,7 @@ class BrokerController:
                 config.lockMaxLiveTimeMills / 1000.0, path=config_dir / "queueLocks.json", writer=self.persister
             ),
             watermarks=SinkWatermarkManager(config_dir),
-            metrics=BrokerMetrics(self.store.stats_service),
+            metrics=BrokerMetrics(self.store.stats_service, self.dispatcher.answer_counts),
             persister=self.persister,
             put_ack=PutAck(self.store, self.role, sync_flush=config.flushDiskType == "SYNC_FLUSH"),
             gate=self.dispatcher,
@@ -154,13 +153,10 @@ class BrokerController:
         )
         self.consumers.on_members_changed = self._on_members_changed
         self.dispatcher.close_listeners.append(self._on_connection_closed)
-        self.dispatcher.answer_hooks.append(self.metrics.on_answer)
         self.role.on_change(self._on_role_changed)
         self.servers: list[RemotingServer] = []
         self.boot_timestamp = ctx.boot_timestamp
         self._tasks = TaskSet(log)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_thread = 0
         self._started = False
         self._master_services_running = False
 
@@ -171,15 +167,14 @@ class BrokerController:
     # --------------------------------------------------------------------------------------- lifecycle
 
     async def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._loop_thread = threading.get_ident()
         cfg = self.config
         for manager in (self.topics, self.groups, self.offsets, self.schedule, self.timers, self.locks,
                         self.ctx.watermarks):  # fmt: skip
             manager.load()
         if not self.store.load():
             raise RuntimeError(f"the store under {cfg.storePathRootDir} could not be loaded")
-        self.store.arrival_listener = self._on_message_arrival
+        self.pull_holds.start()
+        self.store.arrival_listener = self.pull_holds.on_arrival
         self.store.start()
         self.topics.persist()
         self.ctx.put_ack.start()
@@ -296,17 +291,6 @@ class BrokerController:
         await self.offsets.persist_in_background(self.persister)
 
     # ------------------------------------------------------------------------------------- listeners
-
-    def _on_message_arrival(
-        self, topic: str, queue_id: int, next_offset: int, tags_code: int | None, store_ts: int, props: object
-    ) -> None:
-        loop = self._loop
-        if loop is None:
-            return
-        if threading.get_ident() == self._loop_thread:
-            self.pull_holds.notify_arrival(topic, queue_id, next_offset, tags_code)
-        else:
-            loop.call_soon_threadsafe(self.pull_holds.notify_arrival, topic, queue_id, next_offset, tags_code)
 
     def _on_connection_closed(self, conn: Connection) -> None:
         self.consumers.connection_closed(conn)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,6 +38,22 @@ class PullHoldService:
         self._rerun = rerun
         self._reply = reply
         self._held: dict[tuple[str, int], list[HeldPull]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
+
+    def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+
+    def on_arrival(
+        self, topic: str, queue_id: int, next_offset: int, tags_code: int | None, store_ts: int, props: object
+    ) -> None:
+        """The store's arrival listener (any thread): wake the pulls parked on this queue, on the loop."""
+        if threading.get_ident() == self._loop_thread:
+            if self._held:
+                self.notify_arrival(topic, queue_id, next_offset, tags_code)
+        elif self._loop is not None:
+            self._loop.call_soon_threadsafe(self.notify_arrival, topic, queue_id, next_offset, tags_code)
 
     def hold(
         self,

@@ -2,24 +2,23 @@
 
 Puts and gets are counted once, by the store (``rocketq.store.stats.StatsService``, bumped inside every put
 path and every read); this registry reads those counters instead of keeping a second copy. What only the
-broker sees is counted here: answers by request code and response code (fed by the dispatcher's answer hook,
-so every answer is counted, whichever path wrote it), and requests refused before a processor ran.
+broker sees is read here too: answers by request code and response code (the dispatcher's exit counts them,
+so every answer is counted, whichever path wrote it); the gate keeps those counts where every answer passes
+(``RemotingDispatcher.answer_counts``) and this registry reads them.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections.abc import Mapping
 
-from rocketq.protocol.command import RemotingCommand
-from rocketq.remoting.connection import Connection
 from rocketq.store.stats import StatsService
 
 
 class BrokerMetrics:
-    def __init__(self, store_stats: StatsService) -> None:
+    def __init__(self, store_stats: StatsService, answer_counts: Mapping[tuple[int, int], int]) -> None:
         self._store = store_stats
-        #: (request code, response code) → answers written
-        self.answers: defaultdict[tuple[int, int], int] = defaultdict(int)
+        #: (request code, response code) → answers written (the gate's own counter, read here)
+        self._answers = answer_counts
 
     # ------------------------------------------------------------------------------ counted by the store
 
@@ -45,9 +44,6 @@ class BrokerMetrics:
 
     # ------------------------------------------------------------------------------- counted by the broker
 
-    def on_answer(self, conn: Connection, cmd: RemotingCommand, code: int) -> None:
-        """The dispatcher's answer hook: one count per answer written."""
-        self.answers[(cmd.code, code)] += 1
-
     def answer_counts(self) -> dict[tuple[int, int], int]:
-        return dict(self.answers)
+        """Answers by (request code, response code) since start."""
+        return dict(self._answers)

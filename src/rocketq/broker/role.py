@@ -54,6 +54,16 @@ class BrokerRoleState:
     def __init__(self, role: BrokerRole, broker_id: int = 0, epoch: int = 0) -> None:
         self._now = RoleSnapshot(role, epoch, broker_id, None)
         self._listeners: list[RoleListener] = []
+        self._derive()
+
+    def _derive(self) -> None:
+        # Plain attributes, not properties: the send and pull paths read them per request.
+        role = self._now.role
+        #: a slave: refuses sends, never commits offsets on pull
+        self.is_slave = role is BrokerRole.SLAVE
+        self.is_master = not self.is_slave
+        #: SYNC_MASTER: a send is answered only once a slave has its bytes
+        self.waits_for_slave = role is BrokerRole.SYNC_MASTER
 
     @property
     def role(self) -> BrokerRole:
@@ -71,19 +81,6 @@ class BrokerRoleState:
     def master_addr(self) -> str | None:
         """The master this slave follows (learned from the name server's REGISTER_BROKER answer)."""
         return self._now.master_addr
-
-    @property
-    def is_slave(self) -> bool:
-        return self._now.role is BrokerRole.SLAVE
-
-    @property
-    def is_master(self) -> bool:
-        return self._now.role is not BrokerRole.SLAVE
-
-    @property
-    def waits_for_slave(self) -> bool:
-        """SYNC_MASTER: a send is answered only once a slave has its bytes."""
-        return self._now.role is BrokerRole.SYNC_MASTER
 
     def snapshot(self) -> RoleSnapshot:
         return self._now
@@ -110,6 +107,7 @@ class BrokerRoleState:
         if after == before:
             return after
         self._now = after
+        self._derive()
         log.info("role.changed from=%s to=%s epoch=%s master=%s", before.role.value, role.value, new_epoch,
                  after.master_addr)  # fmt: skip
         for listener in list(self._listeners):

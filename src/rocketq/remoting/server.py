@@ -21,6 +21,7 @@ import asyncio
 import inspect
 import logging
 import time
+from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from typing import Union
 
@@ -54,6 +55,8 @@ class RemotingDispatcher:
         self.request_hooks: list[RequestHook] = []
         #: run for every answer, whichever path writes it
         self.answer_hooks: list[AnswerHook] = []
+        #: (request code, response code) → answers: counted here, at the exit every answer passes
+        self.answer_counts: defaultdict[tuple[int, int], int] = defaultdict(int)
         self.close_listeners: list[ConnectionListener] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self.unknown_code_reply = True
@@ -116,6 +119,7 @@ class RemotingDispatcher:
         """The one exit: run the answer hooks and write ``resp`` as the answer to ``cmd`` (None: no answer)."""
         if resp is None:
             return
+        self.answer_counts[(cmd.code, resp.code)] += 1
         if self.answer_hooks:
             self._after(conn, cmd, resp.code)
         if cmd.flag & FLAG_ONEWAY:
@@ -125,6 +129,7 @@ class RemotingDispatcher:
 
     def reply_frame(self, conn: Connection, cmd: RemotingCommand, code: int, frame: bytes) -> None:
         """``reply`` for an answer already encoded to its frame (its opaque is ``cmd``'s; the send fast path)."""
+        self.answer_counts[(cmd.code, code)] += 1
         if self.answer_hooks:
             self._after(conn, cmd, code)
         if not cmd.flag & FLAG_ONEWAY:

@@ -76,6 +76,7 @@ def make_context(tmp_path: Path, role: BrokerRole = BrokerRole.ASYNC_MASTER, **c
     assert store.load()
     store.start()
     role_state = BrokerRoleState(role)
+    gate = RemotingDispatcher("test")
     return BrokerContext(
         config=cfg,
         role=role_state,
@@ -87,10 +88,10 @@ def make_context(tmp_path: Path, role: BrokerRole = BrokerRole.ASYNC_MASTER, **c
         producers=ProducerManager(),
         locks=QueueLockManager(),
         watermarks=SinkWatermarkManager(config_dir),
-        metrics=BrokerMetrics(store.stats_service),
+        metrics=BrokerMetrics(store.stats_service, gate.answer_counts),
         persister=BackgroundWriter(),
         put_ack=PutAck(store, role_state, sync_flush=cfg.flushDiskType == "SYNC_FLUSH"),
-        gate=RemotingDispatcher("test"),
+        gate=gate,
         registrar=RecordingRegistrar(),
         store_host=("127.0.0.1", 10911),
     )

@@ -77,7 +77,7 @@ def test_a_slave_refuses_sends_and_follows_a_role_change(ctx: BrokerContext) -> 
     ctx.role.change(BrokerRole.SLAVE, epoch=1, master_addr="10.0.0.1:10911")
     out = svc.send(header("TRole"), b"x", HOST, client_version=409, remote="r")
     assert out.code == ResponseCode.SERVICE_NOT_AVAILABLE and not out.stored
-    assert not svc.run_open()
+    assert not svc.runs_open
     ctx.role.change(BrokerRole.ASYNC_MASTER, epoch=2)
     assert svc.send(header("TRole"), b"x", HOST, client_version=409, remote="r").ok
 
@@ -177,7 +177,7 @@ async def test_put_ack_waits_for_a_slave_on_a_sync_master(tmp_path: Path) -> Non
         c.store.set_replication_hook(replication)
         c.put_ack.start()
         svc = service(c)
-        assert not svc.run_open()  # a run would answer before the slave has the bytes
+        assert not svc.runs_open  # a run would answer before the slave has the bytes
         out = svc.send(header("TSync"), b"x", HOST, client_version=409, remote="r")
         codes: list[int] = []
         assert c.put_ack.wait(out.end_offset, codes.append)

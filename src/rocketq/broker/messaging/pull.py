@@ -8,9 +8,10 @@ arrives or the time is up.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.message_filter import FilterBuildError, build_filter
-from rocketq.broker.messaging.outcomes import PullOutcome
 from rocketq.codes import ResponseCode
 from rocketq.protocol.bodies import PERM_READ, SubscriptionData
 from rocketq.protocol.headers import (
@@ -21,6 +22,26 @@ from rocketq.protocol.headers import (
 )
 from rocketq.store import GetMessageStatus
 
+
+@dataclass(slots=True)
+class PullOutcome:
+    """A pull's outcome. ``body`` is the found records laid end to end (empty unless SUCCESS).
+
+    ``suspend_seconds`` > 0: nothing to answer yet — the front end parks the request for that long
+    (long polling) and runs the pull again when a message arrives or the time is up.
+    """
+
+    code: int
+    remark: str | None
+    next_begin_offset: int = 0
+    min_offset: int = 0
+    max_offset: int = 0
+    body: bytes = b""
+    suspend_seconds: float = 0.0
+    #: tags-code filter of a parked pull (a new message wakes it only when it matches)
+    matches_code: object = None
+
+
 # Java caps holds well below the clients' 30 s read timeout.
 _MAX_SUSPEND_MS = 25_000
 _SUCCESS = ResponseCode.SUCCESS
@@ -29,20 +50,23 @@ _SUCCESS = ResponseCode.SUCCESS
 class PullService:
     def __init__(self, ctx: BrokerContext) -> None:
         self._ctx = ctx
+        # the tables themselves: a pull reads them with one dict lookup each (the managers only on a miss)
+        self._group_table = ctx.groups.table
+        self._topic_table = ctx.topics.table
 
     def pull(self, h: PullMessageRequestHeader, *, remote: str, allow_suspend: bool) -> PullOutcome:
         ctx = self._ctx
         cfg = ctx.config
         if not cfg.brokerPermission & PERM_READ:
             return PullOutcome(ResponseCode.NO_PERMISSION, f"the broker[{cfg.brokerIP1}] pulling message is forbidden")
-        group_cfg = ctx.groups.find_or_create(h.consumer_group)
+        group_cfg = self._group_table.get(h.consumer_group) or ctx.groups.find_or_create(h.consumer_group)
         if group_cfg is None:
             return PullOutcome(
                 ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group [{h.consumer_group}] does not exist"
             )
         if not group_cfg.consume_enable:
             return PullOutcome(ResponseCode.NO_PERMISSION, f"subscription group no permission, {h.consumer_group}")
-        tc = ctx.topics.get(h.topic)
+        tc = self._topic_table.get(h.topic)
         if tc is None:
             return PullOutcome(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist, apply first please!")
         if not tc.perm & PERM_READ:

@@ -16,9 +16,9 @@ the same records (tests pin them together).
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.messaging.outcomes import STORED_CODES, SendOutcome, code_of_put_status, refused
 from rocketq.broker.requeue import restore
 from rocketq.broker.semantics import SPECIAL_PROPERTIES, MessageSemantics
 from rocketq.broker.topic_manager import DLQ_PREFIX, NOT_ALLOWED_SEND_TOPICS, RETRY_PREFIX, topic_name_error
@@ -38,9 +38,84 @@ from rocketq.protocol.message import (
     decode_properties,
     plain_properties,
 )
-from rocketq.store import PutMessageResult, StoreBatch, StoreMessage
+from rocketq.store import PutMessageResult, PutMessageStatus, StoreBatch, StoreMessage
 from rocketq.store.message import PlainMessage
-from rocketq.store.results import PutMessageStatus
+
+_SUCCESS = int(ResponseCode.SUCCESS)
+
+#: store put status → (response code, remark), as Java's SendMessageProcessor.handlePutMessageResult
+PUT_STATUS_TO_CODE: dict[str, tuple[int, str | None]] = {
+    "PUT_OK": (ResponseCode.SUCCESS, None),
+    "FLUSH_DISK_TIMEOUT": (ResponseCode.FLUSH_DISK_TIMEOUT, None),
+    "FLUSH_SLAVE_TIMEOUT": (ResponseCode.FLUSH_SLAVE_TIMEOUT, None),
+    "SLAVE_NOT_AVAILABLE": (ResponseCode.SLAVE_NOT_AVAILABLE, None),
+    "CREATE_MAPPED_FILE_FAILED": (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."),
+    # the store's (and Java's) spelling of the same status
+    "CREATE_MAPEDFILE_FAILED": (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."),
+    "MESSAGE_ILLEGAL": (ResponseCode.MESSAGE_ILLEGAL, "the message is illegal, maybe msg body or properties too long"),
+    "PROPERTIES_SIZE_EXCEEDED": (ResponseCode.MESSAGE_ILLEGAL, "the message properties are too long"),
+    "SERVICE_NOT_AVAILABLE": (
+        ResponseCode.SERVICE_NOT_AVAILABLE,
+        "service not available now. It may be caused by one of the following reasons: "
+        "the broker's disk is full, messages are put to the slave, permission denied",
+    ),
+    "OS_PAGECACHE_BUSY": (ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"),
+}
+# The same table keyed by the enum member: no ``.name`` descriptor call per message.
+_CODE_OF_STATUS = {s: PUT_STATUS_TO_CODE[s.name] for s in PutMessageStatus if s.name in PUT_STATUS_TO_CODE}
+
+
+def code_of_put_status(status: object) -> tuple[int, str | None]:
+    """The response code and remark a put status is answered with."""
+    found: tuple[int, str | None] | None = _CODE_OF_STATUS.get(status)  # type: ignore[call-overload]
+    if found is not None:
+        return found
+    name = getattr(status, "name", str(status))
+    return PUT_STATUS_TO_CODE.get(name, (ResponseCode.SYSTEM_ERROR, f"UNKNOWN_ERROR {name}"))
+
+
+#: codes whose answer carries the message id and offsets (the message is stored)
+STORED_CODES = frozenset(
+    {
+        ResponseCode.SUCCESS,
+        ResponseCode.FLUSH_DISK_TIMEOUT,
+        ResponseCode.FLUSH_SLAVE_TIMEOUT,
+        ResponseCode.SLAVE_NOT_AVAILABLE,
+    }
+)
+
+
+@dataclass(slots=True)
+class SendOutcome:
+    """A send's outcome. ``msg_id`` is set when the message was stored; then ``end_offset`` is where its
+    bytes end in the commit log (what the flush and replication waits wait for)."""
+
+    code: int
+    remark: str | None = None
+    msg_id: str | None = None
+    queue_id: int = 0
+    queue_offset: int = 0
+    end_offset: int = 0
+    #: the message's ``WAIT`` property was not ``false``: a SYNC_FLUSH answer waits for the flush
+    wait_store: bool = True
+    #: a topic this send created: it is answered once the name servers know it (Java registers first)
+    created_topic: str | None = None
+    #: the topic the message was stored in (a DLQ for a %RETRY% send past its maximum)
+    topic: str = ""
+
+    @property
+    def stored(self) -> bool:
+        return self.msg_id is not None
+
+    @property
+    def ok(self) -> bool:
+        return self.code == _SUCCESS
+
+
+def refused(code: int, remark: str) -> SendOutcome:
+    return SendOutcome(code, remark)
+
+
 
 # A send naming one of these is not stored in a run: the semantics rewrite it, the store rewrites a delay level,
 # and the broker's CLUSTER replaces the client's (``send`` re-encodes the properties then).
@@ -66,12 +141,18 @@ class SendService:
         self.registering: set[str] = set()
         self._cluster_name = ""
         self._cluster_bytes = b""
+        #: the topic table itself: the run path reads it directly (one dict lookup per send)
+        self._topic_table = ctx.topics.table
+        self.runs_open = False
+        self._open_runs()
+        ctx.role.on_change(lambda before, after: self._open_runs())
 
     # ------------------------------------------------------------------------------------- plain runs
 
-    def run_open(self) -> bool:
-        """Runs are for a writable master whose answers need no wait (ASYNC_FLUSH, not SYNC_MASTER)."""
-        return self._ctx.put_ack.immediate and self._ctx.writable()
+    def _open_runs(self) -> None:
+        """Runs are for a writable master whose answers need no wait (ASYNC_FLUSH, not SYNC_MASTER); the
+        answer is kept in ``runs_open`` and worked out again when the role changes."""
+        self.runs_open = self._ctx.put_ack.immediate and self._ctx.writable()
 
     @property
     def _cluster_property(self) -> bytes:
@@ -87,7 +168,7 @@ class SendService:
         topic = header.topic
         if topic not in self._plain_topics or header.batch or header.sys_flag & SYSFLAG_TX_MASK:
             return None
-        tc = self._ctx.topics.get(topic)
+        tc = self._topic_table.get(topic)
         queue_id = header.queue_id
         if tc is None or not tc.perm & PERM_WRITE or not 0 <= queue_id < max(tc.read_queue_nums, tc.write_queue_nums):
             return None

@@ -21,8 +21,7 @@ import time
 from collections import deque
 
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.messaging.outcomes import SendOutcome, code_of_put_status
-from rocketq.broker.messaging.send import SendService
+from rocketq.broker.messaging.send import SendOutcome, SendService, code_of_put_status
 from rocketq.codes import CURRENT_VERSION, RequestCode, ResponseCode
 from rocketq.errors import BrokerError, ProtocolError
 from rocketq.protocol.command import FLAG_ONEWAY, SERIALIZE_JSON, RemotingCommand
@@ -107,7 +106,7 @@ class SendProcessor:
         service = self.service
         # Plain sends (most of them) are stored as runs: one store call for consecutive ones, which shares the
         # lock, the clock and the stats; anything else goes through ``send`` after the run before it.
-        prepare = service.prepare_plain if service.run_open() else None
+        prepare = service.prepare_plain if service.runs_open else None
         run: list[PlainMessage] = []
         senders: list[tuple[Connection, RemotingCommand]] = []
         # Process what is queued now; yield to the loop between bursts so reads keep flowing.
