@@ -33,12 +33,18 @@ IGNORED_JAVA_KEYS = frozenset(
         "serverPooledByteBufAllocatorEnable", "transientStorePoolEnable", "transientStorePoolSize",
         "useReentrantLockWhenPutMessage", "warmMapedFileEnable", "osPageCacheBusyTimeOutMills",
         "storePathConsumeQueue", "storePathIndex", "storePathCommitLog", "isEnableBatchPush", "slaveReadEnable",
-        "aclEnable", "fetchNamesrvAddrByAddressServer", "rocketmqHome", "waitTimeMillsInPullQueue",
+        "fetchNamesrvAddrByAddressServer", "rocketmqHome", "waitTimeMillsInPullQueue",
         "waitTimeMillsInHeartbeatQueue", "waitTimeMillsInTransactionQueue", "sendThreadPoolQueueCapacity",
         "pullThreadPoolQueueCapacity", "accessMessageInMemoryMaxRatio", "messageIndexEnable",
         "messageIndexSafe", "cleanFileForciblyEnable", "brokerFastFailureEnable",
     }
 )  # fmt: skip
+
+
+# Security settings that must never be ignored: ``true`` is refused (fail closed) until the feature exists.
+FAIL_CLOSED_KEYS = {
+    "aclEnable": "ACL is not built in this version of rocketq; refusing to start rather than serve without it",
+}
 
 
 @dataclass
@@ -159,6 +165,10 @@ class BrokerConfig:
         cfg = cls()
         types = {f.name: f.type for f in dataclasses.fields(cls) if f.name != "extra"}
         for key, raw in values.items():
+            if key in FAIL_CLOSED_KEYS:
+                _refuse_unless_off(key, raw)
+                cfg.extra[key] = raw
+                continue
             if key in IGNORED_JAVA_KEYS:
                 log.warning("config.ignored key=%s (no effect in rocketq)", key)
                 cfg.extra[key] = raw
@@ -194,6 +204,12 @@ class BrokerConfig:
             self.delay_levels_ms()
         except ValueError as exc:
             raise ConfigError("messageDelayLevel", str(exc)) from None
+
+
+def _refuse_unless_off(key: str, raw: str) -> None:
+    """A security setting rocketq cannot honour yet stops start-up instead of serving without it."""
+    if _convert(key, raw, bool):
+        raise ConfigError(key, FAIL_CLOSED_KEYS[key])
 
 
 def _convert(key: str, raw: str, kind: Any) -> Any:

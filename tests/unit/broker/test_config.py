@@ -88,3 +88,16 @@ def test_read_properties_separators(tmp_path: Path) -> None:
     p = tmp_path / "x.properties"
     p.write_text("a=1\nb : 2\nc 3\nd=\n")
     assert read_properties(p) == {"a": "1", "b": "2", "c": "3", "d": ""}
+
+
+def test_acl_enable_true_fails_closed_and_false_loads() -> None:
+    import pytest
+
+    from rocketq.broker.config import BrokerConfig
+    from rocketq.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="aclEnable"):
+        BrokerConfig.from_mapping({"aclEnable": "true"})
+    assert BrokerConfig.from_mapping({"aclEnable": "false"}).extra["aclEnable"] == "false"
+    with pytest.raises(ConfigError, match="aclEnable"):
+        BrokerConfig.from_mapping({"aclEnable": "yes-please"})

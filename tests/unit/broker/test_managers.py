@@ -178,3 +178,45 @@ async def test_pull_hold_wakes_on_matching_arrival_and_on_timeout() -> None:
     await asyncio.sleep(0.2)
     assert reruns == [2, 1, 3]
     assert svc.held_count() == 0
+
+
+def test_a_corrupt_config_file_stops_loading_and_names_the_file(tmp_path: Path) -> None:
+    import pytest
+
+    from rocketq.broker.persist import ConfigFileError
+
+    topics = make_topics(tmp_path)
+    topics.path.parent.mkdir(parents=True, exist_ok=True)
+    topics.path.write_text("{not json")
+    with pytest.raises(ConfigFileError, match=r"topics\.json"):
+        topics.load()
+    topics.path.with_name("topics.json.bak").write_text('{"topicConfigTable": {}}')
+    topics.load()  # the backup is good: it is used
+
+
+async def test_a_topic_change_is_written_off_the_loop_and_flushed_waits_for_it(tmp_path: Path) -> None:
+    import threading
+
+    from rocketq.broker.persist import BackgroundWriter, read_json
+    from rocketq.protocol.bodies import TopicConfig
+
+    writer = BackgroundWriter()
+    topics = make_topics(tmp_path, writer=writer)
+    threads: list[str] = []
+    original = topics.snapshot
+
+    def snapshot():  # type: ignore[no-untyped-def]
+        build = original()
+
+        def traced():  # type: ignore[no-untyped-def]
+            threads.append(threading.current_thread().name)
+            return build()
+
+        return traced
+
+    topics.snapshot = snapshot  # type: ignore[method-assign]
+    topics.update(TopicConfig("TWritten", 4, 4, 6))
+    await topics.flushed()
+    assert threads and threads[0].startswith("rocketq-persist")
+    assert "TWritten" in read_json(topics.path)["topicConfigTable"]
+    writer.close()
