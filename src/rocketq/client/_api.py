@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from rocketq.client._fastjson import loads
 from rocketq.client._route import TopicRouteData
 from rocketq.client.message import PullStatus, SendResult, SendStatus, make_send_result
 from rocketq.codes import RequestCode, ResponseCode
@@ -31,6 +30,7 @@ from rocketq.protocol.bodies import (
     dumps,
 )
 from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.fastjson import loads
 from rocketq.protocol.headers import (
     ConsumerSendMsgBackRequestHeader,
     EndTransactionRequestHeader,

@@ -24,7 +24,6 @@ import time
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from rocketq.client import _fastjson
 from rocketq.client._api import MQClientAPI
 from rocketq.client._route import (
     AUTO_CREATE_TOPIC_KEY,
@@ -42,6 +41,7 @@ from rocketq.client.errors import BrokerNotFoundError
 from rocketq.client.message import MessageExt
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import BrokerError, ClientError, ProtocolError, RemotingError
+from rocketq.protocol import fastjson
 from rocketq.protocol.bodies import (
     ConsumerData,
     HeartbeatData,
@@ -480,12 +480,12 @@ class ClientInstance:
 
 def parse_reset_offset_body(body: bytes | bytearray | memoryview) -> dict[MessageQueue, int]:
     """ResetOffsetBody (Java: object-keyed ``offsetTable``) or ResetOffsetBodyForC (array of entries)."""
-    obj = _fastjson.loads(body)
+    obj = fastjson.loads(body)
     table = obj.get("offsetTable") if isinstance(obj, dict) else None
     out: dict[MessageQueue, int] = {}
     if isinstance(table, dict):
         for key, value in table.items():
-            out[_fastjson.mq_from_key(key)] = int(value)
+            out[fastjson.mq_from_key(key)] = int(value)
     elif isinstance(table, list):
         for entry in table:
             out[MessageQueue.from_json(entry)] = int(entry["offset"])

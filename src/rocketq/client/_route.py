@@ -17,9 +17,9 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rocketq.client._fastjson import loads
 from rocketq.errors import ProtocolError
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, MessageQueue
+from rocketq.protocol.fastjson import loads
 
 MASTER_ID = 0
 AUTO_CREATE_TOPIC_KEY = "TBW102"

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from rocketq.client import _fastjson
 from rocketq.client._instance import ClientInstance, unique_instance_name
 from rocketq.client._route import MASTER_ID, TopicRouteData, retry_topic
 from rocketq.client._uniq_id import id_time_ms
@@ -31,6 +30,7 @@ from rocketq.client.errors import NoRouteError
 from rocketq.client.message import MessageExt, SendResult
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import BrokerError, ClientError, ProtocolError, RemotingError, error_for_code
+from rocketq.protocol import fastjson
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, MessageQueue, TopicConfig
 from rocketq.protocol.headers import SendMessageRequestHeader
 from rocketq.protocol.message import PROP_DELAY, decode_record, encode_properties, iter_records, parse_offset_msg_id
@@ -375,7 +375,7 @@ class AdminClient:
             resp = await self._api.invoke(addr, self._api.request(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, ext),
                                           self.timeout)  # fmt: skip
             if resp.code == ResponseCode.SUCCESS:
-                obj = _fastjson.loads(resp.body) if resp.body else {}
+                obj = fastjson.loads(resp.body) if resp.body else {}
                 for mq, off in _mq_table((obj or {}).get("offsetTable")):
                     result[mq] = int(off)
                 continue
@@ -487,7 +487,7 @@ def _mq_table(table: Any) -> list[tuple[MessageQueue, Any]]:
     if isinstance(table, dict):
         for k, v in table.items():
             try:
-                out.append((_fastjson.mq_from_key(k), v))
+                out.append((fastjson.mq_from_key(k), v))
             except (ProtocolError, ValueError) as exc:
                 log.debug("mq_table.bad_key key=%r error=%s", k, exc)
     elif isinstance(table, list):

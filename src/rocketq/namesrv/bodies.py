@@ -22,7 +22,6 @@ RegisterBrokerBody, compressed form (``compressed=true``): one zlib stream of::
 from __future__ import annotations
 
 import json
-import re
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ import orjson
 
 from rocketq.errors import ProtocolError
 from rocketq.protocol.bodies import DataVersion, TopicConfig, encode_topic_config_wrapper
+from rocketq.protocol.fastjson import loads_lenient
 
 __all__ = [
     "BrokerData",
@@ -44,30 +44,15 @@ __all__ = [
     "encode_data_version",
     "encode_kv_table",
     "encode_topic_list",
-    "loads_lenient",
 ]
 
 _I32 = struct.Struct(">i")
-# fastjson writes non-string map keys bare: {0:"ip:port"}. Quote them so a standard parser accepts the text.
-_BARE_INT_KEY = re.compile(rb'([{,])\s*(-?\d+)\s*:')
 FILTER_TYPES = ("SINGLE_TAG", "MULTI_TAG")
 
 
 def _dumps(obj: Any) -> bytes:
     # Plain json (not orjson): ASCII-only output with the key order we built.
     return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode()
-
-
-def loads_lenient(body: bytes | bytearray | memoryview) -> Any:
-    """Parse a JSON body, also accepting fastjson's unquoted integer map keys."""
-    data = bytes(body)
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as first:
-        try:
-            return orjson.loads(_BARE_INT_KEY.sub(rb'\1"\2":', data))
-        except orjson.JSONDecodeError:
-            raise ProtocolError(f"body is not valid JSON: {first}") from first
 
 
 def _obj(value: Any, what: str) -> dict[str, Any]:

@@ -28,7 +28,6 @@ from rocketq.namesrv.bodies import (
     encode_data_version,
     encode_kv_table,
     encode_topic_list,
-    loads_lenient,
 )
 from rocketq.namesrv.config import CONFIG_BLACK_LIST, NamesrvConfig, parse_properties
 from rocketq.namesrv.headers import (
@@ -49,6 +48,7 @@ from rocketq.namesrv.headers import (
 from rocketq.namesrv.kv_config import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
 from rocketq.namesrv.route_info import RouteInfoManager
 from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.fastjson import loads_lenient
 from rocketq.remoting.connection import Connection
 from rocketq.remoting.server import RemotingDispatcher
 

@@ -22,7 +22,6 @@ from rocketq.namesrv.bodies import (
     encode_data_version,
     encode_kv_table,
     encode_topic_list,
-    loads_lenient,
 )
 from rocketq.protocol.bodies import DataVersion, TopicConfig
 
@@ -133,12 +132,6 @@ def test_data_version() -> None:
     for bad in ([], {"counter": "x"}, {"counter": 1.5}, {"timestamp": None}):
         with pytest.raises(ProtocolError):
             decode_data_version(bad)
-
-
-def test_loads_lenient() -> None:
-    assert loads_lenient(b'{"a":{0:"x",12:"y"}}') == {"a": {"0": "x", "12": "y"}}
-    with pytest.raises(ProtocolError):
-        loads_lenient(b"{nope")
 
 
 # ------------------------------------------------------------------------------------ register body
