@@ -30,7 +30,11 @@ from rocketq.namesrv.bodies import (
     encode_topic_list,
 )
 from rocketq.namesrv.config import CONFIG_BLACK_LIST, NamesrvConfig, parse_properties
-from rocketq.namesrv.headers import (
+from rocketq.namesrv.kv_config import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
+from rocketq.namesrv.route_info import RouteInfoManager
+from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.fastjson import loads_lenient
+from rocketq.protocol.namesrv_headers import (
     AddWritePermOfBrokerResponseHeader,
     BrokerNameRequestHeader,
     DeleteTopicFromNamesrvRequestHeader,
@@ -45,10 +49,6 @@ from rocketq.namesrv.headers import (
     UnregisterBrokerRequestHeader,
     WipeWritePermOfBrokerResponseHeader,
 )
-from rocketq.namesrv.kv_config import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
-from rocketq.namesrv.route_info import RouteInfoManager
-from rocketq.protocol.command import RemotingCommand
-from rocketq.protocol.fastjson import loads_lenient
 from rocketq.remoting.connection import Connection
 from rocketq.remoting.server import RemotingDispatcher
 
