@@ -26,9 +26,7 @@ from typing import Any, Protocol
 
 from rocketq.client._api import MQClientAPI
 from rocketq.client._route import (
-    AUTO_CREATE_TOPIC_KEY,
     MASTER_ID,
-    RETRY_GROUP_TOPIC_PREFIX,
     TopicPublishInfo,
     TopicRouteData,
     to_publish_info,
@@ -52,6 +50,7 @@ from rocketq.protocol.bodies import (
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import CheckTransactionStateRequestHeader, ResetOffsetRequestHeader
 from rocketq.protocol.message import decode_record
+from rocketq.protocol.topics import AUTO_CREATE_TOPIC, RETRY_PREFIX
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.connection import Connection
 from rocketq.remoting.server import RemotingDispatcher
@@ -202,7 +201,7 @@ class ClientInstance:
                 log.warning("route.refresh_failed topic=%s error=%s", topic, exc)
 
     async def update_topic_route(
-        self, topic: str, *, is_default: bool = False, create_topic_key: str = AUTO_CREATE_TOPIC_KEY,
+        self, topic: str, *, is_default: bool = False, create_topic_key: str = AUTO_CREATE_TOPIC,
         default_topic_queue_nums: int = 4,
     ) -> bool:
         """Fetch the route of ``topic`` (or, ``is_default``, of ``create_topic_key`` shaped for ``topic``).
@@ -218,7 +217,7 @@ class ClientInstance:
                 else:
                     route = await self.api.get_topic_route(topic, self.timeout)
             except BrokerError as exc:
-                if not topic.startswith(RETRY_GROUP_TOPIC_PREFIX) and topic != AUTO_CREATE_TOPIC_KEY:
+                if not topic.startswith(RETRY_PREFIX) and topic != AUTO_CREATE_TOPIC:
                     log.debug("route.missing topic=%s error=%s", topic, exc)
                 return False
             old = self.topic_route_table.get(topic)

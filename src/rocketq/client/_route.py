@@ -20,19 +20,29 @@ from typing import Any
 from rocketq.errors import ProtocolError
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, MessageQueue
 from rocketq.protocol.fastjson import loads
+from rocketq.protocol.topics import AUTO_CREATE_TOPIC, DLQ_PREFIX, RETRY_PREFIX, dlq_topic, retry_topic
+
+__all__ = [
+    "AUTO_CREATE_TOPIC_KEY",
+    "DLQ_GROUP_TOPIC_PREFIX",
+    "MASTER_ID",
+    "RETRY_GROUP_TOPIC_PREFIX",
+    "BrokerData",
+    "QueueData",
+    "TopicPublishInfo",
+    "TopicRouteData",
+    "dlq_topic",
+    "retry_topic",
+    "to_publish_info",
+    "to_subscribe_info",
+    "with_default_queue_nums",
+]
 
 MASTER_ID = 0
-AUTO_CREATE_TOPIC_KEY = "TBW102"
-RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
-DLQ_GROUP_TOPIC_PREFIX = "%DLQ%"
-
-
-def retry_topic(group: str) -> str:
-    return RETRY_GROUP_TOPIC_PREFIX + group
-
-
-def dlq_topic(group: str) -> str:
-    return DLQ_GROUP_TOPIC_PREFIX + group
+# The client's (Java MixAll's) names for these; producer and consumers still import them from here.
+AUTO_CREATE_TOPIC_KEY = AUTO_CREATE_TOPIC
+RETRY_GROUP_TOPIC_PREFIX = RETRY_PREFIX
+DLQ_GROUP_TOPIC_PREFIX = DLQ_PREFIX
 
 
 @dataclass(frozen=True, slots=True)
