@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from rocketq.client._route import TopicRouteData
 from rocketq.client.message import PullStatus, SendResult, SendStatus, make_send_result
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import (
@@ -40,6 +39,7 @@ from rocketq.protocol.headers import (
     SendMessageResponseHeader,
     send_header_to_v2,
 )
+from rocketq.protocol.route import TopicRouteData
 from rocketq.remoting.client import RemotingClient
 
 log = logging.getLogger("rocketq.client.api")

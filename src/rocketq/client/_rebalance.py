@@ -15,13 +15,13 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from rocketq.client._instance import ClientInstance
-from rocketq.client._route import MASTER_ID
 from rocketq.client.allocate import AllocateMessageQueueStrategy
 from rocketq.client.offset_store import OffsetStore, ReadOffsetType
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.subscription import ConsumeFromWhere
 from rocketq.errors import BrokerError, RemotingError
 from rocketq.protocol.bodies import MessageQueue, SubscriptionData
+from rocketq.protocol.route import MASTER_ID
 from rocketq.protocol.topics import RETRY_PREFIX
 
 log = logging.getLogger("rocketq.client.rebalance")

@@ -23,7 +23,6 @@ from types import TracebackType
 from typing import Any
 
 from rocketq.client._instance import ClientInstance, unique_instance_name
-from rocketq.client._route import MASTER_ID, TopicRouteData
 from rocketq.client._uniq_id import id_time_ms
 from rocketq.client.config import ClientConfig
 from rocketq.client.errors import NoRouteError
@@ -34,6 +33,7 @@ from rocketq.protocol import fastjson
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, MessageQueue, TopicConfig
 from rocketq.protocol.headers import SendMessageRequestHeader
 from rocketq.protocol.message import PROP_DELAY, decode_record, encode_properties, iter_records, parse_offset_msg_id
+from rocketq.protocol.route import MASTER_ID, TopicRouteData
 from rocketq.protocol.topics import AUTO_CREATE_TOPIC, dlq_topic, retry_topic
 
 __all__ = [
