@@ -42,6 +42,7 @@ log = logging.getLogger("rocketq.namesrv.route_info")
 __all__ = [
     "BROKER_CHANNEL_EXPIRED_TIME",
     "BrokerLiveInfo",
+    "Clock",
     "ExpiredBroker",
     "RegisterBrokerResult",
     "RouteInfoManager",
