@@ -2,8 +2,8 @@
 
 Built on the client SDK's public wire layer (``rocketq.client.lowlevel``: ``MQClientAPI``, one method per
 request code, no policy; ``RouteCache``, the client's route tables) plus the rocketq-private sink codes of
-``rocketq.protocol.sink``. Nothing here is picklable or long-lived: the driver
-and every Spark task open a ``Cluster`` inside ``asyncio`` for the duration of one call or one partition.
+``rocketq.protocol.sink``. Nothing here is picklable or long-lived: the driver and every Spark task open a
+``Cluster`` inside ``asyncio`` for the duration of one call or one partition.
 """
 
 from __future__ import annotations
