@@ -45,6 +45,7 @@ from rocketq.broker.transaction import TransactionService
 from rocketq.codes import RequestCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import NotifyConsumerIdsChangedRequestHeader
+from rocketq.protocol.route import RegisterBrokerResult
 from rocketq.remoting.busy_poll import BusyPoller
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.connection import Connection
@@ -274,9 +275,9 @@ class BrokerController:
             self._tasks.spawn(self._stop_master_services(), "stop-master-services")
         self.registration.kick()  # the name servers learn the new role (brokerId) at once
 
-    def _on_register_result(self, master_addr: str | None, ha_server_addr: str | None) -> None:
+    def _on_register_result(self, result: RegisterBrokerResult) -> None:
         """A slave learns its master from the name server's REGISTER_BROKER answer."""
-        self.role.learn_master(master_addr)
+        self.role.learn_master(result.master_addr)
 
     # ------------------------------------------------------------------------------------ background
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,39 +16,45 @@ from rocketq.protocol.bodies import (
     TopicConfig,
     encode_topic_config_wrapper,
 )
+from rocketq.protocol.topics import (
+    AUTO_CREATE_TOPIC,
+    BENCHMARK_TOPIC,
+    DLQ_PREFIX,
+    NOT_ALLOWED_SEND_TOPICS,
+    OFFSET_MOVED_EVENT,
+    RETRY_PREFIX,
+    SCHEDULE_TOPIC,
+    SELF_TEST_TOPIC,
+    TOPIC_MAX_LENGTH,
+    TRANS_CHECK_MAX_TIME_TOPIC,
+    TRANS_HALF_TOPIC,
+    TRANS_OP_HALF_TOPIC,
+    reply_topic,
+    topic_name_error,
+)
+
+# The topic names and rules live in protocol.topics (shared with the client); the broker's modules import them
+# from here, so they stay re-exported under the names they had.
+__all__ = [
+    "AUTO_CREATE_TOPIC",
+    "BENCHMARK_TOPIC",
+    "DLQ_PREFIX",
+    "MAX_TOPIC_LENGTH",
+    "NOT_ALLOWED_SEND_TOPICS",
+    "OFFSET_MOVED_EVENT",
+    "RETRY_PREFIX",
+    "SCHEDULE_TOPIC",
+    "SELF_TEST_TOPIC",
+    "TRANS_CHECK_MAX_TIME_TOPIC",
+    "TRANS_HALF_TOPIC",
+    "TRANS_OP_HALF_TOPIC",
+    "TopicConfigManager",
+    "topic_name_error",
+]
 
 log = logging.getLogger("rocketq.broker.topics")
 
-AUTO_CREATE_TOPIC = "TBW102"
-SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
-TRANS_HALF_TOPIC = "RMQ_SYS_TRANS_HALF_TOPIC"
-TRANS_OP_HALF_TOPIC = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
-TRANS_CHECK_MAX_TIME_TOPIC = "TRANS_CHECK_MAX_TIME_TOPIC"
-SELF_TEST_TOPIC = "SELF_TEST_TOPIC"
-OFFSET_MOVED_EVENT = "OFFSET_MOVED_EVENT"
-BENCHMARK_TOPIC = "BenchmarkTest"
-RETRY_PREFIX = "%RETRY%"
-DLQ_PREFIX = "%DLQ%"
-
-# Topics clients may not send to directly (AbstractSendMessageProcessor / TopicValidator).
-NOT_ALLOWED_SEND_TOPICS = frozenset(
-    {SCHEDULE_TOPIC, TRANS_HALF_TOPIC, TRANS_OP_HALF_TOPIC, TRANS_CHECK_MAX_TIME_TOPIC, SELF_TEST_TOPIC,
-     OFFSET_MOVED_EVENT}
-)  # fmt: skip
-
-_TOPIC_RE = re.compile(r"^[%|a-zA-Z0-9_-]+$")
-MAX_TOPIC_LENGTH = 127
-
-
-def topic_name_error(topic: str) -> str | None:
-    """Why a topic name is invalid, or None (TopicValidator.validateTopic)."""
-    if not topic:
-        return "the specified topic is blank"
-    if len(topic) > MAX_TOPIC_LENGTH:
-        return f"the specified topic is longer than topic max length {MAX_TOPIC_LENGTH}"
-    if not _TOPIC_RE.match(topic):
-        return f"the specified topic [{topic}] contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
-    return None
+MAX_TOPIC_LENGTH = TOPIC_MAX_LENGTH
 
 
 class TopicConfigManager(ConfigManager):
@@ -87,7 +92,7 @@ class TopicConfigManager(ConfigManager):
         self._add_system(broker_name, 1, 1, perm)
         self._add_system(OFFSET_MOVED_EVENT, 1, 1)
         self._add_system(SCHEDULE_TOPIC, delay_level_count, delay_level_count)
-        self._add_system(f"{cluster_name}_REPLY_TOPIC", 1, 1)
+        self._add_system(reply_topic(cluster_name), 1, 1)
 
     def _add_system(self, name: str, read: int, write: int, perm: int = PERM_READ | PERM_WRITE) -> None:
         tc = TopicConfig(name, read, write, perm)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from rocketq.client._fastjson import loads
-from rocketq.client._route import TopicRouteData
 from rocketq.client.message import PullStatus, SendResult, SendStatus, make_send_result
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import (
@@ -31,6 +29,7 @@ from rocketq.protocol.bodies import (
     dumps,
 )
 from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.fastjson import loads
 from rocketq.protocol.headers import (
     ConsumerSendMsgBackRequestHeader,
     EndTransactionRequestHeader,
@@ -40,6 +39,7 @@ from rocketq.protocol.headers import (
     SendMessageResponseHeader,
     send_header_to_v2,
 )
+from rocketq.protocol.route import TopicRouteData
 from rocketq.remoting.client import RemotingClient
 
 log = logging.getLogger("rocketq.client.api")
@@ -60,6 +60,7 @@ DEFAULT_REGION = "DefaultRegion"
 
 
 def broker_error(resp: RemotingCommand, addr: str) -> BrokerError:
+    """The ``BrokerError`` subclass of a failed answer, carrying the broker's address as ``broker_addr``."""
     err = error_for_code(resp.code, resp.remark)
     err.broker_addr = addr  # type: ignore[attr-defined]
     return err
@@ -84,6 +85,8 @@ class RawPullResult:
 
 
 class MQClientAPI:
+    """Request builders and answer readers over a ``RemotingClient``; name-server calls fail over in order."""
+
     def __init__(self, remoting: RemotingClient, namesrv_addrs: list[str], language: str = "PYTHON") -> None:
         self.remoting = remoting
         self.namesrv_addrs = list(namesrv_addrs)
@@ -123,9 +126,10 @@ class MQClientAPI:
         assert last is not None
         raise last
 
-    async def _call(
+    async def call(
         self, addr: str, code: int, ext: dict[str, str] | None, timeout: float, body: bytes = b""
     ) -> RemotingCommand:
+        """One request to a broker; any answer but SUCCESS raises its ``BrokerError`` (``broker_error``)."""
         resp = await self.invoke(addr, self.request(code, ext, body), timeout)
         if resp.code != ResponseCode.SUCCESS:
             raise broker_error(resp, addr)
@@ -227,7 +231,7 @@ class MQClientAPI:
 
     async def query_consumer_offset(self, addr: str, group: str, mq: MessageQueue, timeout: float) -> int:
         ext = {"consumerGroup": group, "topic": mq.topic, "queueId": str(mq.queue_id), "bname": mq.broker_name}
-        resp = await self._call(addr, RequestCode.QUERY_CONSUMER_OFFSET, ext, timeout)
+        resp = await self.call(addr, RequestCode.QUERY_CONSUMER_OFFSET, ext, timeout)
         return _int(resp.ext_fields, "offset")
 
     def update_consumer_offset_request(
@@ -255,29 +259,29 @@ class MQClientAPI:
 
     async def get_max_offset(self, addr: str, mq: MessageQueue, timeout: float) -> int:
         ext = {"topic": mq.topic, "queueId": str(mq.queue_id), "bname": mq.broker_name}
-        resp = await self._call(addr, RequestCode.GET_MAX_OFFSET, ext, timeout)
+        resp = await self.call(addr, RequestCode.GET_MAX_OFFSET, ext, timeout)
         return _int(resp.ext_fields, "offset")
 
     async def get_min_offset(self, addr: str, mq: MessageQueue, timeout: float) -> int:
         ext = {"topic": mq.topic, "queueId": str(mq.queue_id), "bname": mq.broker_name}
-        resp = await self._call(addr, RequestCode.GET_MIN_OFFSET, ext, timeout)
+        resp = await self.call(addr, RequestCode.GET_MIN_OFFSET, ext, timeout)
         return _int(resp.ext_fields, "offset")
 
     async def search_offset(self, addr: str, mq: MessageQueue, timestamp_ms: int, timeout: float) -> int:
         ext = {"topic": mq.topic, "queueId": str(mq.queue_id), "timestamp": str(timestamp_ms), "bname": mq.broker_name}
-        resp = await self._call(addr, RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, ext, timeout)
+        resp = await self.call(addr, RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, ext, timeout)
         return _int(resp.ext_fields, "offset")
 
     async def get_earliest_msg_storetime(self, addr: str, mq: MessageQueue, timeout: float) -> int:
         ext = {"topic": mq.topic, "queueId": str(mq.queue_id), "bname": mq.broker_name}
-        resp = await self._call(addr, RequestCode.GET_EARLIEST_MSG_STORETIME, ext, timeout)
+        resp = await self.call(addr, RequestCode.GET_EARLIEST_MSG_STORETIME, ext, timeout)
         return _int(resp.ext_fields, "timestamp")
 
     # -- client management --------------------------------------------------------------------------------
 
     async def send_heartbeat(self, addr: str, data: HeartbeatData, timeout: float) -> int:
         """Returns the broker's version."""
-        resp = await self._call(addr, RequestCode.HEART_BEAT, None, timeout, data.encode())
+        resp = await self.call(addr, RequestCode.HEART_BEAT, None, timeout, data.encode())
         return resp.version
 
     async def unregister_client(
@@ -288,16 +292,16 @@ class MQClientAPI:
             ext["producerGroup"] = producer_group
         if consumer_group:
             ext["consumerGroup"] = consumer_group
-        await self._call(addr, RequestCode.UNREGISTER_CLIENT, ext, timeout)
+        await self.call(addr, RequestCode.UNREGISTER_CLIENT, ext, timeout)
 
     async def check_client_config(
         self, addr: str, group: str, client_id: str, sub: SubscriptionData, timeout: float
     ) -> None:
         body = dumps({"clientId": client_id, "group": group, "subscriptionData": sub.to_json()})
-        await self._call(addr, RequestCode.CHECK_CLIENT_CONFIG, None, timeout, body)
+        await self.call(addr, RequestCode.CHECK_CLIENT_CONFIG, None, timeout, body)
 
     async def get_consumer_id_list(self, addr: str, group: str, timeout: float) -> list[str]:
-        resp = await self._call(addr, RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": group}, timeout)
+        resp = await self.call(addr, RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": group}, timeout)
         return decode_consumer_id_list(resp.body) if resp.body else []
 
     async def consumer_send_msg_back(
@@ -306,13 +310,13 @@ class MQClientAPI:
         ext = header.to_ext()
         if broker_name:
             ext["bname"] = broker_name
-        await self._call(addr, RequestCode.CONSUMER_SEND_MSG_BACK, ext, timeout)
+        await self.call(addr, RequestCode.CONSUMER_SEND_MSG_BACK, ext, timeout)
 
     async def lock_batch_mq(
         self, addr: str, group: str, client_id: str, mqs: list[MessageQueue], timeout: float
     ) -> set[MessageQueue]:
         body = _lock_body(group, client_id, mqs)
-        resp = await self._call(addr, RequestCode.LOCK_BATCH_MQ, None, timeout, body)
+        resp = await self.call(addr, RequestCode.LOCK_BATCH_MQ, None, timeout, body)
         return set(decode_lock_ok(resp.body)) if resp.body else set()
 
     async def unlock_batch_mq(
@@ -322,7 +326,7 @@ class MQClientAPI:
         if oneway:
             await self.invoke_oneway(addr, self.request(RequestCode.UNLOCK_BATCH_MQ, None, body, oneway=True))
         else:
-            await self._call(addr, RequestCode.UNLOCK_BATCH_MQ, None, timeout, body)
+            await self.call(addr, RequestCode.UNLOCK_BATCH_MQ, None, timeout, body)
 
     async def end_transaction_oneway(
         self, addr: str, header: EndTransactionRequestHeader, broker_name: str | None, remark: str | None
@@ -337,7 +341,7 @@ class MQClientAPI:
     # -- messages by id / key -----------------------------------------------------------------------------
 
     async def view_message(self, addr: str, commit_log_offset: int, timeout: float) -> bytes:
-        resp = await self._call(addr, RequestCode.VIEW_MESSAGE_BY_ID, {"offset": str(commit_log_offset)}, timeout)
+        resp = await self.call(addr, RequestCode.VIEW_MESSAGE_BY_ID, {"offset": str(commit_log_offset)}, timeout)
         return bytes(resp.body)
 
     async def query_message(
@@ -362,23 +366,23 @@ class MQClientAPI:
         }
         if uniq_key:
             ext["_UNIQUE_KEY_QUERY"] = "true"
-        resp = await self._call(addr, RequestCode.QUERY_MESSAGE, ext, timeout)
+        resp = await self.call(addr, RequestCode.QUERY_MESSAGE, ext, timeout)
         ts = int(resp.ext_fields.get("indexLastUpdateTimestamp", "0") or 0)
         return ts, bytes(resp.body)
 
     # -- admin (broker) -----------------------------------------------------------------------------------
 
     async def create_topic(self, addr: str, ext: dict[str, str], timeout: float) -> None:
-        await self._call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, ext, timeout)
+        await self.call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, ext, timeout)
 
     async def delete_topic_in_broker(self, addr: str, topic: str, timeout: float) -> None:
-        await self._call(addr, RequestCode.DELETE_TOPIC_IN_BROKER, {"topic": topic}, timeout)
+        await self.call(addr, RequestCode.DELETE_TOPIC_IN_BROKER, {"topic": topic}, timeout)
 
     async def broker_json(
         self, addr: str, code: int, ext: dict[str, str] | None, timeout: float, body: bytes = b""
     ) -> Any:
         """A broker request whose success body is JSON (fastjson dialect accepted); None for an empty body."""
-        resp = await self._call(addr, code, ext, timeout, body)
+        resp = await self.call(addr, code, ext, timeout, body)
         return loads(resp.body) if resp.body else None
 
 

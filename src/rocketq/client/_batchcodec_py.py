@@ -25,8 +25,8 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rocketq.client._route import RETRY_GROUP_TOPIC_PREFIX
 from rocketq.client.errors import InvalidMessageError
+from rocketq.protocol.topics import RETRY_PREFIX
 
 _BATCH_HEAD = struct.Struct(">iiiii")  # total size, magic 0, body crc 0, flag, body length
 _I16 = struct.Struct(">h")
@@ -40,7 +40,7 @@ def encode_batch(
     sizes: list[int] = []
     first = msgs[0]
     topic = first.topic
-    topic_is_retry = topic.startswith(RETRY_GROUP_TOPIC_PREFIX)
+    topic_is_retry = topic.startswith(RETRY_PREFIX)
     wait = first.properties.get("WAIT", "true") != "false"
     for i, m in enumerate(msgs):
         props = m.properties
@@ -48,7 +48,7 @@ def encode_batch(
         if delay and int(delay) > 0:
             raise InvalidMessageError("delay level is not supported for batching")
         m_topic = m.topic
-        if topic_is_retry if m_topic is topic else m_topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+        if topic_is_retry if m_topic is topic else m_topic.startswith(RETRY_PREFIX):
             raise InvalidMessageError("retry group topic is not supported for batching")
         if m_topic != topic:
             raise InvalidMessageError("the topic of the messages in one batch should be the same")

@@ -3,7 +3,7 @@
 Each Producer / PushConsumer / LitePullConsumer owns one ``ClientInstance`` (its client id is unique, as
 Java's is after ``changeInstanceNameToPID``). The instance
 
-* keeps the route tables (``topic_route_table``, ``broker_addr_table``) fresh: on demand and every
+* keeps its ``RouteCache`` (routes by topic, broker addresses by name) fresh: on demand and every
   ``poll_name_server_interval``;
 * sends HEART_BEAT every ``heartbeat_broker_interval`` — to every broker when a consumer is registered,
   to masters only otherwise — and right away after a subscription or rebalance change;
@@ -19,29 +19,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import random
 import time
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from rocketq.client import _fastjson
 from rocketq.client._api import MQClientAPI
-from rocketq.client._route import (
-    AUTO_CREATE_TOPIC_KEY,
-    MASTER_ID,
-    RETRY_GROUP_TOPIC_PREFIX,
-    TopicPublishInfo,
-    TopicRouteData,
-    to_publish_info,
-    to_subscribe_info,
-    with_default_queue_nums,
-)
+from rocketq.client._route import TopicPublishInfo, to_publish_info
+from rocketq.client._route_cache import RouteCache
 from rocketq.client._tasks import TaskSet
 from rocketq.client.config import ClientConfig
 from rocketq.client.errors import BrokerNotFoundError
 from rocketq.client.message import MessageExt
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import BrokerError, ClientError, ProtocolError, RemotingError
+from rocketq.protocol import fastjson
 from rocketq.protocol.bodies import (
     ConsumerData,
     HeartbeatData,
@@ -52,6 +43,8 @@ from rocketq.protocol.bodies import (
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import CheckTransactionStateRequestHeader, ResetOffsetRequestHeader
 from rocketq.protocol.message import decode_record
+from rocketq.protocol.route import MASTER_ID, to_subscribe_info, with_default_queue_nums
+from rocketq.protocol.topics import AUTO_CREATE_TOPIC, RETRY_PREFIX
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.connection import Connection
 from rocketq.remoting.server import RemotingDispatcher
@@ -117,8 +110,7 @@ class ClientInstance:
         self.dispatcher = RemotingDispatcher("client")
         self.remoting = RemotingClient(self.dispatcher, connect_timeout=config.connect_timeout)
         self.api = MQClientAPI(self.remoting, config.namesrv_list(), config.language)
-        self.topic_route_table: dict[str, TopicRouteData] = {}
-        self.broker_addr_table: dict[str, dict[int, str]] = {}
+        self.routes = RouteCache()
         self.broker_version_table: dict[str, dict[str, int]] = {}
         self.producers: dict[str, ProducerInner] = {}
         self.consumers: dict[str, ConsumerInner] = {}
@@ -184,8 +176,7 @@ class ClientInstance:
             except (RemotingError, BrokerError) as exc:
                 log.warning("unregister.failed addr=%s error=%s", addr, exc)
 
-        addrs = [a for table in self.broker_addr_table.values() for a in table.values()]
-        await asyncio.gather(*(one(a) for a in addrs))
+        await asyncio.gather(*(one(addr) for _, _, addr in self.routes.all_broker_addrs()))
 
     # -- routes -------------------------------------------------------------------------------------------
 
@@ -202,7 +193,7 @@ class ClientInstance:
                 log.warning("route.refresh_failed topic=%s error=%s", topic, exc)
 
     async def update_topic_route(
-        self, topic: str, *, is_default: bool = False, create_topic_key: str = AUTO_CREATE_TOPIC_KEY,
+        self, topic: str, *, is_default: bool = False, create_topic_key: str = AUTO_CREATE_TOPIC,
         default_topic_queue_nums: int = 4,
     ) -> bool:
         """Fetch the route of ``topic`` (or, ``is_default``, of ``create_topic_key`` shaped for ``topic``).
@@ -218,15 +209,14 @@ class ClientInstance:
                 else:
                     route = await self.api.get_topic_route(topic, self.timeout)
             except BrokerError as exc:
-                if not topic.startswith(RETRY_GROUP_TOPIC_PREFIX) and topic != AUTO_CREATE_TOPIC_KEY:
+                if not topic.startswith(RETRY_PREFIX) and topic != AUTO_CREATE_TOPIC:
                     log.debug("route.missing topic=%s error=%s", topic, exc)
                 return False
-            old = self.topic_route_table.get(topic)
+            old = self.routes.route(topic)
             changed = old != route or self._need_update_route(topic)
             if not changed:
                 return False
-            for bd in route.broker_datas:
-                self.broker_addr_table[bd.broker_name] = dict(bd.broker_addrs)
+            self.routes.learn_brokers(route)
             if self.producers:
                 info = to_publish_info(topic, route)
                 info.have_topic_router_info = True
@@ -236,7 +226,7 @@ class ClientInstance:
                 mqs = to_subscribe_info(topic, route)
                 for c in list(self.consumers.values()):
                     c.update_topic_subscribe_info(topic, mqs)
-            self.topic_route_table[topic] = route
+            self.routes.remember(topic, route)
             log.info("route.changed topic=%s queues=%s", topic, [q.to_json() for q in route.queue_datas])
             return True
 
@@ -246,24 +236,13 @@ class ClientInstance:
         )
 
     def find_broker_address_in_publish(self, broker_name: str) -> str | None:
-        table = self.broker_addr_table.get(broker_name)
-        return table.get(MASTER_ID) if table else None
+        return self.routes.master_addr(broker_name)
 
     def find_broker_address_in_subscribe(
         self, broker_name: str, broker_id: int = MASTER_ID, only_this_broker: bool = False
     ) -> tuple[str, bool] | None:
         """(address, is_slave) of ``broker_id`` (or the next slave id, or any when not ``only_this_broker``)."""
-        table = self.broker_addr_table.get(broker_name)
-        if not table:
-            return None
-        addr = table.get(broker_id)
-        slave = broker_id != MASTER_ID
-        if addr is None and slave:
-            addr = table.get(broker_id + 1)
-        if addr is None and not only_this_broker:
-            bid, addr = next(iter(table.items()))
-            slave = bid != MASTER_ID
-        return (addr, slave) if addr is not None else None
+        return self.routes.subscribe_addr(broker_name, broker_id, only_this_broker)
 
     async def find_broker_address_or_update(self, broker_name: str, topic: str) -> str:
         """Master address for broker ``broker_name``, refreshing ``topic``'s route once if it is unknown."""
@@ -276,10 +255,7 @@ class ClientInstance:
         return addr
 
     def find_broker_addr_by_topic(self, topic: str) -> str | None:
-        route = self.topic_route_table.get(topic)
-        if route is None or not route.broker_datas:
-            return None
-        return random.choice(route.broker_datas).select_broker_addr()
+        return self.routes.any_broker_addr(topic)
 
     async def find_consumer_id_list(self, topic: str, group: str) -> list[str] | None:
         addr = self.find_broker_addr_by_topic(topic)
@@ -321,8 +297,7 @@ class ClientInstance:
             consumer_empty = not data.consumers
             targets = [
                 (name, addr)
-                for name, table in list(self.broker_addr_table.items())
-                for bid, addr in table.items()
+                for name, bid, addr in self.routes.all_broker_addrs()
                 if addr and not (consumer_empty and bid != MASTER_ID)
             ]
 
@@ -336,16 +311,8 @@ class ClientInstance:
             await asyncio.gather(*(one(n, a) for n, a in targets))
 
     def _clean_offline_brokers(self) -> None:
-        live = {
-            addr for r in self.topic_route_table.values() for bd in r.broker_datas for addr in bd.broker_addrs.values()
-        }
-        for name in list(self.broker_addr_table):
-            table = {bid: a for bid, a in self.broker_addr_table[name].items() if a in live}
-            if table:
-                self.broker_addr_table[name] = table
-            else:
-                del self.broker_addr_table[name]
-                self.broker_version_table.pop(name, None)
+        for name in self.routes.clean_offline_brokers():
+            self.broker_version_table.pop(name, None)
 
     async def check_client_in_broker(self) -> None:
         """CHECK_CLIENT_CONFIG for every non-TAG subscription (the broker validates the SQL92 expression)."""
@@ -411,8 +378,7 @@ class ClientInstance:
 
     async def fetch_subscribe_message_queues(self, topic: str) -> set[MessageQueue]:
         route = await self.api.get_topic_route(topic, self.timeout)
-        for bd in route.broker_datas:
-            self.broker_addr_table[bd.broker_name] = dict(bd.broker_addrs)
+        self.routes.learn_brokers(route)
         mqs = to_subscribe_info(topic, route)
         if not mqs:
             raise ClientError(f"can not find message queue for topic {topic!r}")
@@ -480,12 +446,12 @@ class ClientInstance:
 
 def parse_reset_offset_body(body: bytes | bytearray | memoryview) -> dict[MessageQueue, int]:
     """ResetOffsetBody (Java: object-keyed ``offsetTable``) or ResetOffsetBodyForC (array of entries)."""
-    obj = _fastjson.loads(body)
+    obj = fastjson.loads(body)
     table = obj.get("offsetTable") if isinstance(obj, dict) else None
     out: dict[MessageQueue, int] = {}
     if isinstance(table, dict):
         for key, value in table.items():
-            out[_fastjson.mq_from_key(key)] = int(value)
+            out[fastjson.mq_from_key(key)] = int(value)
     elif isinstance(table, list):
         for entry in table:
             out[MessageQueue.from_json(entry)] = int(entry["offset"])

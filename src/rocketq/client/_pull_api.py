@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from rocketq.client._api import RawPullResult
 from rocketq.client._instance import ClientInstance
-from rocketq.client._route import MASTER_ID
 from rocketq.client.errors import BrokerNotFoundError
 from rocketq.client.message import MessageExt, PullResult, PullStatus, decode_body
 from rocketq.protocol.bodies import MessageQueue, SubscriptionData
 from rocketq.protocol.headers import PULL_FLAG_COMMIT_OFFSET, PullMessageRequestHeader
 from rocketq.protocol.message import PROP_MAX_OFFSET, PROP_MIN_OFFSET
 from rocketq.protocol.pullcodec import decode_messages
+from rocketq.protocol.route import MASTER_ID
 
 
 def build_pull_sys_flag(

@@ -15,13 +15,14 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from rocketq.client._instance import ClientInstance
-from rocketq.client._route import MASTER_ID, RETRY_GROUP_TOPIC_PREFIX
 from rocketq.client.allocate import AllocateMessageQueueStrategy
 from rocketq.client.offset_store import OffsetStore, ReadOffsetType
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.subscription import ConsumeFromWhere
 from rocketq.errors import BrokerError, RemotingError
 from rocketq.protocol.bodies import MessageQueue, SubscriptionData
+from rocketq.protocol.route import MASTER_ID
+from rocketq.protocol.topics import RETRY_PREFIX
 
 log = logging.getLogger("rocketq.client.rebalance")
 
@@ -93,7 +94,7 @@ class RebalanceImpl(ABC):
             return last
         if last != -1:
             return -1
-        is_retry = mq.topic.startswith(RETRY_GROUP_TOPIC_PREFIX)
+        is_retry = mq.topic.startswith(RETRY_PREFIX)
         if where is ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET:
             return 0
         if where is ConsumeFromWhere.CONSUME_FROM_TIMESTAMP:
@@ -197,7 +198,7 @@ class RebalanceImpl(ABC):
             try:
                 await self.rebalance_by_topic(topic, is_order)
             except (RemotingError, BrokerError) as exc:
-                if not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+                if not topic.startswith(RETRY_PREFIX):
                     log.warning("rebalance.topic_failed topic=%s error=%s", topic, exc)
         self.truncate_message_queue_not_my_topic()
 
@@ -227,11 +228,11 @@ class RebalanceImpl(ABC):
             self.dispatch_pull_requests(requests)
             return
         cid_all = await self.instance.find_consumer_id_list(topic, self.consumer_group)
-        if mq_set is None and not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+        if mq_set is None and not topic.startswith(RETRY_PREFIX):
             log.warning("rebalance.no_route group=%s topic=%s", self.consumer_group, topic)
         if cid_all is None:
             # A new group's retry topic is routed only after the broker has registered it: expected at first.
-            level = logging.DEBUG if topic.startswith(RETRY_GROUP_TOPIC_PREFIX) else logging.WARNING
+            level = logging.DEBUG if topic.startswith(RETRY_PREFIX) else logging.WARNING
             log.log(level, "rebalance.no_consumer_ids group=%s topic=%s", self.consumer_group, topic)
         if mq_set is None or not mq_set or not cid_all:
             return

@@ -1,52 +1,32 @@
-"""Client-side checks (Java ``Validators`` / ``TopicValidator``) and the Java encodings of properties and batches."""
+"""Client-side checks (Java ``Validators``; name rules from ``protocol.topics``) and Java property/batch encodings."""
 
 from __future__ import annotations
 
-import re
 import struct
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rocketq.client.errors import InvalidMessageError
 from rocketq.errors import ClientError
+from rocketq.protocol.topics import NOT_ALLOWED_SEND_TOPICS, group_name_error, topic_name_error
 
 if TYPE_CHECKING:
     from rocketq.client.message import Message
 
-TOPIC_MAX_LENGTH = 127
-GROUP_MAX_LENGTH = 255
-_LEGAL = re.compile(r"^[%|a-zA-Z0-9_-]+$")
-
-NOT_ALLOWED_SEND_TOPICS = frozenset(
-    {
-        "SCHEDULE_TOPIC_XXXX",
-        "RMQ_SYS_TRANS_HALF_TOPIC",
-        "RMQ_SYS_TRANS_OP_HALF_TOPIC",
-        "TRANS_CHECK_MAX_TIME_TOPIC",
-        "SELF_TEST_TOPIC",
-        "OFFSET_MOVED_EVENT",
-    }
-)
-
 
 def check_topic(topic: str) -> None:
+    # Java's client calls a name of spaces only "blank" before applying the broker's rule (protocol.topics).
     if not topic or not topic.strip():
         raise InvalidMessageError("the specified topic is blank")
-    if len(topic) > TOPIC_MAX_LENGTH:
-        raise InvalidMessageError(f"the specified topic is longer than topic max length {TOPIC_MAX_LENGTH}")
-    if not _LEGAL.match(topic):
-        raise InvalidMessageError(f"the specified topic [{topic}] contains illegal characters, allowing only "
-                                  "^[%|a-zA-Z0-9_-]+$")  # fmt: skip
+    error = topic_name_error(topic)
+    if error is not None:
+        raise InvalidMessageError(error)
 
 
 def check_group(group: str) -> None:
-    if not group or not group.strip():
-        raise ClientError("the specified group is blank")
-    if len(group) > GROUP_MAX_LENGTH:
-        raise ClientError(f"the specified group is longer than group max length {GROUP_MAX_LENGTH}")
-    if not _LEGAL.match(group):
-        raise ClientError(f"the specified group [{group}] contains illegal characters, allowing only "
-                          "^[%|a-zA-Z0-9_-]+$")  # fmt: skip
+    error = group_name_error(group)
+    if error is not None:
+        raise ClientError(error)
 
 
 #: Topics that passed ``check_message``'s topic checks (a pure function of the name): a send to a known topic

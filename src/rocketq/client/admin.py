@@ -22,18 +22,19 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from rocketq.client import _fastjson
 from rocketq.client._instance import ClientInstance, unique_instance_name
-from rocketq.client._route import MASTER_ID, TopicRouteData, retry_topic
 from rocketq.client._uniq_id import id_time_ms
 from rocketq.client.config import ClientConfig
 from rocketq.client.errors import NoRouteError
 from rocketq.client.message import MessageExt, SendResult
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import BrokerError, ClientError, ProtocolError, RemotingError, error_for_code
+from rocketq.protocol import fastjson
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, MessageQueue, TopicConfig
 from rocketq.protocol.headers import SendMessageRequestHeader
 from rocketq.protocol.message import PROP_DELAY, decode_record, encode_properties, iter_records, parse_offset_msg_id
+from rocketq.protocol.route import MASTER_ID, TopicRouteData
+from rocketq.protocol.topics import AUTO_CREATE_TOPIC, dlq_topic, retry_topic
 
 __all__ = [
     "AdminClient",
@@ -42,8 +43,6 @@ __all__ = [
     "QueueProgress",
     "TopicQueueStatus",
 ]
-
-DLQ_PREFIX = "%DLQ%"
 
 log = logging.getLogger("rocketq.client.admin")
 
@@ -219,7 +218,7 @@ class AdminClient:
         addrs = await self._targets(cluster, broker_addr)
         tc = TopicConfig(topic, read_queue_nums, write_queue_nums, perm, topic_filter_type, topic_sys_flag, order)
         ext = {
-            "defaultTopic": "TBW102",
+            "defaultTopic": AUTO_CREATE_TOPIC,
             "order": "true" if tc.order else "false",
             "perm": str(tc.perm),
             "readQueueNums": str(tc.read_queue_nums),
@@ -375,7 +374,7 @@ class AdminClient:
             resp = await self._api.invoke(addr, self._api.request(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, ext),
                                           self.timeout)  # fmt: skip
             if resp.code == ResponseCode.SUCCESS:
-                obj = _fastjson.loads(resp.body) if resp.body else {}
+                obj = fastjson.loads(resp.body) if resp.body else {}
                 for mq, off in _mq_table((obj or {}).get("offsetTable")):
                     result[mq] = int(off)
                 continue
@@ -454,7 +453,7 @@ class AdminClient:
         reconsume count reset, so the group's consumers receive it once more — with its original topic,
         which they restore from ``RETRY_TOPIC``. ``msg_id`` is the client message id or the offset id.
         """
-        dlq = f"{DLQ_PREFIX}{group}"
+        dlq = dlq_topic(group)
         found = [m for m in await self.query_message_by_id(msg_id, topic=dlq) if m.topic == dlq]
         if not found:
             raise ClientError(f"message {msg_id} is not a dead letter of group {group!r} ({dlq})")
@@ -465,7 +464,7 @@ class AdminClient:
         header = SendMessageRequestHeader(
             producer_group="CLIENT_INNER_PRODUCER",
             topic=topic,
-            default_topic="TBW102",
+            default_topic=AUTO_CREATE_TOPIC,
             default_topic_queue_nums=1,
             queue_id=0,
             sys_flag=0,
@@ -487,7 +486,7 @@ def _mq_table(table: Any) -> list[tuple[MessageQueue, Any]]:
     if isinstance(table, dict):
         for k, v in table.items():
             try:
-                out.append((_fastjson.mq_from_key(k), v))
+                out.append((fastjson.mq_from_key(k), v))
             except (ProtocolError, ValueError) as exc:
                 log.debug("mq_table.bad_key key=%r error=%s", k, exc)
     elif isinstance(table, list):

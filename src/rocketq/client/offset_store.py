@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rocketq.client import _fastjson
 from rocketq.errors import BrokerError, ProtocolError, RemotingError
+from rocketq.protocol import fastjson
 from rocketq.protocol.bodies import MessageQueue
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ class LocalFileOffsetStore(OffsetStore):
         if not raw.strip():
             return None
         try:
-            obj: Any = _fastjson.loads(raw)
+            obj: Any = fastjson.loads(raw)
             table = obj.get("offsetTable") if isinstance(obj, dict) else None
             out: dict[MessageQueue, int] = {}
             if isinstance(table, list):
@@ -189,7 +189,7 @@ class LocalFileOffsetStore(OffsetStore):
                     out[MessageQueue.from_json(e)] = int(e["offset"])
             elif isinstance(table, dict):
                 for k, v in table.items():
-                    out[_fastjson.mq_from_key(k)] = int(v)
+                    out[fastjson.mq_from_key(k)] = int(v)
             return out
         except (ProtocolError, KeyError, TypeError, ValueError) as exc:
             log.warning("offset.load_failed path=%s error=%s", path, exc)

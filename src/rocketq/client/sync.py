@@ -28,10 +28,10 @@ from rocketq.client import admin as _admin
 from rocketq.client import lite_pull_consumer as _lite
 from rocketq.client import producer as _producer
 from rocketq.client import push_consumer as _push
-from rocketq.client._route import TopicRouteData
 from rocketq.client.message import Message, MessageExt, MessageQueue, SendResult
 from rocketq.client.selectors import MessageQueueSelector
 from rocketq.client.subscription import MessageSelector
+from rocketq.protocol.route import TopicRouteData
 
 __all__ = ["AdminClient", "LitePullConsumer", "Producer", "PushConsumer", "run"]
 

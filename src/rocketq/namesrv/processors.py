@@ -16,22 +16,18 @@ from __future__ import annotations
 
 import logging
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from rocketq.codes import VERSION_V3_0_11, RequestCode, ResponseCode
 from rocketq.errors import ConfigError, ProtocolError
-from rocketq.namesrv.bodies import (
-    RegisterBrokerBody,
-    TopicConfigSerializeWrapper,
-    decode_data_version,
-    encode_cluster_info,
-    encode_data_version,
-    encode_kv_table,
-    encode_topic_list,
-    loads_lenient,
-)
+from rocketq.namesrv.bodies import encode_cluster_info, encode_kv_table, encode_topic_list
 from rocketq.namesrv.config import CONFIG_BLACK_LIST, NamesrvConfig, parse_properties
-from rocketq.namesrv.headers import (
+from rocketq.namesrv.kv_config import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
+from rocketq.namesrv.route_info import RouteInfoManager
+from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.fastjson import loads_lenient
+from rocketq.protocol.namesrv_headers import (
     AddWritePermOfBrokerResponseHeader,
     BrokerNameRequestHeader,
     DeleteTopicFromNamesrvRequestHeader,
@@ -46,9 +42,12 @@ from rocketq.namesrv.headers import (
     UnregisterBrokerRequestHeader,
     WipeWritePermOfBrokerResponseHeader,
 )
-from rocketq.namesrv.kv_config import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
-from rocketq.namesrv.route_info import RouteInfoManager
-from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.route import (
+    RegisterBrokerBody,
+    TopicConfigSerializeWrapper,
+    decode_data_version,
+    encode_data_version,
+)
 from rocketq.remoting.connection import Connection
 from rocketq.remoting.server import RemotingDispatcher
 
@@ -153,11 +152,11 @@ class NamesrvProcessor:
         if h.body_crc32 != 0 and (zlib.crc32(body) & 0x7FFFFFFF) != h.body_crc32:
             log.warning("register.crc_mismatch remote=%s broker=%s", conn.remote, h.broker_addr)
             return req.response(ResponseCode.SYSTEM_ERROR, "crc32 not match")
-        filter_servers: list[str] | None
+        filter_servers: Sequence[str] | None
         if not body:
             # Java: no body → empty topic table with DataVersion {counter 0, timestamp 0}.
             wrapper = TopicConfigSerializeWrapper()
-            filter_servers = [] if req.version >= VERSION_V3_0_11 else None
+            filter_servers = () if req.version >= VERSION_V3_0_11 else None
         else:
             try:
                 if req.version >= VERSION_V3_0_11:
@@ -226,7 +225,7 @@ class NamesrvProcessor:
                 f"No topic route info in name server for the topic: {h.topic}{suggest_todo(FAQ_URL)}",
             )
         if self.config.order_message_enable:
-            route.order_topic_conf = self.kv_config.get(NAMESPACE_ORDER_TOPIC_CONFIG, h.topic)
+            route = replace(route, order_topic_conf=self.kv_config.get(NAMESPACE_ORDER_TOPIC_CONFIG, h.topic))
         # One encoding for every client version (quoted brokerAddrs keys); see the module docstring.
         return req.response(ResponseCode.SUCCESS, body=route.encode())
 

@@ -12,6 +12,9 @@ Rules kept from Java: only a master's (brokerId 0) topic configs touch ``topic_q
 first registration or when its DataVersion changed; a broker silent for ``broker_expiry`` seconds, or whose
 channel closed, is removed together with its queue data and any cluster or topic left empty.
 
+The route values (``QueueData``, ``BrokerData``) are frozen: a change to the tables puts a new value in place,
+so a route handed out by ``pickup_topic_route_data`` shares them without copying.
+
 A "channel" is whatever identifies the broker's connection (the server passes its ``Connection``); it is
 compared by identity and never used here.
 """
@@ -20,16 +23,32 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from rocketq.codes import RequestCode
-from rocketq.namesrv.bodies import BrokerData, QueueData, TopicConfigSerializeWrapper, TopicRouteData
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, DataVersion, TopicConfig
+from rocketq.protocol.route import (
+    MASTER_ID,
+    BrokerData,
+    QueueData,
+    RegisterBrokerResult,
+    TopicConfigSerializeWrapper,
+    TopicRouteData,
+)
 
 log = logging.getLogger("rocketq.namesrv.route_info")
 
-MASTER_ID = 0
+__all__ = [
+    "BROKER_CHANNEL_EXPIRED_TIME",
+    "BrokerLiveInfo",
+    "Clock",
+    "ExpiredBroker",
+    "RegisterBrokerResult",
+    "RouteInfoManager",
+    "RouteStatistics",
+]
+
 BROKER_CHANNEL_EXPIRED_TIME = 120.0  # seconds (Java: 2 minutes)
 
 # TopicSysFlag bits.
@@ -45,14 +64,6 @@ class BrokerLiveInfo:
     data_version: DataVersion
     channel: object
     ha_server_addr: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class RegisterBrokerResult:
-    """Filled for a slave whose master is alive: the master's address and HA address."""
-
-    master_addr: str | None = None
-    ha_server_addr: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +94,7 @@ class RouteInfoManager:
         broker_id: int,
         ha_server_addr: str | None,
         topic_config_wrapper: TopicConfigSerializeWrapper | None,
-        filter_server_list: list[str] | None,
+        filter_server_list: Sequence[str] | None,
         channel: object,
     ) -> RegisterBrokerResult:
         self.cluster_addr_table.setdefault(cluster_name, set()).add(broker_name)
@@ -93,13 +104,12 @@ class RouteInfoManager:
         if broker_data is None:
             register_first = True
             broker_data = BrokerData(cluster_name, broker_name, {})
-            self.broker_addr_table[broker_name] = broker_data
-        addrs = broker_data.broker_addrs
         # A slave switched to master: the same ip:port must appear under one id only.
-        for bid in [bid for bid, addr in addrs.items() if addr == broker_addr and bid != broker_id]:
-            del addrs[bid]
+        addrs = {bid: addr for bid, addr in broker_data.broker_addrs.items() if addr != broker_addr or bid == broker_id}
         old_addr = addrs.get(broker_id)
         addrs[broker_id] = broker_addr
+        broker_data = replace(broker_data, broker_addrs=addrs)
+        self.broker_addr_table[broker_name] = broker_data
         if broker_id == MASTER_ID and old_addr != broker_addr:
             log.info(
                 "broker.master_changed cluster=%s broker=%s old=%s new=%s",
@@ -176,8 +186,10 @@ class RouteInfoManager:
         remove_broker_name = False
         broker_data = self.broker_addr_table.get(broker_name)
         if broker_data is not None:
-            broker_data.broker_addrs.pop(broker_id, None)
-            if not broker_data.broker_addrs:
+            addrs = {bid: addr for bid, addr in broker_data.broker_addrs.items() if bid != broker_id}
+            if addrs:
+                self.broker_addr_table[broker_name] = replace(broker_data, broker_addrs=addrs)
+            else:
                 del self.broker_addr_table[broker_name]
                 remove_broker_name = True
         if remove_broker_name:
@@ -204,21 +216,25 @@ class RouteInfoManager:
         by_broker = self.topic_queue_table.get(topic)
         if by_broker is None:
             return None
-        route = TopicRouteData(queue_datas=[_copy_qd(qd) for _, qd in sorted(by_broker.items())])
+        broker_datas: list[BrokerData] = []
+        filter_servers: dict[str, tuple[str, ...]] = {}
         for broker_name in sorted(by_broker):
             bd = self.broker_addr_table.get(broker_name)
             if bd is None:
                 continue
-            clone = bd.copy()
-            route.broker_datas.append(clone)
+            broker_datas.append(bd)  # frozen: shared, not copied
             if self.filter_server_table:
-                for addr in clone.broker_addrs.values():
+                for addr in bd.broker_addrs.values():
                     servers = self.filter_server_table.get(addr)
                     if servers is not None:
-                        route.filter_server_table[addr] = list(servers)
-        if not route.broker_datas:
+                        filter_servers[addr] = tuple(servers)
+        if not broker_datas:
             return None
-        return route
+        return TopicRouteData(
+            tuple(qd for _, qd in sorted(by_broker.items())),
+            tuple(broker_datas),
+            filter_server_table=filter_servers,
+        )
 
     def get_all_topic_list(self) -> list[str]:
         return list(self.topic_queue_table)
@@ -292,10 +308,9 @@ class RouteInfoManager:
             qd = by_broker.get(broker_name)
             if qd is None:
                 continue
-            if code == RequestCode.WIPE_WRITE_PERM_OF_BROKER:
-                qd.perm &= ~PERM_WRITE
-            else:  # Java sets exactly READ|WRITE, dropping any other bit.
-                qd.perm = PERM_READ | PERM_WRITE
+            # Adding sets exactly READ|WRITE, dropping any other bit, as Java does.
+            perm = qd.perm & ~PERM_WRITE if code == RequestCode.WIPE_WRITE_PERM_OF_BROKER else PERM_READ | PERM_WRITE
+            by_broker[broker_name] = replace(qd, perm=perm)
             count += 1
         return count
 
@@ -340,12 +355,14 @@ class RouteInfoManager:
         remove_broker_name = False
         for name in list(self.broker_addr_table):
             bd = self.broker_addr_table[name]
-            for bid, addr in list(bd.broker_addrs.items()):
-                if addr == found:
-                    broker_name_found = bd.broker_name
-                    del bd.broker_addrs[bid]
-                    break
-            if not bd.broker_addrs:
+            addrs = bd.broker_addrs
+            # Only the first id with this address goes, as in Java.
+            bid = next((bid for bid, addr in addrs.items() if addr == found), None)
+            if bid is not None:
+                broker_name_found = bd.broker_name
+                addrs = {b: a for b, a in addrs.items() if b != bid}
+                self.broker_addr_table[name] = replace(bd, broker_addrs=addrs)
+            if not addrs:
                 remove_broker_name = True
                 del self.broker_addr_table[name]
             if broker_name_found is not None:
@@ -379,10 +396,6 @@ class RouteStatistics:
     brokers: int
     clusters: int
     live_brokers: int
-
-
-def _copy_qd(qd: QueueData) -> QueueData:
-    return QueueData(qd.broker_name, qd.read_queue_nums, qd.write_queue_nums, qd.perm, qd.topic_sys_flag)
 
 
 def _unique(items: list[str]) -> list[str]:

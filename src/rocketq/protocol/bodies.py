@@ -7,6 +7,8 @@ broker recomputes codes from the tags). Writers produce what Java 4.9 writes.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +39,12 @@ def loads(body: bytes | bytearray | memoryview) -> Any:
 
 def dumps(obj: Any) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+
+
+def dumps_ascii(obj: Any) -> bytes:
+    """JSON in the key order built, non-ASCII escaped (``\\uXXXX``): how the name server writes its bodies."""
+    # Plain json, not orjson: orjson cannot escape non-ASCII text.
+    return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode()
 
 
 def _enum(value: Any, names: tuple[str, ...], what: str) -> str:
@@ -288,7 +296,7 @@ class TopicConfig:
             raise ProtocolError(f"bad TopicConfig {obj!r}") from exc
 
 
-def encode_topic_config_wrapper(version: DataVersion, topics: dict[str, TopicConfig]) -> dict[str, Any]:
+def encode_topic_config_wrapper(version: DataVersion, topics: Mapping[str, TopicConfig]) -> dict[str, Any]:
     return {
         "dataVersion": version.to_json(),
         "topicConfigTable": {name: tc.to_json() for name, tc in sorted(topics.items())},

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, TypeVar, get_type_hints
 
 from rocketq.common.native import compiled_to_run
 from rocketq.errors import ProtocolError
+from rocketq.protocol.topics import AUTO_CREATE_TOPIC
 
 T = TypeVar("T", bound="Header")
 
@@ -255,7 +256,7 @@ class SendMessageRequestHeader(Header):
 
     producer_group: str = wire("producerGroup")
     topic: str = wire("topic")
-    default_topic: str = wire("defaultTopic", "TBW102")
+    default_topic: str = wire("defaultTopic", AUTO_CREATE_TOPIC)
     default_topic_queue_nums: int = wire("defaultTopicQueueNums", 4)
     queue_id: int = wire("queueId", -1)
     sys_flag: int = wire("sysFlag", 0)
@@ -458,7 +459,7 @@ class CheckTransactionStateRequestHeader(Header):
 @dataclass(**_KW)
 class CreateTopicRequestHeader(Header):
     topic: str = wire("topic")
-    default_topic: str = wire("defaultTopic", "TBW102")
+    default_topic: str = wire("defaultTopic", AUTO_CREATE_TOPIC)
     read_queue_nums: int = wire("readQueueNums", 16)
     write_queue_nums: int = wire("writeQueueNums", 16)
     perm: int = wire("perm", 6)

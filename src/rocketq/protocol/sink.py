@@ -27,13 +27,14 @@ from typing import Final
 import orjson
 
 from rocketq.errors import ProtocolError
+from rocketq.protocol.topics import SINK_STAGING_TOPIC
 
 #: rocketq-private request codes. Apache RocketMQ 4.9 uses codes below 400; 9000+ is reserved for rocketq.
 SINK_STAGE_MESSAGES: Final = 9001
 SINK_COMMIT_BATCH: Final = 9002
 SINK_QUERY_STATE: Final = 9003
 
-STAGING_TOPIC: Final = "RQ_SYS_SINK_STAGING"
+STAGING_TOPIC: Final = SINK_STAGING_TOPIC
 
 #: Properties the broker adds to every staged record (stripped again when the record is re-put).
 PROP_SINK_ID: Final = "__RQ_SINK_ID"

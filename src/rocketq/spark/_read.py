@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rocketq.client._api import RawPullResult
+from rocketq.client.lowlevel import RawPullResult
 from rocketq.client.message import PullStatus
 from rocketq.protocol.bodies import parse_tag_expression
 from rocketq.protocol.message import iter_records

@@ -1,8 +1,9 @@
 """Async calls to the name server and brokers that the connector needs, on one event loop.
 
-Built on the client SDK's wire layer (``MQClientAPI``: one method per request code, no policy) plus the
-rocketq-private sink codes of ``rocketq.protocol.sink``. Nothing here is picklable or long-lived: the driver
-and every Spark task open a ``Cluster`` inside ``asyncio`` for the duration of one call or one partition.
+Built on the client SDK's public wire layer (``rocketq.client.lowlevel``: ``MQClientAPI``, one method per
+request code, no policy; ``RouteCache``, the client's route tables) plus the rocketq-private sink codes of
+``rocketq.protocol.sink``. Nothing here is picklable or long-lived: the driver and every Spark task open a
+``Cluster`` inside ``asyncio`` for the duration of one call or one partition.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from collections.abc import Awaitable, Callable, Iterable
 from types import TracebackType
 from typing import TypeVar
 
-from rocketq.client._api import MQClientAPI, RawPullResult
-from rocketq.client._route import (
-    AUTO_CREATE_TOPIC_KEY,
-    MASTER_ID,
+from rocketq.client.lowlevel import (
+    MQClientAPI,
+    RawPullResult,
+    RemotingClient,
+    RouteCache,
     TopicRouteData,
     to_publish_info,
     to_subscribe_info,
@@ -26,7 +28,7 @@ from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, TopicNotExistError, error_for_code
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.command import RemotingCommand
-from rocketq.protocol.headers import PullMessageRequestHeader
+from rocketq.protocol.headers import PULL_FLAG_SUBSCRIPTION, PullMessageRequestHeader
 from rocketq.protocol.sink import (
     FIELD_APPLIED,
     FIELD_BATCH_ID,
@@ -41,14 +43,13 @@ from rocketq.protocol.sink import (
     StagedRange,
     encode_commit_body,
 )
-from rocketq.remoting.client import RemotingClient
+from rocketq.protocol.topics import AUTO_CREATE_TOPIC
 from rocketq.spark._offsets import QueueKey
 
 log = logging.getLogger("rocketq.spark")
 
 #: Group used for pulls when the reader has no consumerGroup (pulls never commit offsets).
 READER_GROUP = "rocketq-spark-reader"
-_PULL_FLAG_SUBSCRIPTION = 0x4
 _DEFAULT_TOPIC_QUEUE_NUMS = 4
 
 T = TypeVar("T")
@@ -61,7 +62,9 @@ class Cluster:
         self.timeout = timeout
         self.rc = RemotingClient(connect_timeout=min(timeout, 5.0))
         self.api = MQClientAPI(self.rc, [a.strip() for a in name_server.split(";") if a.strip()])
-        self._routes: dict[str, TopicRouteData | None] = {}
+        self.routes = RouteCache()
+        #: topics the name server did not know when last asked (asked again only on refresh)
+        self._unknown: set[str] = set()
 
     async def __aenter__(self) -> Cluster:
         return self
@@ -75,19 +78,24 @@ class Cluster:
 
     async def route(self, topic: str, *, refresh: bool = False) -> TopicRouteData | None:
         """The topic's route, or None when the name server does not know the topic."""
-        if refresh or topic not in self._routes:
+        if refresh or (topic not in self._unknown and self.routes.route(topic) is None):
             try:
-                self._routes[topic] = await self.api.get_topic_route(topic, self.timeout)
+                route = await self.api.get_topic_route(topic, self.timeout)
             except TopicNotExistError:
-                self._routes[topic] = None
-        return self._routes[topic]
+                self._unknown.add(topic)
+                self.routes.forget(topic)
+                return None
+            self._unknown.discard(topic)
+            self.routes.put(topic, route)
+        return self.routes.route(topic)
 
     async def broker_addr(self, topic: str, broker_name: str) -> str:
-        route = await self.route(topic)
-        addr = _master(route, broker_name)
+        """The master address of ``broker_name`` as a broker of ``topic``, refreshing the route once."""
+        await self.route(topic)
+        addr = self.routes.master_addr(broker_name, topic=topic)
         if addr is None:
-            route = await self.route(topic, refresh=True)
-            addr = _master(route, broker_name)
+            await self.route(topic, refresh=True)
+            addr = self.routes.master_addr(broker_name, topic=topic)
         if addr is None:
             raise error_for_code(ResponseCode.TOPIC_NOT_EXIST,
                                  f"no master address of broker {broker_name!r} for topic {topic!r}")
@@ -103,15 +111,17 @@ class Cluster:
     async def publish_queues(self, topic: str) -> list[tuple[QueueKey, str]]:
         """Writable queues with their broker addresses, as a producer sees them (TBW102 for a new topic)."""
         route = await self.route(topic)
+        route_topic = topic  # whose cached route names the brokers
         if route is None:
-            default = await self.route(AUTO_CREATE_TOPIC_KEY)
+            default = await self.route(AUTO_CREATE_TOPIC)
             if default is None:
                 raise error_for_code(ResponseCode.TOPIC_NOT_EXIST,
                                      f"topic {topic!r} does not exist and no broker allows auto-creation")
             route = with_default_queue_nums(default, _DEFAULT_TOPIC_QUEUE_NUMS)
+            route_topic = AUTO_CREATE_TOPIC
         out: list[tuple[QueueKey, str]] = []
         for mq in to_publish_info(topic, route).message_queues:
-            addr = _master(route, mq.broker_name)
+            addr = self.routes.master_addr(mq.broker_name, topic=route_topic)
             if addr is not None:
                 out.append(((topic, mq.broker_name, mq.queue_id), addr))
         if not out:
@@ -170,7 +180,7 @@ class Cluster:
             queue_id=qid,
             queue_offset=offset,
             max_msg_nums=max_nums,
-            sys_flag=_PULL_FLAG_SUBSCRIPTION,
+            sys_flag=PULL_FLAG_SUBSCRIPTION,
             commit_offset=0,
             suspend_timeout_millis=0,
             subscription=expression,
@@ -182,12 +192,7 @@ class Cluster:
     # -------------------------------------------------------------------------------------- sink codes
 
     async def _sink_call(self, addr: str, code: int, ext: dict[str, str], body: bytes = b"") -> RemotingCommand:
-        resp = await self.rc.invoke(addr, RemotingCommand.request(code, ext, body, language="PYTHON"), self.timeout)
-        if resp.code != ResponseCode.SUCCESS:
-            err = error_for_code(resp.code, resp.remark)
-            err.broker_addr = addr  # type: ignore[attr-defined]
-            raise err
-        return resp
+        return await self.api.call(addr, code, ext, self.timeout, body)
 
     async def stage(self, addr: str, sink_id: str, batch_id: int, body: bytes) -> StagedRange:
         resp = await self._sink_call(addr, SINK_STAGE_MESSAGES, {FIELD_SINK_ID: sink_id,
@@ -204,13 +209,6 @@ class Cluster:
     async def sink_last_batch(self, addr: str, sink_id: str) -> int:
         resp = await self._sink_call(addr, SINK_QUERY_STATE, {FIELD_SINK_ID: sink_id})
         return int(resp.ext_fields[FIELD_LAST_BATCH_ID])
-
-
-def _master(route: TopicRouteData | None, broker_name: str) -> str | None:
-    if route is None:
-        return None
-    bd = route.broker(broker_name)
-    return bd.broker_addrs.get(MASTER_ID) if bd is not None else None
 
 
 def run(coro_fn: Callable[[], Awaitable[T]]) -> T:

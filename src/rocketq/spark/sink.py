@@ -49,8 +49,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from rocketq.client._uniq_id import UniqIdGenerator
-from rocketq.client._validators import check_message
+from rocketq.client.lowlevel import UniqIdGenerator, check_message
 from rocketq.client.message import RESERVED_PROPERTIES, Message
 from rocketq.client.producer import Producer
 from rocketq.client.selectors import java_hash_code

@@ -26,6 +26,16 @@ from pyspark.sql.types import StructType
 
 from rocketq.errors import ProtocolError
 from rocketq.protocol.message import BLANK_MAGIC, MESSAGE_MAGIC, decode_record
+from rocketq.protocol.topics import (
+    AUTO_CREATE_TOPIC,
+    OFFSET_MOVED_EVENT,
+    RMQ_SYS_PREFIX,
+    ROCKETQ_SYSTEM_TOPIC_PREFIX,
+    SCHEDULE_TOPIC,
+    SELF_TEST_TOPIC,
+    SYSTEM_TOPIC_PREFIX,
+    TRANS_CHECK_MAX_TIME_TOPIC,
+)
 from rocketq.spark._options import StoreOptions
 from rocketq.spark._schema import DEFAULT_BATCH_ROWS, READ_SCHEMA_DDL, RecordBatchBuilder, check_read_schema
 
@@ -35,9 +45,9 @@ _MIN_RECORD = 91
 
 #: Internal topics skipped unless includeSystemTopics=true.
 SYSTEM_TOPICS = frozenset(
-    {"SCHEDULE_TOPIC_XXXX", "TRANS_CHECK_MAX_TIME_TOPIC", "SELF_TEST_TOPIC", "OFFSET_MOVED_EVENT", "TBW102"}
+    {SCHEDULE_TOPIC, TRANS_CHECK_MAX_TIME_TOPIC, SELF_TEST_TOPIC, OFFSET_MOVED_EVENT, AUTO_CREATE_TOPIC}
 )
-SYSTEM_TOPIC_PREFIXES = ("RMQ_SYS_", "RQ_SYS_", "rmq_sys_")
+SYSTEM_TOPIC_PREFIXES = (RMQ_SYS_PREFIX, ROCKETQ_SYSTEM_TOPIC_PREFIX, SYSTEM_TOPIC_PREFIX)
 
 
 def is_system_topic(topic: str) -> bool:

@@ -4,6 +4,7 @@ Synchronous and thread-based; the broker (asyncio) composes it. Start with ``Mes
 ``StoreConfig``; see ``rocketq.store.message_store`` for the put/flush protocol.
 """
 
+from rocketq.protocol.topics import SCHEDULE_TOPIC
 from rocketq.store.cleanup import CleanupReport
 from rocketq.store.config import Clock, DiskUsage, FlushDiskType, StoreConfig
 from rocketq.store.errors import StoreError, StoreLockedError, StoreNotAvailableError
@@ -21,7 +22,6 @@ from rocketq.store.results import (
     PutMessageStatus,
 )
 from rocketq.store.stats import StoreStats, TopicStats
-from rocketq.store.tags import SCHEDULE_TOPIC
 
 __all__ = [
     "SCHEDULE_TOPIC",

@@ -50,6 +50,7 @@ from rocketq.protocol.message import (
     MessageRecord,
     encode_batch,
 )
+from rocketq.protocol.topics import SCHEDULE_TOPIC
 from rocketq.store.appendcodec import index_entries, measure_batch
 from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.cleanup import CleanupReport, CleanupService
@@ -90,7 +91,7 @@ from rocketq.store.results import (
 )
 from rocketq.store.running_flags import WRITE_LOGICS_QUEUE_ERROR, RunningFlags
 from rocketq.store.stats import StatsService, StoreStats
-from rocketq.store.tags import SCHEDULE_TOPIC, compute_tags_code
+from rocketq.store.tags import compute_tags_code
 from rocketq.store.warm import PageWarmer
 
 log = logging.getLogger(__name__)

@@ -8,12 +8,10 @@ with the level clamped to the highest configured one; ScheduleMessageService sca
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
 
 from rocketq.protocol.message import PROP_DELAY, PROP_TAGS
+from rocketq.protocol.topics import SCHEDULE_TOPIC
 from rocketq.store.fast_hash import tags_code_of
-
-SCHEDULE_TOPIC: Final = "SCHEDULE_TOPIC_XXXX"
 
 
 def delivery_timestamp(delay_table: Mapping[int, int], level: int, store_timestamp: int) -> int:

@@ -7,6 +7,7 @@ from typing import Any
 
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.message import MessageRecord, encode_properties, iter_records
+from rocketq.protocol.topics import AUTO_CREATE_TOPIC
 from rocketq.remoting.client import RemotingClient
 
 
@@ -37,7 +38,7 @@ class Wire:
         ext = {
             "producerGroup": group,
             "topic": topic,
-            "defaultTopic": "TBW102",
+            "defaultTopic": AUTO_CREATE_TOPIC,
             "defaultTopicQueueNums": "4",
             "queueId": str(queue_id),
             "sysFlag": "0",

@@ -21,9 +21,9 @@ import pytest
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import ProtocolError
 from rocketq.namesrv import NamesrvConfig, NamesrvServer
-from rocketq.namesrv.bodies import RegisterBrokerBody, TopicConfigSerializeWrapper
 from rocketq.protocol import SERIALIZE_JSON, SERIALIZE_ROCKETMQ, FrameDecoder, RemotingCommand, encode
 from rocketq.protocol.bodies import DataVersion, TopicConfig
+from rocketq.protocol.route import RegisterBrokerBody, TopicConfigSerializeWrapper
 from rocketq.remoting import RemotingClient
 
 SEED = 20240607

@@ -13,9 +13,9 @@ import pytest
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import RemotingClosedError
 from rocketq.namesrv import NamesrvConfig, NamesrvServer
-from rocketq.namesrv.bodies import RegisterBrokerBody, TopicConfigSerializeWrapper
 from rocketq.protocol import SERIALIZE_ROCKETMQ, RemotingCommand
 from rocketq.protocol.bodies import DataVersion, TopicConfig
+from rocketq.protocol.route import RegisterBrokerBody, TopicConfigSerializeWrapper
 from rocketq.remoting import RemotingClient
 
 WAIT = 5.0  # an upper bound for "eventually", never a pass/fail timing threshold

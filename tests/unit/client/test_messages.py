@@ -7,7 +7,6 @@ import zlib
 
 import pytest
 
-from rocketq.client import _fastjson
 from rocketq.client._instance import encode_running_info, parse_reset_offset_body
 from rocketq.client.message import Message, MessageExt
 from rocketq.client.subscription import (
@@ -17,6 +16,7 @@ from rocketq.client.subscription import (
     restore_retry_topic,
 )
 from rocketq.common.hashing import java_string_hash
+from rocketq.protocol import fastjson
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.message import MessageRecord
 
@@ -53,17 +53,6 @@ def test_message_ext_from_record() -> None:
     assert m.topic == "T"
 
 
-def test_fastjson_dialect() -> None:
-    assert _fastjson.loads(b'{"a":1}') == {"a": 1}
-    obj = _fastjson.loads(b'{"brokerAddrs":{0:"h:1",1:"h:2"},"t":true,"n":null,"f":-1.5e2}')
-    assert obj == {"brokerAddrs": {"0": "h:1", "1": "h:2"}, "t": True, "n": None, "f": -150.0}
-    table = _fastjson.loads(b'{"offsetTable":{{"topic":"T","queueId":1,"brokerName":"b"}:{"maxOffset":3}},'
-                            b'"consumeTps":1.0}')  # fmt: skip
-    (key, value), = table["offsetTable"].items()
-    assert _fastjson.mq_from_key(key) == MessageQueue("T", "b", 1)
-    assert value == {"maxOffset": 3}
-
-
 def test_reset_offset_bodies_both_dialects() -> None:
     java = b'{"offsetTable":{{"brokerName":"b","queueId":0,"topic":"T"}:12}}'
     forc = b'{"offsetTable":[{"brokerName":"b","offset":12,"queueId":0,"topic":"T"}]}'
@@ -72,9 +61,9 @@ def test_reset_offset_bodies_both_dialects() -> None:
 
 def test_running_info_uses_object_keys() -> None:
     body = encode_running_info({"properties": {"a": "b"}, "mqTable": {MessageQueue("T", "b", 0): {"x": 1}}})
-    parsed = _fastjson.loads(body)
+    parsed = fastjson.loads(body)
     assert parsed["properties"] == {"a": "b"}
-    assert [_fastjson.mq_from_key(k) for k in parsed["mqTable"]] == [MessageQueue("T", "b", 0)]
+    assert [fastjson.mq_from_key(k) for k in parsed["mqTable"]] == [MessageQueue("T", "b", 0)]
 
 
 def test_subscription_data_like_filter_api() -> None:

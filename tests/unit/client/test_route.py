@@ -61,16 +61,6 @@ def test_tbw102_fallback_uses_min_of_default_and_read_queue_nums() -> None:
     ] + [("NewTopic", "broker-b", i) for i in range(2)]
 
 
-def test_route_json_round_trip_and_fastjson_keys() -> None:
-    assert TopicRouteData.from_json(ROUTE.to_json()) == ROUTE
-    legacy = (b'{"brokerDatas":[{"brokerAddrs":{0:"10.0.0.9:10911"},"brokerName":"b","cluster":"c"}],'
-              b'"filterServerTable":{},"queueDatas":[{"brokerName":"b","perm":6,"readQueueNums":4,'
-              b'"topicSynFlag":0,"writeQueueNums":4}]}')  # fmt: skip
-    route = TopicRouteData.decode(legacy)
-    assert route.broker_datas[0].broker_addrs == {0: "10.0.0.9:10911"}
-    assert route.queue_datas[0].write_queue_nums == 4
-
-
 def test_select_avoids_last_broker_when_possible() -> None:
     info = to_publish_info("T", ROUTE)
     for _ in range(20):

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from rocketq.codes import RequestCode, ResponseCode
-from rocketq.namesrv.bodies import RegisterBrokerBody, TopicConfigSerializeWrapper, TopicRouteData
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.kv_config import KVConfigManager
 from rocketq.namesrv.processors import NamesrvProcessor
 from rocketq.namesrv.route_info import RouteInfoManager
 from rocketq.protocol import RemotingCommand, decode_frame, encode
 from rocketq.protocol.bodies import DataVersion, TopicConfig
+from rocketq.protocol.route import RegisterBrokerBody, TopicConfigSerializeWrapper, TopicRouteData
 from rocketq.remoting import RemotingDispatcher
 
 ROUTE_MISS = (

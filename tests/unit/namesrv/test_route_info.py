@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rocketq.namesrv.bodies import TopicConfigSerializeWrapper
 from rocketq.namesrv.route_info import RegisterBrokerResult, RouteInfoManager
 from rocketq.protocol.bodies import DataVersion, TopicConfig
+from rocketq.protocol.route import TopicConfigSerializeWrapper
 
 
 class FakeClock:
@@ -66,17 +66,20 @@ def test_unknown_topic_has_no_route() -> None:
     assert rim.pickup_topic_route_data("nope") is None
 
 
-def test_route_is_a_copy() -> None:
+def test_a_route_handed_out_does_not_follow_later_changes() -> None:
+    # Route values are frozen: the tables put new ones in place instead of changing them.
     rim, _ = manager()
     register(rim, wrap=wrapper(1, T1=(4, 4, 6)))
     route = rim.pickup_topic_route_data("T1")
     assert route is not None
-    route.broker_datas[0].broker_addrs[5] = "x"
-    route.queue_datas[0].perm = 0
+    rim.wipe_write_perm_of_broker("broker-a")
+    register(rim, addr="10.0.0.2:10911", broker_id=1)
+    assert route.broker_datas[0].broker_addrs == {0: "10.0.0.1:10911"}
+    assert route.queue_datas[0].perm == 6
     again = rim.pickup_topic_route_data("T1")
     assert again is not None
-    assert again.broker_datas[0].broker_addrs == {0: "10.0.0.1:10911"}
-    assert again.queue_datas[0].perm == 6
+    assert again.broker_datas[0].broker_addrs == {0: "10.0.0.1:10911", 1: "10.0.0.2:10911"}
+    assert again.queue_datas[0].perm == 4
 
 
 def test_topic_configs_update_only_when_the_data_version_changes() -> None:
@@ -143,7 +146,7 @@ def test_filter_servers() -> None:
     rim, _ = manager()
     register(rim, wrap=wrapper(1, T1=(4, 4, 6)), filter_servers=["10.0.0.1:5000"])
     route = rim.pickup_topic_route_data("T1")
-    assert route is not None and route.filter_server_table == {"10.0.0.1:10911": ["10.0.0.1:5000"]}
+    assert route is not None and route.filter_server_table == {"10.0.0.1:10911": ("10.0.0.1:5000",)}
     register(rim, wrap=wrapper(1, T1=(4, 4, 6)), filter_servers=[])
     route = rim.pickup_topic_route_data("T1")
     assert route is not None and route.filter_server_table == {}

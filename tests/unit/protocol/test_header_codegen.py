@@ -29,7 +29,7 @@ from rocketq.protocol.headers import (
     send_header_to_v2,
 )
 
-importlib.import_module("rocketq.namesrv.headers")  # its header classes are covered too
+importlib.import_module("rocketq.protocol.namesrv_headers")  # its header classes are covered too
 
 
 def _all_headers() -> list[type[Header]]:

@@ -1,4 +1,8 @@
-"""Request/response headers of the name-server codes (Java ``common/protocol/header/namesrv/*``)."""
+"""Request/response headers of the name-server codes (Java ``common/protocol/header/namesrv/*``).
+
+They live in ``protocol`` because both sides need them: the name server reads REGISTER_BROKER and the broker
+writes it (and reads the answer), and the broker may not import ``namesrv`` (STYLE §2).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Read JSON as fastjson (the Java serializer) writes it.
+"""Read JSON as fastjson (the Java serializer) writes it: the one home of the lenient JSON readers.
 
 Java brokers and name servers answer some requests with non-standard JSON (protocol reference §3.9):
 
@@ -6,9 +6,16 @@ Java brokers and name servers answer some requests with non-standard JSON (proto
 * map keys that are objects: ``{"offsetTable":{{"brokerName":"b","queueId":0,"topic":"T"}:{...}}}``
   (TopicStatsTable, ConsumeStats, ResetOffsetBody, ConsumerRunningInfo).
 
-``loads`` tries strict JSON first and falls back to a small parser that accepts any value as a key. Number keys
-become their text (as if quoted); object/array keys become their canonical JSON text (sorted keys, no spaces),
-which ``key_object`` turns back into a dict.
+Two entry points; both raise ``ProtocolError`` for text they cannot read:
+
+* ``loads`` tries strict JSON first and falls back to a small parser that accepts any value as a key. Number
+  keys become their text (as if quoted); object/array keys become their canonical JSON text (sorted keys, no
+  spaces), which ``key_object`` turns back into a dict. Clients read broker and name-server answers with it.
+* ``loads_lenient`` accepts only the first dialect (bare integer keys), by quoting them and parsing strictly.
+  The name server reads what brokers register with it; it is kept narrower than ``loads`` because widening
+  what a name server accepts is a behaviour change, not a move.
+
+(Java keeps no counterpart: fastjson itself is the reader there.)
 """
 
 from __future__ import annotations
@@ -23,11 +30,14 @@ import orjson
 from rocketq.errors import ProtocolError
 from rocketq.protocol.bodies import MessageQueue
 
+__all__ = ["key_object", "loads", "loads_lenient", "mq_from_key"]
+
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
 _WS = " \t\n\r"
 
 
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
+    """Parse JSON in the full fastjson dialect (any value as a map key, single-quoted strings)."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -42,6 +52,22 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     if parser.pos != len(text):
         raise ProtocolError(f"trailing data at {parser.pos} in JSON body")
     return value
+
+
+# fastjson writes non-string map keys bare: {0:"ip:port"}. Quote them so a standard parser accepts the text.
+_BARE_INT_KEY = re.compile(rb'([{,])\s*(-?\d+)\s*:')
+
+
+def loads_lenient(body: bytes | bytearray | memoryview) -> Any:
+    """Parse a JSON body, also accepting fastjson's unquoted integer map keys (and nothing else non-standard)."""
+    data = bytes(body)
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as first:
+        try:
+            return orjson.loads(_BARE_INT_KEY.sub(rb'\1"\2":', data))
+        except orjson.JSONDecodeError:
+            raise ProtocolError(f"body is not valid JSON: {first}") from first
 
 
 def key_object(key: str) -> Any:
