@@ -11,6 +11,7 @@ import pytest
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.registration import NamesrvRegistration
+from rocketq.broker.role import BrokerRole, BrokerRoleState
 from rocketq.broker.topic_manager import TopicConfigManager
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import RemotingConnectError
@@ -44,8 +45,9 @@ def make_registration(tmp_path: Path, remoting: FakeRemoting, **config: str) -> 
     topics = TopicConfigManager(tmp_path, cluster_name=cfg.brokerClusterName, broker_name=cfg.brokerName)
     topics.update(TopicConfig("T1", 4, 4, 6))
     topics.update(TopicConfig("%RETRY%g", 1, 1, 6, order=True, topic_sys_flag=2))
-    broker: Any = SimpleNamespace(config=cfg, topics=topics, remoting_client=remoting)
-    return NamesrvRegistration(broker)
+    role = BrokerRoleState(BrokerRole.ASYNC_MASTER, broker_id=cfg.brokerId)
+    ctx: Any = SimpleNamespace(config=cfg, topics=topics, role=role)
+    return NamesrvRegistration(ctx, remoting)  # type: ignore[arg-type]
 
 
 def legacy_request(reg: NamesrvRegistration) -> tuple[dict[str, str], bytes]:
