@@ -12,24 +12,24 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from rocketq.broker.client_manager import ConsumerManager, ProducerManager
 from rocketq.broker.config import BrokerConfig
-from rocketq.broker.lock_manager import QueueLockManager
+from rocketq.broker.managers.client_manager import ConsumerManager, ProducerManager
+from rocketq.broker.managers.lock_manager import QueueLockManager
+from rocketq.broker.managers.offset_manager import ConsumerOffsetManager
+from rocketq.broker.managers.persist import BackgroundWriter
+from rocketq.broker.managers.sink_watermark import SinkWatermarkManager
+from rocketq.broker.managers.subscription_manager import SubscriptionGroupManager
+from rocketq.broker.managers.topic_manager import TopicConfigManager
 from rocketq.broker.messaging.put_ack import PutAck
 from rocketq.broker.metrics import BrokerMetrics
-from rocketq.broker.offset_manager import ConsumerOffsetManager
-from rocketq.broker.persist import BackgroundWriter
 from rocketq.broker.role import BrokerRoleState
-from rocketq.broker.sink_watermark import SinkWatermarkManager
-from rocketq.broker.subscription_manager import SubscriptionGroupManager
-from rocketq.broker.topic_manager import TopicConfigManager
 from rocketq.protocol.bodies import PERM_WRITE
 from rocketq.remoting.server import RemotingDispatcher
 from rocketq.store import MessageStore
 
 
 class Registrar(Protocol):
-    """Registration with the name servers (``rocketq.broker.registration.NamesrvRegistration``)."""
+    """Registration with the name servers (``rocketq.broker.services.registration.NamesrvRegistration``)."""
 
     def kick(self) -> None:
         """Register again soon (coalesced)."""

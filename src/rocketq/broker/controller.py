@@ -14,17 +14,21 @@ import logging
 import time
 from pathlib import Path
 
-from rocketq.broker.client_manager import ConsumerGroupInfo, ConsumerManager, ProducerManager
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.lock_manager import QueueLockManager
+from rocketq.broker.managers.client_manager import ConsumerGroupInfo, ConsumerManager, ProducerManager
+from rocketq.broker.managers.lock_manager import QueueLockManager
+from rocketq.broker.managers.offset_manager import ConsumerOffsetManager
+from rocketq.broker.managers.persist import BackgroundWriter
+from rocketq.broker.managers.sink_watermark import SinkWatermarkManager
+from rocketq.broker.managers.subscription_manager import SubscriptionGroupManager
+from rocketq.broker.managers.topic_manager import TopicConfigManager
 from rocketq.broker.messaging.consumers import ConsumerService
 from rocketq.broker.messaging.pull import PullService
 from rocketq.broker.messaging.put_ack import PutAck
+from rocketq.broker.messaging.semantics import MessageSemantics
 from rocketq.broker.messaging.send import SendService
 from rocketq.broker.metrics import BrokerMetrics
-from rocketq.broker.offset_manager import ConsumerOffsetManager
-from rocketq.broker.persist import BackgroundWriter
 from rocketq.broker.processors.admin import AdminProcessors
 from rocketq.broker.processors.clients import ClientProcessors
 from rocketq.broker.processors.end_transaction import EndTransactionProcessor
@@ -33,15 +37,11 @@ from rocketq.broker.processors.query import QueryProcessors
 from rocketq.broker.processors.send import SendProcessor
 from rocketq.broker.processors.send_back import SendBackProcessor
 from rocketq.broker.processors.sink_commit import SinkCommitProcessor
-from rocketq.broker.registration import NamesrvRegistration
 from rocketq.broker.role import BrokerRole, BrokerRoleState, RoleSnapshot
-from rocketq.broker.schedule import ScheduleService
-from rocketq.broker.semantics import MessageSemantics
-from rocketq.broker.sink_watermark import SinkWatermarkManager
-from rocketq.broker.subscription_manager import SubscriptionGroupManager
-from rocketq.broker.timer import TimerService
-from rocketq.broker.topic_manager import TopicConfigManager
-from rocketq.broker.transaction import TransactionService
+from rocketq.broker.services.registration import NamesrvRegistration
+from rocketq.broker.services.schedule import ScheduleService
+from rocketq.broker.services.timer import TimerService
+from rocketq.broker.services.transaction import TransactionService
 from rocketq.codes import RequestCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import NotifyConsumerIdsChangedRequestHeader

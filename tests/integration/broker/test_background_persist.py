@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.broker import persist
-from rocketq.broker.persist import read_json
+from rocketq.broker.managers import persist
+from rocketq.broker.managers.persist import read_json
 from rocketq.codes import RequestCode
 from rocketq.protocol.bodies import LockBatchBody, MessageQueue, decode_lock_ok
 from rocketq.testing import EmbeddedCluster

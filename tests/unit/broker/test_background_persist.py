@@ -10,9 +10,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from rocketq.broker import persist
-from rocketq.broker.offset_manager import ConsumerOffsetManager
-from rocketq.broker.persist import BackgroundWriter, read_json
+from rocketq.broker.managers import persist
+from rocketq.broker.managers.offset_manager import ConsumerOffsetManager
+from rocketq.broker.managers.persist import BackgroundWriter, read_json
 
 
 async def test_writes_run_on_one_thread_off_the_loop_one_at_a_time(tmp_path: Path) -> None:

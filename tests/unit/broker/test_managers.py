@@ -3,11 +3,11 @@ from pathlib import Path
 
 import orjson
 
-from rocketq.broker.client_manager import ConsumerManager, ProducerManager
-from rocketq.broker.lock_manager import QueueLockManager
-from rocketq.broker.offset_manager import ConsumerOffsetManager
-from rocketq.broker.subscription_manager import SubscriptionGroupManager
-from rocketq.broker.topic_manager import TopicConfigManager, topic_name_error
+from rocketq.broker.managers.client_manager import ConsumerManager, ProducerManager
+from rocketq.broker.managers.lock_manager import QueueLockManager
+from rocketq.broker.managers.offset_manager import ConsumerOffsetManager
+from rocketq.broker.managers.subscription_manager import SubscriptionGroupManager
+from rocketq.broker.managers.topic_manager import TopicConfigManager, topic_name_error
 from rocketq.protocol.bodies import ConsumerData, MessageQueue, SubscriptionData, TopicConfig
 
 
@@ -146,7 +146,7 @@ def test_queue_locks_exclusive_with_lease() -> None:
 
 
 async def test_pull_hold_wakes_on_matching_arrival_and_on_timeout() -> None:
-    from rocketq.broker.long_polling import PullHoldService
+    from rocketq.broker.services.long_polling import PullHoldService
     from rocketq.protocol.command import RemotingCommand
 
     reruns: list[int] = []
@@ -183,7 +183,7 @@ async def test_pull_hold_wakes_on_matching_arrival_and_on_timeout() -> None:
 def test_a_corrupt_config_file_stops_loading_and_names_the_file(tmp_path: Path) -> None:
     import pytest
 
-    from rocketq.broker.persist import ConfigFileError
+    from rocketq.broker.managers.persist import ConfigFileError
 
     topics = make_topics(tmp_path)
     topics.path.parent.mkdir(parents=True, exist_ok=True)
@@ -197,7 +197,7 @@ def test_a_corrupt_config_file_stops_loading_and_names_the_file(tmp_path: Path) 
 async def test_a_topic_change_is_written_off_the_loop_and_flushed_waits_for_it(tmp_path: Path) -> None:
     import threading
 
-    from rocketq.broker.persist import BackgroundWriter, read_json
+    from rocketq.broker.managers.persist import BackgroundWriter, read_json
     from rocketq.protocol.bodies import TopicConfig
 
     writer = BackgroundWriter()

@@ -9,13 +9,13 @@ from tests.unit.broker.conftest import FakeConnection, RecordingRegistrar
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.messaging.consumers import ConsumerService
 from rocketq.broker.messaging.pull import PullService
+from rocketq.broker.messaging.semantics import MessageSemantics
 from rocketq.broker.messaging.send import SendService
 from rocketq.broker.processors.clients import ClientProcessors
 from rocketq.broker.processors.pull import PullProcessor
 from rocketq.broker.processors.send import SendProcessor
-from rocketq.broker.semantics import MessageSemantics
-from rocketq.broker.timer import TimerService
-from rocketq.broker.transaction import TransactionService
+from rocketq.broker.services.timer import TimerService
+from rocketq.broker.services.transaction import TransactionService
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.message import encode_properties, iter_records

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from rocketq.broker.config import BrokerConfig
-from rocketq.broker.registration import NamesrvRegistration
+from rocketq.broker.managers.topic_manager import TopicConfigManager
 from rocketq.broker.role import BrokerRole, BrokerRoleState
-from rocketq.broker.topic_manager import TopicConfigManager
+from rocketq.broker.services.registration import NamesrvRegistration
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import RemotingConnectError
 from rocketq.protocol.bodies import TopicConfig, dumps

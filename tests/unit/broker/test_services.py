@@ -13,11 +13,11 @@ from tests.unit.broker.conftest import RecordingRegistrar, make_context
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.messaging.consumers import ConsumerService
 from rocketq.broker.messaging.pull import PullService
+from rocketq.broker.messaging.semantics import MessageSemantics
 from rocketq.broker.messaging.send import SendService, send_back
 from rocketq.broker.role import BrokerRole, BrokerRoleState, StaleEpochError
-from rocketq.broker.semantics import MessageSemantics
-from rocketq.broker.timer import TimerService
-from rocketq.broker.transaction import TransactionService
+from rocketq.broker.services.timer import TimerService
+from rocketq.broker.services.transaction import TransactionService
 from rocketq.codes import ResponseCode
 from rocketq.protocol.headers import (
     PULL_FLAG_SUBSCRIPTION,

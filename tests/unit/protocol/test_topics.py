@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import rocketq.broker.topic_manager as topic_manager
+import rocketq.broker.managers.topic_manager as topic_manager
 import rocketq.protocol.topics as topics
 from rocketq.client._validators import check_group, check_topic
 from rocketq.client.errors import InvalidMessageError

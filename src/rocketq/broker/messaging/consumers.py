@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 
 from rocketq.broker.context import BrokerContext
+from rocketq.broker.managers.topic_manager import RETRY_PREFIX
 from rocketq.broker.message_filter import FilterBuildError, build_filter
-from rocketq.broker.topic_manager import RETRY_PREFIX
 from rocketq.codes import ResponseCode
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, HeartbeatData, MessageQueue, SubscriptionData
 from rocketq.remoting.connection import Connection

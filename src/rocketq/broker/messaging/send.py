@@ -19,9 +19,9 @@ import random
 from dataclasses import dataclass
 
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.requeue import restore
-from rocketq.broker.semantics import SPECIAL_PROPERTIES, MessageSemantics
-from rocketq.broker.topic_manager import DLQ_PREFIX, NOT_ALLOWED_SEND_TOPICS, RETRY_PREFIX, topic_name_error
+from rocketq.broker.managers.topic_manager import DLQ_PREFIX, NOT_ALLOWED_SEND_TOPICS, RETRY_PREFIX, topic_name_error
+from rocketq.broker.messaging.semantics import SPECIAL_PROPERTIES, MessageSemantics
+from rocketq.broker.services.requeue import restore
 from rocketq.codes import VERSION_V3_4_9, ResponseCode
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE
 from rocketq.protocol.headers import ConsumerSendMsgBackRequestHeader, SendMessageRequestHeader

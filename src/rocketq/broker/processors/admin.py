@@ -7,8 +7,8 @@ from typing import Any
 
 import rocketq
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.subscription_manager import SubscriptionGroupConfig
-from rocketq.broker.topic_manager import NOT_ALLOWED_SEND_TOPICS, topic_name_error
+from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
+from rocketq.broker.managers.topic_manager import NOT_ALLOWED_SEND_TOPICS, topic_name_error
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.bodies import TopicConfig, dumps, encode_kv_table, loads
 from rocketq.protocol.command import RemotingCommand

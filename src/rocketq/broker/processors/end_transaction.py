@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rocketq.broker.transaction import TransactionService
+from rocketq.broker.services.transaction import TransactionService
 from rocketq.codes import RequestCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import EndTransactionRequestHeader

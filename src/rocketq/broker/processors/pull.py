@@ -8,8 +8,8 @@ park) and its answer leaves through the gate like any other.
 from __future__ import annotations
 
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.long_polling import PullHoldService
 from rocketq.broker.messaging.pull import PullService
+from rocketq.broker.services.long_polling import PullHoldService
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import HeaderError, PullMessageRequestHeader, PullMessageResponseHeader

@@ -9,8 +9,8 @@ group's retryMaxTimes, 16) or for a negative delay level it goes to ``%DLQ%{grou
 from __future__ import annotations
 
 from rocketq.broker.context import BrokerContext
+from rocketq.broker.messaging.semantics import MessageSemantics
 from rocketq.broker.messaging.send import send_back
-from rocketq.broker.semantics import MessageSemantics
 from rocketq.codes import RequestCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import ConsumerSendMsgBackRequestHeader

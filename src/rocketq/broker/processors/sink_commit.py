@@ -27,9 +27,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.semantics import MessageSemantics
-from rocketq.broker.sink_watermark import PendingCommit
-from rocketq.broker.topic_manager import AUTO_CREATE_TOPIC, NOT_ALLOWED_SEND_TOPICS, topic_name_error
+from rocketq.broker.managers.sink_watermark import PendingCommit
+from rocketq.broker.managers.topic_manager import AUTO_CREATE_TOPIC, NOT_ALLOWED_SEND_TOPICS, topic_name_error
+from rocketq.broker.messaging.semantics import MessageSemantics
 from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, ProtocolError
 from rocketq.protocol.bodies import PERM_WRITE

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from rocketq.broker.context import BrokerContext
     from rocketq.remoting.client import RemotingClient
 
-log = logging.getLogger("rocketq.broker.registration")
+log = logging.getLogger("rocketq.broker.services.registration")
 
 
 class NamesrvRegistration:

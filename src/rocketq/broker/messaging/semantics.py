@@ -1,16 +1,16 @@
 """Message-semantics hooks applied to a client's message before it is stored.
 
-* transactional half messages (``TRAN_MSG=true``) go to the half topic (``rocketq.broker.transaction``);
+* transactional half messages (``TRAN_MSG=true``) go to the half topic (``rocketq.broker.services.transaction``);
 * delay levels are rewritten to ``SCHEDULE_TOPIC_XXXX`` by the store itself (as Java's CommitLog does) and
-  delivered by ``rocketq.broker.schedule``;
+  delivered by ``rocketq.broker.services.schedule``;
 * arbitrary delivery times (RocketMQ 5's TIMER_* properties) go to the timer topic
-  (``rocketq.broker.timer``); a timed transactional message is refused, as RocketMQ 5 does.
+  (``rocketq.broker.services.timer``); a timed transactional message is refused, as RocketMQ 5 does.
 """
 
 from __future__ import annotations
 
-from rocketq.broker.timer import TIMER_PROPS, TimerService
-from rocketq.broker.transaction import TransactionService, is_half
+from rocketq.broker.services.timer import TIMER_PROPS, TimerService
+from rocketq.broker.services.transaction import TransactionService, is_half
 from rocketq.errors import MessageIllegalError
 from rocketq.protocol.message import PROP_TRAN_MSG
 from rocketq.store import StoreMessage

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.persist import PersistedLoopService
-from rocketq.broker.requeue import restore
-from rocketq.broker.topic_manager import SCHEDULE_TOPIC
+from rocketq.broker.managers.persist import PersistedLoopService
+from rocketq.broker.managers.topic_manager import SCHEDULE_TOPIC
+from rocketq.broker.services.requeue import restore
 from rocketq.protocol.message import (
     PROP_DELAY,
     PROP_REAL_QID,
@@ -29,7 +29,7 @@ from rocketq.protocol.message import (
 )
 from rocketq.store import GetMessageStatus
 
-log = logging.getLogger("rocketq.broker.schedule")
+log = logging.getLogger("rocketq.broker.services.schedule")
 
 
 class ScheduleService(PersistedLoopService):

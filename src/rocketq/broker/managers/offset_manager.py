@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from rocketq.broker.persist import BackgroundWriter, ConfigManager, write_json_atomic
+from rocketq.broker.managers.persist import BackgroundWriter, ConfigManager, write_json_atomic
 
 TOPIC_GROUP_SEPARATOR = "@"
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocketq.broker.persist import ConfigManager
+from rocketq.broker.managers.persist import ConfigManager
 from rocketq.protocol.sink import StagedRange
 
 NO_BATCH = -1

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.persist import PersistedLoopService
-from rocketq.broker.requeue import restore
+from rocketq.broker.managers.persist import PersistedLoopService
+from rocketq.broker.services.requeue import restore
 from rocketq.errors import MessageIllegalError
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE
 from rocketq.protocol.message import (
@@ -35,7 +35,7 @@ from rocketq.protocol.message import (
 )
 from rocketq.store import GetMessageStatus, StoreMessage
 
-log = logging.getLogger("rocketq.broker.timer")
+log = logging.getLogger("rocketq.broker.services.timer")
 
 TIMER_TOPIC = "rmq_sys_wheel_timer"
 PROP_TIMER_OUT_MS = "TIMER_OUT_MS"

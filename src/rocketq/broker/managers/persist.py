@@ -28,7 +28,7 @@ import orjson
 from rocketq.errors import ConfigError
 from rocketq.protocol.bodies import DataVersion
 
-log = logging.getLogger("rocketq.broker.persist")
+log = logging.getLogger("rocketq.broker.managers.persist")
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:

@@ -23,8 +23,8 @@ import logging
 import time
 
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.requeue import read_queue, restore
-from rocketq.broker.topic_manager import TRANS_CHECK_MAX_TIME_TOPIC, TRANS_HALF_TOPIC, TRANS_OP_HALF_TOPIC
+from rocketq.broker.managers.topic_manager import TRANS_CHECK_MAX_TIME_TOPIC, TRANS_HALF_TOPIC, TRANS_OP_HALF_TOPIC
+from rocketq.broker.services.requeue import read_queue, restore
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import BrokerError, NoPermissionError
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE
@@ -48,7 +48,7 @@ from rocketq.protocol.message import (
 )
 from rocketq.store import StoreMessage
 
-log = logging.getLogger("rocketq.broker.transaction")
+log = logging.getLogger("rocketq.broker.services.transaction")
 
 CHECK_GROUP = "CID_RMQ_SYS_TRANS"
 OP_TAG = "d"

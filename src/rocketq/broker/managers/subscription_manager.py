@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocketq.broker.persist import BackgroundWriter, ConfigManager
+from rocketq.broker.managers.persist import BackgroundWriter, ConfigManager
 from rocketq.protocol.bodies import DataVersion
 
 SYSTEM_GROUPS = (

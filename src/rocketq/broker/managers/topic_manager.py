@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rocketq.broker.persist import BackgroundWriter, ConfigManager
+from rocketq.broker.managers.persist import BackgroundWriter, ConfigManager
 from rocketq.protocol.bodies import (
     PERM_INHERIT,
     PERM_READ,
