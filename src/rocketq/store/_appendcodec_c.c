@@ -7,6 +7,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #include <zlib.h>
@@ -389,6 +390,73 @@ static PyObject *populate_write(PyObject *self, PyObject *args) {
     Py_RETURN_TRUE;
 }
 
+/* ------------------------------------------------------------------------------------ fast_args
+ * The per-message functions (write_record, index_entries) take their arguments by METH_FASTCALL and convert
+ * them here: PyArg_ParseTuple's format walk and the argument tuple cost about as much as writing a small
+ * record. Same conversions and exception types as the PyArg codes they replace ("n", "i", "L", "K", "y*",
+ * "w*"). */
+
+static int fast_nargs(const char *fn, Py_ssize_t nargs, Py_ssize_t want) {
+    if (nargs == want) return 1;
+    PyErr_Format(PyExc_TypeError, "%s() takes exactly %zd arguments (%zd given)", fn, want, nargs);
+    return 0;
+}
+
+/* One integer argument: its position, its PyArg code ('n' Py_ssize_t, 'i' int, 'L' long long), where to. */
+typedef struct { int at; char code; void *out; } int_arg_t;
+
+static int fast_ints(PyObject *const *args, const int_arg_t *spec) {
+    for (; spec->at >= 0; spec++) {
+        PyObject *o = args[spec->at];  /* a float raises TypeError in the conversions, as with PyArg */
+        if (spec->code == 'n') {
+            Py_ssize_t v = PyNumber_AsSsize_t(o, PyExc_OverflowError);
+            if (v == -1 && PyErr_Occurred()) return 0;
+            *(Py_ssize_t *)spec->out = v;
+        } else if (spec->code == 'i') {
+            long v = PyLong_AsLong(o);
+            if (v == -1 && PyErr_Occurred()) return 0;
+            if (v > INT_MAX || v < INT_MIN) {
+                PyErr_SetString(PyExc_OverflowError, "signed integer is out of range for a C int");
+                return 0;
+            }
+            *(int *)spec->out = (int)v;
+        } else {
+            long long v = PyLong_AsLongLong(o);
+            if (v == -1 && PyErr_Occurred()) return 0;
+            *(long long *)spec->out = v;
+        }
+    }
+    return 1;
+}
+
+/* A read-only bytes-like argument ("y*"): bytes are read in place (no buffer export: the append path passes
+ * bytes), any other contiguous buffer is exported and released by bytes_release; str is refused as PyArg
+ * refuses it. */
+typedef struct { const unsigned char *p; Py_ssize_t n; Py_buffer view; int exported; } bytes_arg_t;
+
+static int fast_bytes(const char *fn, PyObject *o, int at, bytes_arg_t *a) {
+    a->exported = 0;
+    if (PyBytes_CheckExact(o)) {
+        a->p = (const unsigned char *)PyBytes_AS_STRING(o);
+        a->n = PyBytes_GET_SIZE(o);
+        return 0;
+    }
+    if (PyUnicode_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s() argument %d must be bytes-like, not str", fn, at + 1);
+        return -1;
+    }
+    if (PyObject_GetBuffer(o, &a->view, PyBUF_SIMPLE) < 0) return -1;
+    a->exported = 1;
+    a->p = a->view.buf;
+    a->n = a->view.len;
+    return 0;
+}
+
+static void bytes_release(bytes_arg_t *a) {
+    if (a->exported) PyBuffer_Release(&a->view);
+    a->exported = 0;
+}
+
 /* ------------------------------------------------------------------------------------------ index */
 
 /* Append [index_hash(prefix + text[i:j]), phys] to `out`: Java hashCode over the str's UTF-16 units
@@ -419,12 +487,15 @@ static int append_entry(PyObject *out, uint32_t prefix, PyObject *text, Py_ssize
     return rc;
 }
 
-/* index_entries(prefix_hash, phys, uniq_key, keys) -> [hash, phys, ...] for UNIQ_KEY and each of KEYS. */
-static PyObject *index_entries(PyObject *self, PyObject *args) {
-    unsigned long long prefix;
-    long long phys;
-    PyObject *uniq, *keys;
-    if (!PyArg_ParseTuple(args, "KLOO:index_entries", &prefix, &phys, &uniq, &keys)) return NULL;
+/* index_entries(prefix_hash, phys, uniq_key, keys) -> [hash, phys, ...] for UNIQ_KEY and each of KEYS.
+ * Called once per message: arguments are taken by FASTCALL (see fast_args). */
+static PyObject *index_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (!fast_nargs("index_entries", nargs, 4)) return NULL;
+    unsigned long long prefix = PyLong_AsUnsignedLongLongMask(args[0]);  /* as PyArg's "K" */
+    if (prefix == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    long long phys = PyLong_AsLongLong(args[1]);
+    if (phys == -1 && PyErr_Occurred()) return NULL;
+    PyObject *uniq = args[2], *keys = args[3];
     if ((uniq != Py_None && !PyUnicode_Check(uniq)) || (keys != Py_None && !PyUnicode_Check(keys))) {
         PyErr_SetString(PyExc_TypeError, "index_entries: keys must be str or None");
         return NULL;
@@ -519,54 +590,75 @@ done:
 
 /* write_record(mm, pos, body, topic_tail, props, queue_id, flag, queue_offset, phys, sys_flag, born_ts, born_b,
  *              store_ts, store_b, reconsume_times, prepared_offset) -> record size
- * One message as a commit-log record at `pos`, body CRC computed here, TOTALSIZE written last. */
-static PyObject *write_record(PyObject *self, PyObject *args) {
-    Py_buffer mm, body, topic_tail, props, born_b, store_b;
+ * One message as a commit-log record at `pos`, body CRC computed here, TOTALSIZE written last. Called once per
+ * message: its 16 arguments are taken by FASTCALL (see fast_args). */
+static PyObject *write_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer mm;
+    bytes_arg_t body, topic_tail, props, born_b, store_b;
     Py_ssize_t pos;
     int queue_id, flag, sys_flag, reconsume_times;
     long long queue_offset, phys, born_ts, store_ts, prepared;
-    if (!PyArg_ParseTuple(args, "w*ny*y*y*iiLLiLy*Ly*iL:write_record", &mm, &pos, &body, &topic_tail, &props,
-                          &queue_id, &flag, &queue_offset, &phys, &sys_flag, &born_ts, &born_b, &store_ts, &store_b,
-                          &reconsume_times, &prepared))
+    if (!fast_nargs("write_record", nargs, 16)) return NULL;
+    if (!fast_ints(args, (const int_arg_t[]){
+            {1, 'n', &pos}, {5, 'i', &queue_id}, {6, 'i', &flag}, {7, 'L', &queue_offset}, {8, 'L', &phys},
+            {9, 'i', &sys_flag}, {10, 'L', &born_ts}, {12, 'L', &store_ts}, {14, 'i', &reconsume_times},
+            {15, 'L', &prepared}, {-1, 0, NULL}}))
         return NULL;
+    bytes_arg_t *bufs[] = {&body, &topic_tail, &props, &born_b, &store_b};
+    const int at[] = {2, 3, 4, 11, 13};
+    for (int i = 0; i < 5; i++) {
+        if (fast_bytes("write_record", args[at[i]], at[i], bufs[i]) < 0) {
+            while (i-- > 0) bytes_release(bufs[i]);
+            return NULL;
+        }
+    }
     PyObject *result = NULL;
-    Py_ssize_t size = 72 + born_b.len + store_b.len + body.len + topic_tail.len + 2 + props.len;
-    if (pos < 0 || pos + size > mm.len || props.len > 32767 || body.len > 0x7FFFFFFF || topic_tail.len < 1
-        || (born_b.len != 8 && born_b.len != 20) || (store_b.len != 8 && store_b.len != 20)) {
+    if (PyObject_GetBuffer(args[0], &mm, PyBUF_WRITABLE) < 0) {  /* as PyArg's "w*": TypeError */
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "write_record() argument 1 must be read-write bytes-like, not %.50s",
+                     Py_TYPE(args[0])->tp_name);
+        goto release_args;
+    }
+    Py_ssize_t size = 72 + born_b.n + store_b.n + body.n + topic_tail.n + 2 + props.n;
+    if (pos < 0 || pos + size > mm.len || props.n > 32767 || body.n > 0x7FFFFFFF || topic_tail.n < 1
+        || (born_b.n != 8 && born_b.n != 20) || (store_b.n != 8 && store_b.n != 20)) {
         PyErr_SetString(PyExc_ValueError, "write_record: record does not fit or bad field lengths");
         goto done;
     }
     unsigned char *r = (unsigned char *)mm.buf + pos, *p = r + 48;
     put32(r + 4, MESSAGE_MAGIC);
-    put32(r + 8, (uint32_t)crc32(0L, body.buf, (uInt)body.len) & 0x7FFFFFFFu);
+    put32(r + 8, (uint32_t)crc32(0L, body.p, (uInt)body.n) & 0x7FFFFFFFu);
     put32(r + 12, (uint32_t)queue_id);
     put32(r + 16, (uint32_t)flag);
     put64(r + 20, (uint64_t)queue_offset);
     put64(r + 28, (uint64_t)phys);
     put32(r + 36, (uint32_t)sys_flag);
     put64(r + 40, (uint64_t)born_ts);
-    memcpy(p, born_b.buf, born_b.len); p += born_b.len;
+    memcpy(p, born_b.p, born_b.n); p += born_b.n;
     put64(p, (uint64_t)store_ts); p += 8;
-    memcpy(p, store_b.buf, store_b.len); p += store_b.len;
+    memcpy(p, store_b.p, store_b.n); p += store_b.n;
     put32(p, (uint32_t)reconsume_times); p += 4;
     put64(p, (uint64_t)prepared); p += 8;
-    put32(p, (uint32_t)body.len); p += 4;
-    memcpy(p, body.buf, body.len); p += body.len;
-    memcpy(p, topic_tail.buf, topic_tail.len); p += topic_tail.len;
-    p[0] = (unsigned char)(props.len >> 8); p[1] = (unsigned char)props.len; p += 2;
-    memcpy(p, props.buf, props.len);
+    put32(p, (uint32_t)body.n); p += 4;
+    memcpy(p, body.p, body.n); p += body.n;
+    memcpy(p, topic_tail.p, topic_tail.n); p += topic_tail.n;
+    p[0] = (unsigned char)(props.n >> 8); p[1] = (unsigned char)props.n; p += 2;
+    memcpy(p, props.p, props.n);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     put32(r, (uint32_t)size);  /* commit: TOTALSIZE last */
     result = PyLong_FromSsize_t(size);
 done:
-    PyBuffer_Release(&mm); PyBuffer_Release(&body); PyBuffer_Release(&topic_tail); PyBuffer_Release(&props);
-    PyBuffer_Release(&born_b); PyBuffer_Release(&store_b);
+    PyBuffer_Release(&mm);
+release_args:
+    for (int i = 0; i < 5; i++) bytes_release(bufs[i]);
     return result;
 }
 
 static PyMethodDef methods[] = {
-    {"write_record", write_record, METH_VARARGS, "one message as a commit-log record, TOTALSIZE last"},
-    {"index_entries", index_entries, METH_VARARGS, "index entries [hash, phys, ...] of a message's keys"},
+    {"write_record", (PyCFunction)(void (*)(void))write_record, METH_FASTCALL,
+     "one message as a commit-log record, TOTALSIZE last"},
+    {"index_entries", (PyCFunction)(void (*)(void))index_entries, METH_FASTCALL,
+     "index entries [hash, phys, ...] of a message's keys"},
     {"index_put_many", index_put_many, METH_VARARGS, "IndexFile.put_key for many entries"},
     {"populate_write", populate_write, METH_VARARGS, "pre-fault mapped pages for writing (GIL released)"},
     {"measure_batch", measure_batch, METH_VARARGS, "(messages, bytes of all records, longest properties)"},
