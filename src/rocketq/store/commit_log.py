@@ -47,7 +47,8 @@ _I32 = struct.Struct(">i")
 _CQ_UNIT = struct.Struct(">qiq")
 
 QueueKey = tuple[str, int]
-RecordCallback = Callable[[RecordInfo, MappedFile], None]
+#: what ``scan`` calls for each valid record (its return value is ignored)
+RecordCallback = Callable[[RecordInfo, MappedFile], object]
 
 
 class CommitLog:

@@ -2,9 +2,10 @@
 
 Synchronous and thread-safe. Lifecycle: ``MessageStore(config)`` → ``load()`` (lock the directory, map the
 files, recover) → ``start()`` (flush and cleanup threads) → ... → ``shutdown()`` (final flush, clean-exit
-marker). Writes: ``put_message`` / ``put_messages`` append and dispatch (consume queue, index) in the caller's
-thread and return at once; under SYNC_FLUSH the caller then waits for durability with
-``request_flush(end_offset, callback)`` (or uses the blocking ``put_message_and_wait``).
+marker). Writes: ``put_message`` / ``put_plain_messages`` / ``put_messages`` append and dispatch (consume
+queue, index) in the caller's thread and return at once (the write side is ``rocketq.store.append``); under
+SYNC_FLUSH the caller then waits for durability with ``request_flush(end_offset, callback)`` (or uses the
+blocking ``put_message_and_wait``).
 
 What an owner (the asyncio broker) does:
 
@@ -20,8 +21,8 @@ What an owner (the asyncio broker) does:
 * Retention runs on the store's own thread every ``clean_resource_interval`` ms (0 = no thread; then call
   ``run_cleanup()`` yourself). DISK_FULL (writes answered SERVICE_NOT_AVAILABLE) is decided there too:
   ``is_disk_full()`` tells it apart from a store that is shut down.
-* Delayed messages (``DELAY`` > 0) are rewritten to SCHEDULE_TOPIC_XXXX here, as RocketMQ's CommitLog does;
-  the schedule service must remove ``DELAY`` when it puts them back to their real topic.
+* Delayed messages (``DELAY`` > 0) are rewritten to SCHEDULE_TOPIC_XXXX by ``put_message``, as RocketMQ's
+  CommitLog does; the schedule service must remove ``DELAY`` when it puts them back to their real topic.
 """
 
 from __future__ import annotations
@@ -31,27 +32,11 @@ import errno
 import fcntl
 import logging
 import os
-import struct
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
-from rocketq.protocol.message import (
-    MAX_PROPERTIES_LENGTH,
-    PROP_DELAY,
-    PROP_KEYS,
-    PROP_REAL_QID,
-    PROP_REAL_TOPIC,
-    PROP_TAGS,
-    PROP_UNIQ_KEY,
-    SYSFLAG_TX_COMMIT,
-    SYSFLAG_TX_MASK,
-    SYSFLAG_TX_NOT,
-    Host,
-    MessageRecord,
-    encode_batch,
-)
-from rocketq.protocol.topics import SCHEDULE_TOPIC
-from rocketq.store.appendcodec import index_entries, measure_batch
+from rocketq.protocol.message import Host, MessageRecord
+from rocketq.store.append import Appender, ArrivalListener
 from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.cleanup import CleanupReport, CleanupService
 from rocketq.store.commit_log import CommitLog
@@ -64,9 +49,8 @@ from rocketq.store.config import (
     system_clock,
 )
 from rocketq.store.consume_queue_table import ConsumeQueueTable
-from rocketq.store.dispatcher import Dispatcher, goes_to_consume_queue
+from rocketq.store.dispatcher import Dispatcher
 from rocketq.store.errors import StoreLockedError, StoreNotAvailableError
-from rocketq.store.fast_hash import tags_code_of
 from rocketq.store.flush import (
     CommitLogFlusher,
     FlushLogicsService,
@@ -79,27 +63,21 @@ from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import SelectMappedBufferResult
 from rocketq.store.message import PlainMessage, StoreBatch, StoreMessage
 from rocketq.store.reader import MessageReader
-from rocketq.store.record import END_FILE_MIN_BLANK_LENGTH, FIXED_BY_HOSTS, HOST_V6_BITS
 from rocketq.store.recovery import recover
 from rocketq.store.results import (
-    AppendResult,
     FlushCallback,
     GetMessageResult,
     MessageFilter,
     PutMessageResult,
     PutMessageStatus,
 )
-from rocketq.store.running_flags import WRITE_LOGICS_QUEUE_ERROR, RunningFlags
+from rocketq.store.running_flags import RunningFlags
 from rocketq.store.stats import StatsService, StoreStats
-from rocketq.store.tags import compute_tags_code
 from rocketq.store.warm import PageWarmer
 
 log = logging.getLogger(__name__)
 
-#: ``arrival_listener(topic, queue_id, next_logic_offset, tags_code, store_timestamp, properties)``
-_I16 = struct.Struct(">h")
-
-ArrivalListener = Callable[[str, int, int, int, int, dict[str, str] | None], None]
+__all__ = ["ArrivalListener", "MessageStore"]
 
 
 class _CleanupThread(ServiceThread):
@@ -139,8 +117,8 @@ class MessageStore:
         )
         self._disk_usage = disk_usage
         self.checkpoint: StoreCheckpoint | None = None
-        #: called after each stored message (not during recovery); must be quick and thread-safe
-        self.arrival_listener: ArrivalListener | None = None
+        #: the write side: put_message, put_plain_messages, put_messages (``rocketq.store.append``)
+        self.appender = Appender(config, self.commit_log, self.dispatcher, self.flags, self.stats_service, clock)
         self._replication: ReplicationHook = NoReplication()
         self._flusher = CommitLogFlusher(self.commit_log.mfq, lambda: self.commit_log.last_store_timestamp)
         self._flush_service: FlushRealTimeService | GroupCommitService | None = None
@@ -153,7 +131,6 @@ class MessageStore:
         self._shutdown = False
         self.reader = MessageReader(config, self.commit_log, self.cq_table, self.index, self.stats_service)
         self._cleanup_lock = threading.Lock()
-        self._tags_cache: dict[str, int] = {}
 
     # ===================================================================================== lifecycle
 
@@ -182,6 +159,7 @@ class MessageStore:
         with open(cfg.abort_path, "wb"):
             pass
         self._loaded = True
+        self.appender.accepting = True
         log.info(
             "store.loaded root=%s clean=%s min=%d max=%d queues=%d",
             cfg.store_path_root_dir, last_exit_ok, self.get_min_phy_offset(), self.get_max_phy_offset(),
@@ -242,6 +220,7 @@ class MessageStore:
 
     def shutdown(self) -> None:
         """Stop threads, flush everything, write the checkpoint, remove the abort marker, unlock."""
+        self.appender.accepting = False
         if self._shutdown or not self._loaded:
             self._shutdown = True
             self._unlock_dir()
@@ -265,6 +244,7 @@ class MessageStore:
         For tests of recovery in one process (a real crash test kills a child process instead).
         """
         self._shutdown = True
+        self.appender.accepting = False
         self._stop_threads()
         self._close_files()
         self._unlock_dir()
@@ -311,108 +291,24 @@ class MessageStore:
 
     # ===================================================================================== writing
 
-    def _check_writable(self) -> PutMessageStatus | None:
-        if self._shutdown or not self._loaded:
-            return PutMessageStatus.SERVICE_NOT_AVAILABLE
-        if not self.flags.is_writeable():
-            return PutMessageStatus.SERVICE_NOT_AVAILABLE
-        return None
-
     def is_disk_full(self) -> bool:
         return self.flags.is_disk_full()
 
-    def _fail(self, status: PutMessageStatus) -> PutMessageResult:
-        self.stats_service.put_failed += 1
-        return PutMessageResult(status)
+    @property
+    def arrival_listener(self) -> ArrivalListener | None:
+        """Called after each stored message (not during recovery); must be quick and thread-safe."""
+        return self.appender.arrival_listener
 
-    def _tags_code(self, tags: str | None) -> int:
-        if not tags:
-            return 0
-        code = self._tags_cache.get(tags)
-        if code is None:
-            if len(self._tags_cache) > 10_000:
-                self._tags_cache.clear()
-            code = self._tags_cache[tags] = tags_code_of(tags)
-        return code
+    @arrival_listener.setter
+    def arrival_listener(self, listener: ArrivalListener | None) -> None:
+        self.appender.arrival_listener = listener
 
     def put_message(self, msg: StoreMessage) -> PutMessageResult:
-        """Append one message and dispatch it; returns at once (see ``request_flush`` for SYNC_FLUSH)."""
-        # The hot path: everything is inlined that profiling showed to matter (no per-message objects
-        # beyond the results, struct writes straight into the mmap, cached host/topic/tag encodings).
-        if self._shutdown or not self._loaded or not self.flags.is_writeable():
-            return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
-        body = msg.body
-        if len(body) > self.config.max_message_size:
-            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
-        topic = msg.topic
-        queue_id = msg.queue_id
-        props = msg.properties
-        props_str = msg.properties_str
-        sys_flag = msg.sys_flag
-        if PROP_DELAY in props and self.config.schedule_rewrite_enable and topic != SCHEDULE_TOPIC:
-            tx = sys_flag & SYSFLAG_TX_MASK
-            if tx in (SYSFLAG_TX_NOT, SYSFLAG_TX_COMMIT):
-                try:
-                    level = int(props[PROP_DELAY])
-                except ValueError:
-                    level = 0
-                if level > 0:
-                    level = min(level, self.max_delay_level)
-                    props = {**props, PROP_DELAY: str(level), PROP_REAL_TOPIC: topic, PROP_REAL_QID: str(queue_id)}
-                    props_str = None
-                    topic, queue_id = SCHEDULE_TOPIC, level - 1
-        cl = self.commit_log
-        enc = cl.encoder
-        topic_tail = enc.topics.get(topic) or enc.topic_tail(topic)
-        if topic_tail is None:
-            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
-        if props_str is None:
-            props_b = "".join([f"{k}\x01{v}\x02" for k, v in props.items() if v is not None]).encode()
-        else:
-            props_b = props_str.encode()
-        n_props = len(props_b)
-        if n_props > MAX_PROPERTIES_LENGTH:
-            return self._fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
-        hosts = enc.hosts
-        born_b = hosts.get(msg.born_host) or enc.host_bytes(msg.born_host)
-        store_b = hosts.get(msg.store_host) or enc.host_bytes(msg.store_host)
-        fixed, v6_bits = FIXED_BY_HOSTS[(len(born_b), len(store_b))]
-        sys_flag = (sys_flag & ~HOST_V6_BITS) | v6_bits
-        size = fixed.size + len(body) + len(topic_tail) + 2 + n_props
-        if size + END_FILE_MIN_BLANK_LENGTH > cl.file_size:
-            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
-        tags_code = msg.tags_code
-        if tags_code is None and topic != SCHEDULE_TOPIC:
-            tags_code = self._tags_code(props.get(PROP_TAGS))
-        key = (topic, queue_id)
-        with cl.put_lock:
-            if self._shutdown:
-                return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
-            store_ts = self._clock()
-            try:
-                phys, queue_offset = cl.append_message(
-                    store_ts, size, queue_id, msg.flag, sys_flag, msg.born_timestamp, born_b, store_b,
-                    msg.reconsume_times, msg.prepared_transaction_offset, body, topic_tail, props_b, key,
-                )
-            except OSError:
-                log.exception("store.append_failed topic=%s", topic)
-                return self._fail(PutMessageStatus.CREATE_MAPEDFILE_FAILED)
-            result = AppendResult(phys, size, store_ts, queue_offset, 1, store_b)
-            if tags_code is None:  # SCHEDULE_TOPIC_XXXX: the delivery time, known only now
-                tags_code = compute_tags_code(topic, props, result.store_timestamp, self.delay_table)
-            try:
-                self.dispatcher.dispatch(
-                    topic, queue_id, result.wrote_offset, size, tags_code, result.store_timestamp,
-                    result.logics_offset, sys_flag, props.get(PROP_UNIQ_KEY), props.get(PROP_KEYS),
-                )
-            except OSError:
-                log.exception("store.dispatch_failed topic=%s: logics queue error, writes refused", topic)
-                self.flags.set(WRITE_LOGICS_QUEUE_ERROR)
-            self.stats_service.on_put(topic, 1, size)
-        listener = self.arrival_listener
-        if listener is not None and goes_to_consume_queue(sys_flag):
-            listener(topic, queue_id, result.logics_offset + 1, tags_code, result.store_timestamp, props)
-        return PutMessageResult(PutMessageStatus.PUT_OK, result)
+        """Append one message and dispatch it; returns at once (see ``request_flush`` for SYNC_FLUSH).
+
+        A ``DELAY`` level > 0 rewrites it to SCHEDULE_TOPIC_XXXX first (see the module docstring).
+        """
+        return self.appender.put_message(msg)
 
     def put_plain_messages(
         self, messages: Sequence[PlainMessage], store_host: Host
@@ -425,89 +321,7 @@ class MessageStore:
         the clock), the index hand-over and the stats. The caller guarantees "plain": no ``DELAY`` property, no
         transaction bits in ``sys_flag``, properties already encoded (``CLUSTER`` included).
         """
-        if self._shutdown or not self._loaded or not self.flags.is_writeable():
-            self.stats_service.put_failed += len(messages)
-            return [PutMessageStatus.SERVICE_NOT_AVAILABLE] * len(messages)
-        cl = self.commit_log
-        enc = cl.encoder
-        tails, hosts = enc.topics, enc.hosts
-        store_b = hosts.get(store_host) or enc.host_bytes(store_host)
-        max_body = self.config.max_message_size
-        room = cl.file_size - END_FILE_MIN_BLANK_LENGTH
-        append_message = cl.append_message
-        cq_get, cq_create = self.cq_table.get, self.cq_table.find_or_create
-        tags_code_for = self._tags_code
-        index = self.index
-        entries: list[int] = []
-        out: list[tuple[int, int, int] | PutMessageStatus] = []
-        arrivals: list[tuple[str, int, int, int]] = []
-        per_topic: dict[str, list[int]] = {}
-        failed = 0
-        last_phys = -1
-        with cl.put_lock:
-            if self._shutdown:
-                self.stats_service.put_failed += len(messages)
-                return [PutMessageStatus.SERVICE_NOT_AVAILABLE] * len(messages)
-            store_ts = self._clock()
-            for topic, queue_id, body, props_b, flag, sys_flag, born_ts, born_host, reconsume, tags, uniq, keys in (
-                messages
-            ):
-                topic_tail = tails.get(topic) or enc.topic_tail(topic)
-                if len(body) > max_body or topic_tail is None:
-                    out.append(PutMessageStatus.MESSAGE_ILLEGAL)
-                    failed += 1
-                    continue
-                if len(props_b) > MAX_PROPERTIES_LENGTH:
-                    out.append(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
-                    failed += 1
-                    continue
-                born_b = hosts.get(born_host) or enc.host_bytes(born_host)
-                fixed, v6_bits = FIXED_BY_HOSTS[(len(born_b), len(store_b))]
-                size = fixed.size + len(body) + len(topic_tail) + 2 + len(props_b)
-                if size > room:
-                    out.append(PutMessageStatus.MESSAGE_ILLEGAL)
-                    failed += 1
-                    continue
-                try:
-                    phys, queue_offset = append_message(
-                        store_ts, size, queue_id, flag, (sys_flag & ~HOST_V6_BITS) | v6_bits, born_ts, born_b,
-                        store_b, reconsume, 0, body, topic_tail, props_b, (topic, queue_id),
-                    )
-                except OSError:
-                    log.exception("store.append_failed topic=%s", topic)
-                    out.append(PutMessageStatus.CREATE_MAPEDFILE_FAILED)
-                    failed += 1
-                    continue
-                tags_code = tags_code_for(tags)
-                try:
-                    (cq_get(topic, queue_id) or cq_create(topic, queue_id)).put(phys, size, tags_code, queue_offset)
-                except OSError:
-                    log.exception("store.dispatch_failed topic=%s: logics queue error, writes refused", topic)
-                    self.flags.set(WRITE_LOGICS_QUEUE_ERROR)
-                if index is not None and (uniq or keys):
-                    entries += index_entries(index.prefix_hash(topic), phys, uniq, keys)
-                last_phys = phys
-                out.append((phys, queue_offset, size))
-                arrivals.append((topic, queue_id, queue_offset + 1, tags_code))
-                counts = per_topic.get(topic)
-                if counts is None:
-                    per_topic[topic] = [1, size]
-                else:
-                    counts[0] += 1
-                    counts[1] += size
-            if last_phys >= 0:
-                if index is not None:
-                    index.build_index_batch(entries, last_phys, store_ts)
-                self.dispatcher.last_dispatched_store_timestamp = store_ts
-                for topic, (count, nbytes) in per_topic.items():
-                    self.stats_service.on_put(topic, count, nbytes)
-        if failed:
-            self.stats_service.put_failed += failed
-        listener = self.arrival_listener
-        if listener is not None:
-            for topic, queue_id, next_offset, tags_code in arrivals:
-                listener(topic, queue_id, next_offset, tags_code, store_ts, None)
-        return out
+        return self.appender.put_plain_messages(messages, store_host)
 
     def put_messages(self, batch: StoreBatch) -> PutMessageResult:
         """Append a batch (consecutive queue offsets, contiguous in one commit-log file) and dispatch it.
@@ -515,75 +329,7 @@ class MessageStore:
         The records are written by ``appendcodec`` straight from the SEND_BATCH_MESSAGE body (``batch.body``,
         or the encoding of ``batch.items``), with the batch's properties appended to each item's.
         """
-        status = self._check_writable()
-        if status is not None:
-            return self._fail(status)
-        tx = batch.sys_flag & SYSFLAG_TX_MASK
-        if tx != SYSFLAG_TX_NOT or PROP_DELAY in batch.properties:
-            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)  # RocketMQ refuses transactional/delayed batches
-        body = batch.body
-        if body is None:
-            if not batch.items:
-                return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
-            body = encode_batch(batch.items)
-        cl = self.commit_log
-        enc = cl.encoder
-        topic = batch.topic
-        topic_tail = enc.topics.get(topic) or enc.topic_tail(topic)
-        if topic_tail is None:
-            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
-        extra = batch.properties_bytes
-        if extra is None:
-            extra = "".join([f"{k}\x01{v}\x02" for k, v in batch.properties.items() if v is not None]).encode()
-        hosts = enc.hosts
-        born_b = hosts.get(batch.born_host) or enc.host_bytes(batch.born_host)
-        store_b = hosts.get(batch.store_host) or enc.host_bytes(batch.store_host)
-        fixed, v6_bits = FIXED_BY_HOSTS[(len(born_b), len(store_b))]
-        sys_flag = (batch.sys_flag & ~HOST_V6_BITS) | v6_bits
-        try:
-            count, total, longest = measure_batch(body, extra, fixed.size, len(topic_tail))
-        except ValueError:
-            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
-        if longest > MAX_PROPERTIES_LENGTH:
-            return self._fail(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
-        # what the messages weigh on the wire (RocketMQ checks the batch body against maxMessageSize)
-        if total - count * (fixed.size + len(topic_tail) - 20) > self.config.max_message_size:
-            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
-        if total + END_FILE_MIN_BLANK_LENGTH > cl.file_size:
-            return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
-        index = self.index
-        prefix = -1 if index is None else index.prefix_hash(topic)
-        queue_id = batch.queue_id
-        key = (topic, queue_id)
-        with cl.put_lock:
-            if self._shutdown:
-                return self._fail(PutMessageStatus.SERVICE_NOT_AVAILABLE)
-            try:
-                result, units, tags, entries = cl.append_batch_body(
-                    body, extra, topic_tail, queue_id, sys_flag, batch.born_timestamp, born_b, store_b,
-                    batch.reconsume_times, total, key, prefix,
-                )
-            except ValueError:  # a TAGS/KEYS/UNIQ_KEY value that is not UTF-8: nothing was written
-                return self._fail(PutMessageStatus.MESSAGE_ILLEGAL)
-            except OSError:
-                log.exception("store.append_failed topic=%s", topic)
-                return self._fail(PutMessageStatus.CREATE_MAPEDFILE_FAILED)
-            store_ts = result.store_timestamp
-            try:
-                self.cq_table.find_or_create(topic, queue_id).put_packed(units, result.logics_offset)
-                if index is not None:
-                    index.build_index_batch(entries, result.record_offsets[-1], store_ts)  # type: ignore[index]
-            except OSError:
-                log.exception("store.dispatch_failed topic=%s: logics queue error, writes refused", topic)
-                self.flags.set(WRITE_LOGICS_QUEUE_ERROR)
-            self.dispatcher.last_dispatched_store_timestamp = store_ts
-            self.stats_service.on_put(topic, count, result.wrote_bytes)
-        listener = self.arrival_listener
-        if listener is not None:
-            first = result.logics_offset + 1
-            for i, tags_code in enumerate(tags):
-                listener(topic, queue_id, first + i, tags_code, store_ts, None)
-        return PutMessageResult(PutMessageStatus.PUT_OK, result)
+        return self.appender.put_messages(batch)
 
     # -------------------------------------------------------------------------------- durability
 

@@ -74,9 +74,7 @@ def recover(
         only = set(dispatcher.gaps)
         dispatcher.gaps.clear()
         log.warning("recovery.refill queues=%s", sorted(only))
-        commit_log.scan(
-            commit_log.get_min_offset(), False, lambda info, mf: dispatcher.dispatch_record(info, mf, only)
-        )
+        commit_log.scan(commit_log.get_min_offset(), False, lambda info, mf: dispatcher.refill_record(info, mf, only))
 
     commit_log.topic_queue_table = {
         (cq.topic, cq.queue_id): cq.max_offset_in_queue for cq in cq_table if cq.max_offset_in_queue > 0
