@@ -47,7 +47,7 @@ from rocketq.store.fast_hash import tags_code_of
 from rocketq.store.message import PlainMessage, StoreBatch, StoreMessage
 from rocketq.store.record import END_FILE_MIN_BLANK_LENGTH, FIXED_BY_HOSTS, HOST_V6_BITS
 from rocketq.store.results import AppendResult, PutMessageResult, PutMessageStatus
-from rocketq.store.running_flags import WRITE_LOGICS_QUEUE_ERROR, RunningFlags
+from rocketq.store.running_flags import BLOCKS_WRITES, WRITE_LOGICS_QUEUE_ERROR, RunningFlags
 from rocketq.store.stats import StatsService
 from rocketq.store.tags import compute_tags_code
 
@@ -114,7 +114,7 @@ class Appender:
 
     def put_message(self, msg: StoreMessage) -> PutMessageResult:
         """One message: rewritten if delayed and encoded here, then appended as a run of one."""
-        if not self.accepting or not self.flags.is_writeable():
+        if not self.accepting or self.flags.bits & BLOCKS_WRITES:
             return self._fail(_NOT_AVAILABLE)
         topic = msg.topic
         queue_id = msg.queue_id
@@ -161,7 +161,7 @@ class Appender:
         self, messages: Sequence[PlainMessage], store_host: Host
     ) -> list[Stored | PutMessageStatus]:
         """A run of plain messages; see ``MessageStore.put_plain_messages``."""
-        if not self.accepting or not self.flags.is_writeable():
+        if not self.accepting or self.flags.bits & BLOCKS_WRITES:
             self.stats.put_failed += len(messages)
             return [_NOT_AVAILABLE] * len(messages)
         enc = self.commit_log.encoder
@@ -278,7 +278,7 @@ class Appender:
 
     def put_messages(self, batch: StoreBatch) -> PutMessageResult:
         """A batch, contiguous in one commit-log file; see ``MessageStore.put_messages``."""
-        if not self.accepting or not self.flags.is_writeable():
+        if not self.accepting or self.flags.bits & BLOCKS_WRITES:
             return self._fail(_NOT_AVAILABLE)
         tx = batch.sys_flag & SYSFLAG_TX_MASK
         if tx != SYSFLAG_TX_NOT or PROP_DELAY in batch.properties:

@@ -19,7 +19,9 @@ class ConsumeQueueTable:
         self.root_dir = root_dir
         self.mapped_file_size = mapped_file_size
         self._clock = clock
-        self._queues: dict[tuple[str, int], ConsumeQueue] = {}
+        #: (topic, queue id) → queue; replaced, never changed in place, so readers take it without the lock
+        #: (the append path reads it for every message)
+        self.queues: dict[tuple[str, int], ConsumeQueue] = {}
         self._by_topic: dict[str, dict[int, ConsumeQueue]] = {}
         self._lock = threading.Lock()
 
@@ -40,13 +42,13 @@ class ConsumeQueueTable:
         return True
 
     def _add(self, cq: ConsumeQueue) -> None:
-        self._queues = {**self._queues, (cq.topic, cq.queue_id): cq}
+        self.queues = {**self.queues, (cq.topic, cq.queue_id): cq}
         self._by_topic.setdefault(cq.topic, {})[cq.queue_id] = cq
 
     def recover(self) -> int:
         """Recover every queue; returns the highest commit-log offset any of them points past (or -1)."""
         max_phys = -1
-        for cq in self._queues.values():
+        for cq in self.queues.values():
             cq.recover()
             max_phys = max(max_phys, cq.max_physic_offset)
         return max_phys
@@ -54,27 +56,27 @@ class ConsumeQueueTable:
     # -------------------------------------------------------------------------------------- lookup
 
     def find(self, topic: str, queue_id: int) -> ConsumeQueue | None:
-        return self._queues.get((topic, queue_id))
+        return self.queues.get((topic, queue_id))
 
     def get(self, topic: str, queue_id: int) -> ConsumeQueue | None:
-        return self._queues.get((topic, queue_id))
+        return self.queues.get((topic, queue_id))
 
     def find_or_create(self, topic: str, queue_id: int) -> ConsumeQueue:
-        cq = self._queues.get((topic, queue_id))
+        cq = self.queues.get((topic, queue_id))
         if cq is not None:
             return cq
         with self._lock:
-            cq = self._queues.get((topic, queue_id))
+            cq = self.queues.get((topic, queue_id))
             if cq is None:
                 cq = ConsumeQueue(topic, queue_id, self.root_dir, self.mapped_file_size, self._clock)
                 self._add(cq)
             return cq
 
     def __iter__(self) -> Iterator[ConsumeQueue]:
-        return iter(list(self._queues.values()))
+        return iter(list(self.queues.values()))
 
     def __len__(self) -> int:
-        return len(self._queues)
+        return len(self.queues)
 
     def topics(self) -> list[str]:
         return sorted(self._by_topic)
@@ -83,7 +85,7 @@ class ConsumeQueueTable:
         return sorted(self._by_topic.get(topic, {}))
 
     def max_physic_offset(self) -> int:
-        return max((cq.max_physic_offset for cq in self._queues.values()), default=-1)
+        return max((cq.max_physic_offset for cq in self.queues.values()), default=-1)
 
     # ----------------------------------------------------------------------------------- mutation
 
@@ -92,7 +94,7 @@ class ConsumeQueueTable:
             queues = self._by_topic.pop(topic, None)
             if queues is None:
                 return False
-            self._queues = {k: v for k, v in self._queues.items() if k[0] != topic}
+            self.queues = {k: v for k, v in self.queues.items() if k[0] != topic}
         for cq in queues.values():
             cq.destroy()
         shutil.rmtree(os.path.join(self.root_dir, topic), ignore_errors=True)
@@ -100,37 +102,37 @@ class ConsumeQueueTable:
 
     def destroy(self) -> None:
         with self._lock:
-            queues = list(self._queues.values())
-            self._queues = {}
+            queues = list(self.queues.values())
+            self.queues = {}
             self._by_topic = {}
         for cq in queues:
             cq.destroy()
 
     def truncate_dirty(self, phys_offset: int) -> None:
-        for cq in self._queues.values():
+        for cq in self.queues.values():
             if cq.max_physic_offset > phys_offset:
                 cq.truncate_dirty(phys_offset)
 
     def correct_min_offsets(self, phy_min_offset: int) -> None:
-        for cq in self._queues.values():
+        for cq in self.queues.values():
             cq.correct_min_offset(phy_min_offset)
 
     def delete_expired(self, phy_min_offset: int) -> int:
-        return sum(cq.delete_expired(phy_min_offset) for cq in self._queues.values())
+        return sum(cq.delete_expired(phy_min_offset) for cq in self.queues.values())
 
     def flush(self, least_pages: int) -> None:
-        for cq in self._queues.values():
+        for cq in self.queues.values():
             cq.flush(least_pages)
 
     def flush_all(self) -> None:
-        for cq in self._queues.values():
+        for cq in self.queues.values():
             cq.flush_all()
 
     def retry_pending_destroy(self, interval_forcibly_ms: int) -> None:
-        for cq in self._queues.values():
+        for cq in self.queues.values():
             if cq.mfq.pending_destroy_count:
                 cq.mfq.retry_pending_destroy(interval_forcibly_ms)
 
     def close(self) -> None:
-        for cq in self._queues.values():
+        for cq in self.queues.values():
             cq.close()

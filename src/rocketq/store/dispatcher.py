@@ -101,7 +101,7 @@ class Dispatcher:
         if sys_flag & SYSFLAG_TX_PREPARED:  # a half (0x4) or a rollback (0xC): no unit
             return False
         cq_table = self.cq_table
-        (cq_table.get(topic, queue_id) or cq_table.find_or_create(topic, queue_id)).put(
+        (cq_table.queues.get((topic, queue_id)) or cq_table.find_or_create(topic, queue_id)).put(
             phys, size, tags_code, queue_offset
         )
         return True

@@ -32,6 +32,15 @@ log = logging.getLogger(__name__)
 PENDING_WRITE_THRESHOLD = 1024
 
 
+def _entries_above(entries: list[int], floor: int) -> list[int]:
+    """The ``[hash, phys]`` pairs of ``entries`` whose phys is above ``floor``.
+
+    A function of its own: a comprehension inside ``build_index_batch`` would make its locals closure cells,
+    paid on every call of the append path.
+    """
+    return [v for i in range(0, len(entries), 2) if entries[i + 1] > floor for v in entries[i : i + 2]]
+
+
 @dataclass(slots=True)
 class QueryOffsetResult:
     phy_offsets: list[int]
@@ -229,7 +238,7 @@ class IndexService:
         self.last_indexed_phys = last_phys
         self.last_indexed_timestamp = store_timestamp
         if entries and entries[1] <= floor:  # only on a replay overlapping what is indexed
-            entries = [v for i in range(0, len(entries), 2) if entries[i + 1] > floor for v in entries[i : i + 2]]
+            entries = _entries_above(entries, floor)
         if entries:
             self._defer(entries, store_timestamp)
 

@@ -42,7 +42,9 @@ class MappedFileQueue:
         self.mapped_file_size = mapped_file_size
         self._keep_fd = keep_fd
         self._clock = clock
-        self._files: list[MappedFile] = []
+        #: the files in offset order; replaced, never changed in place, so readers take it without the lock
+        #: (a plain attribute, not a property: the append path reads it for every message)
+        self.mapped_files: list[MappedFile] = []
         self._lock = threading.Lock()
         self._pending_destroy: list[MappedFile] = []
         #: log offset up to which data is durable
@@ -81,19 +83,19 @@ class MappedFileQueue:
         for prev, cur in itertools.pairwise(files):
             if cur.file_from_offset != prev.file_from_offset + self.mapped_file_size:
                 log.warning("mapped_file.gap dir=%s after=%s next=%s", self.store_path, prev.file_name, cur.file_name)
-        self._files = files
+        self.mapped_files = files
         return True
 
     def close(self) -> None:
-        for mf in self._files:
+        for mf in self.mapped_files:
             mf.close()
-        self._files = []
+        self.mapped_files = []
 
     def destroy(self) -> None:
         """Delete every file and the directory."""
         now = self._clock()
         with self._lock:
-            files, self._files = self._files, []
+            files, self.mapped_files = self.mapped_files, []
             self.flushed_where = 0
         for mf in files:
             if not mf.destroy(1000, now):
@@ -102,33 +104,29 @@ class MappedFileQueue:
 
     # -------------------------------------------------------------------------------------- lookup
 
-    @property
-    def mapped_files(self) -> list[MappedFile]:
-        return self._files
-
     def first(self) -> MappedFile | None:
-        files = self._files
+        files = self.mapped_files
         return files[0] if files else None
 
     def last(self) -> MappedFile | None:
-        files = self._files
+        files = self.mapped_files
         return files[-1] if files else None
 
     def get_min_offset(self) -> int:
         """Offset of the first byte still kept; -1 when there are no files."""
-        files = self._files
+        files = self.mapped_files
         return files[0].file_from_offset if files else -1
 
     def get_max_offset(self) -> int:
         """Offset one past the last byte written (0 when empty)."""
-        files = self._files
+        files = self.mapped_files
         if not files:
             return 0
         last = files[-1]
         return last.file_from_offset + last.wrote_position
 
     def find_by_offset(self, offset: int, return_first_on_not_found: bool = False) -> MappedFile | None:
-        files = self._files
+        files = self.mapped_files
         if not files:
             return None
         first = files[0]
@@ -146,7 +144,7 @@ class MappedFileQueue:
 
     def last_for_write(self, start_offset: int = 0) -> MappedFile:
         """The file to append to, creating the first or the next one when needed."""
-        files = self._files
+        files = self.mapped_files
         last = files[-1] if files else None
         if last is not None and not last.is_full():
             return last
@@ -175,9 +173,9 @@ class MappedFileQueue:
         mf = MappedFile(path, self.mapped_file_size, file_from_offset=offset, keep_fd=self._keep_fd,
                         now_ms=self._clock())
         with self._lock:
-            if not self._files:
+            if not self.mapped_files:
                 mf.first_create_in_queue = True
-            self._files = [*self._files, mf]
+            self.mapped_files = [*self.mapped_files, mf]
         return mf
 
     def flush(self, least_pages: int) -> bool:
@@ -204,7 +202,7 @@ class MappedFileQueue:
         """Drop everything at or after ``offset``: zero the tail of its file, delete the files after it."""
         now = self._clock()
         keep: list[MappedFile] = []
-        for mf in self._files:
+        for mf in self.mapped_files:
             if mf.file_from_offset + self.mapped_file_size <= offset:
                 keep.append(mf)
             elif mf.file_from_offset <= offset:
@@ -217,15 +215,15 @@ class MappedFileQueue:
                 if not mf.destroy(1000, now):
                     self._pending_destroy.append(mf)
         with self._lock:
-            self._files = keep
+            self.mapped_files = keep
         self.flushed_where = min(self.flushed_where, offset)
 
     def delete_last_file(self) -> None:
         with self._lock:
-            if not self._files:
+            if not self.mapped_files:
                 return
-            mf = self._files[-1]
-            self._files = self._files[:-1]
+            mf = self.mapped_files[-1]
+            self.mapped_files = self.mapped_files[:-1]
         if not mf.destroy(1000, self._clock()):
             self._pending_destroy.append(mf)
 
@@ -234,7 +232,7 @@ class MappedFileQueue:
     def _remove_front(self, victims: list[MappedFile]) -> None:
         gone = {id(v) for v in victims}
         with self._lock:
-            self._files = [mf for mf in self._files if id(mf) not in gone]
+            self.mapped_files = [mf for mf in self.mapped_files if id(mf) not in gone]
 
     def delete_expired_by_time(
         self,
@@ -244,7 +242,7 @@ class MappedFileQueue:
         clean_immediately: bool,
     ) -> int:
         """Delete leading files last written more than ``expired_ms`` ago (all but the last file)."""
-        files = self._files[:-1]
+        files = self.mapped_files[:-1]
         deleted: list[MappedFile] = []
         for mf in files:
             now = self._clock()
@@ -263,7 +261,7 @@ class MappedFileQueue:
 
     def delete_expired_by_offset(self, offset: int, unit_size: int) -> int:
         """Delete leading files whose last unit points below commit-log ``offset`` (consume queues)."""
-        files = self._files[:-1]
+        files = self.mapped_files[:-1]
         deleted: list[MappedFile] = []
         now = self._clock()
         for mf in files:

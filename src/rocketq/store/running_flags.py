@@ -11,37 +11,36 @@ WRITE_LOGICS_QUEUE_ERROR: Final = 1 << 2
 WRITE_INDEX_FILE_ERROR: Final = 1 << 3
 DISK_FULL: Final = 1 << 4
 
-_BLOCKS_WRITES: Final = NOT_WRITEABLE | WRITE_LOGICS_QUEUE_ERROR | WRITE_INDEX_FILE_ERROR | DISK_FULL
+#: any of these refuses writes
+BLOCKS_WRITES: Final = NOT_WRITEABLE | WRITE_LOGICS_QUEUE_ERROR | WRITE_INDEX_FILE_ERROR | DISK_FULL
 
 
 class RunningFlags:
     def __init__(self) -> None:
-        self._bits = 0
+        #: the flags set; read without the lock (the append path tests ``bits & BLOCKS_WRITES`` per put),
+        #: changed only by ``set``/``clear``
+        self.bits = 0
         self._lock = threading.Lock()
 
-    @property
-    def bits(self) -> int:
-        return self._bits
-
     def is_writeable(self) -> bool:
-        return not self._bits & _BLOCKS_WRITES
+        return not self.bits & BLOCKS_WRITES
 
     def is_readable(self) -> bool:
-        return not self._bits & NOT_READABLE
+        return not self.bits & NOT_READABLE
 
     def is_disk_full(self) -> bool:
-        return bool(self._bits & DISK_FULL)
+        return bool(self.bits & DISK_FULL)
 
     def set(self, bit: int) -> bool:
         """Set ``bit``; True if it was clear before."""
         with self._lock:
-            was = self._bits & bit
-            self._bits |= bit
+            was = self.bits & bit
+            self.bits |= bit
         return not was
 
     def clear(self, bit: int) -> bool:
         """Clear ``bit``; True if it was set before."""
         with self._lock:
-            was = self._bits & bit
-            self._bits &= ~bit
+            was = self.bits & bit
+            self.bits &= ~bit
         return bool(was)
