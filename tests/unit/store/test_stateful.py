@@ -1,4 +1,5 @@
-"""Hypothesis state machine: append / batch / read / query / reopen (clean or crashed), against a list model."""
+"""Hypothesis state machine: append (single, runs of plain messages, batches) / read / query / reopen (clean or
+crashed), against a list model."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from rocketq.protocol.message import BatchItem, decode_record
+from rocketq.protocol.message import BatchItem, decode_record, encode_properties
 from rocketq.store import GetMessageStatus, MessageStore, StoreBatch, StoreConfig, StoreMessage
+from rocketq.store.message import PlainMessage
 
 QUEUES = 3
 
@@ -68,6 +70,32 @@ class StoreMachine(RuleBasedStateMachine):
         assert r.is_ok and r.append_result is not None
         assert r.append_result.logics_offset == len(self.model[queue])
         self.model[queue].extend(bodies)
+
+    @rule(
+        run=st.lists(
+            st.tuples(st.integers(0, QUEUES - 1), st.binary(max_size=300), st.sampled_from([None, "a", "b"])),
+            min_size=1,
+            max_size=6,
+        )
+    )
+    def put_plain(self, run: list[tuple[int, bytes, str | None]]) -> None:
+        """A run as the broker sends it: queues mixed, properties encoded, TAGS/UNIQ_KEY/KEYS beside them."""
+        self.now += 1
+        messages: list[PlainMessage] = []
+        for queue, body, tags in run:
+            props = self._props(self.seq)
+            if tags is not None:
+                props["TAGS"] = tags
+            messages.append(
+                ("S", queue, body, encode_properties(props).encode(), 0, 0, self.now, ("10.0.0.1", 5000), 0, tags,
+                 props["UNIQ_KEY"], props["KEYS"])
+            )  # fmt: skip
+            self.seq += 1
+        results = self.store.put_plain_messages(messages, ("10.0.0.2", 10911))
+        for (queue, body, _), result in zip(run, results, strict=True):
+            assert isinstance(result, tuple)
+            assert result[1] == len(self.model[queue])
+            self.model[queue].append(body)
 
     @rule(queue=st.integers(0, QUEUES - 1), data=st.data(), max_n=st.integers(1, 40))
     def read(self, queue: int, data: st.DataObject, max_n: int) -> None:
