@@ -4,6 +4,7 @@ each printed beside a raw sequential ``write`` + ``fdatasync`` baseline measured
     .venv/bin/python benchmarks/store_bench.py                 # full run (writes ~2.5 GB, about 1-2 minutes)
     .venv/bin/python benchmarks/store_bench.py --quick         # smaller, for a smoke run
     .venv/bin/python benchmarks/store_bench.py --profile       # cProfile of the append path
+    .venv/bin/python benchmarks/store_bench.py --cpu           # main-thread CPU per put, put_message and runs
 
 Not a test: pytest never collects this directory. Results also go to benchmarks/last-run.json.
 """
@@ -27,8 +28,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from rocketq.protocol.message import BatchItem
+from rocketq.protocol.message import BatchItem, encode_properties
 from rocketq.store import MessageStore, StoreBatch, StoreConfig, StoreMessage
+from rocketq.store.message import PlainMessage
 
 MB = 1_000_000
 RESULTS: dict[str, Any] = {}
@@ -314,6 +316,57 @@ def profile_append(root: Path, n: int, size: int) -> None:
     pstats.Stats(prof).sort_stats("tottime").print_stats(20)
 
 
+def bench_put_cpu(root: Path, size: int, rounds: int = 15, n: int = 4000) -> None:
+    """Main-thread CPU per message of ``put_message`` and of ``put_plain_messages`` (runs of 16 and of 1), warm,
+    with the broker's usual properties (UNIQ_KEY, TAGS, WAIT, CLUSTER): best and median of ``rounds`` loops of
+    ``n`` puts. CPU time of the putting thread rather than wall time, so other load on the machine (and the
+    store's own threads) disturb it less; for comparing two trees, alternate their runs."""
+    body = os.urandom(size)
+    props = [
+        {"UNIQ_KEY": f"0A00000100002A9F{i:016X}", "TAGS": "TagA", "WAIT": "true", "CLUSTER": "DefaultCluster"}
+        for i in range(n)
+    ]
+    singles = [
+        StoreMessage(
+            topic="BenchTopic", body=body, queue_id=i % 8, properties=p, born_host=("10.0.0.1", 52000),
+            store_host=("10.0.0.2", 10911), properties_str=encode_properties(p),
+        )
+        for i, p in enumerate(props)
+    ]  # fmt: skip
+    plain: list[PlainMessage] = [
+        ("BenchTopic", i % 8, body, encode_properties(p).encode(), 0, 0, 1_700_000_000_000, ("10.0.0.1", 52000), 0,
+         "TagA", p["UNIQ_KEY"], None)
+        for i, p in enumerate(props)
+    ]  # fmt: skip
+    for label, run in (("put_message", 0), ("put_plain_messages, runs of 16", 16), ("... runs of 1", 1)):
+        store = MessageStore(_config(_fresh(root)))
+        assert store.load()
+        store.start()
+        if run:
+            runs = [plain[i : i + run] for i in range(0, n, run)]
+            put_run = store.put_plain_messages
+
+            def loop(runs: list[list[PlainMessage]] = runs, put_run: Any = put_run) -> None:
+                for r in runs:
+                    put_run(r, ("10.0.0.2", 10911))
+        else:
+            put = store.put_message
+
+            def loop(put: Any = put) -> None:
+                for m in singles:
+                    put(m)
+
+        loop()  # warm: caches, the first files, the consume queues
+        took = []
+        for _ in range(rounds):
+            t = time.thread_time()
+            loop()
+            took.append((time.thread_time() - t) / n * 1e6)
+        store.shutdown()
+        took.sort()
+        print(f"  {label:32s} best {took[0]:6.2f} µs/msg   median {took[len(took) // 2]:6.2f} µs/msg")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", default=str(Path(__file__).resolve().parent / ".store-bench"),
@@ -326,6 +379,7 @@ def main() -> None:
     ap.add_argument("--recover-gib", type=float, default=1.0)
     ap.add_argument("--quick", action="store_true", help="50k messages, 0.25 GiB recovery")
     ap.add_argument("--profile", action="store_true", help="only profile the append path")
+    ap.add_argument("--cpu", action="store_true", help="only the main-thread CPU per put (single and runs)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.ERROR)  # recovery logs warnings by design; keep the table readable
     if args.quick:
@@ -334,6 +388,10 @@ def main() -> None:
     try:
         if args.profile:
             profile_append(root / "p", min(args.messages, 100_000), args.size)
+            return
+        if args.cpu:
+            print(f"main-thread CPU per put, {args.size} B messages, python {sys.version.split()[0]}")
+            bench_put_cpu(root / "cpu", args.size)
             return
         _fresh(root)
         print(f"rocketq store benchmark: {args.size} B messages, python {sys.version.split()[0]}, "
