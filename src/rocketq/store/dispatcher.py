@@ -1,6 +1,6 @@
 """Builds the derived data (consume queues and index) for each stored message (RocketMQ's reput dispatchers).
 
-Every consume-queue unit and every index key the store writes goes through ``Dispatcher``, by one of two doors
+Every consume-queue unit and every index key the store builds goes through ``Dispatcher``, by one of two doors
 that build the same data (``tests/unit/store/test_dispatch.py`` holds them to it):
 
 * **appended** — the master's append path, in the writer's thread under the put lock, right after the
@@ -53,6 +53,8 @@ def goes_to_consume_queue(sys_flag: int) -> bool:
 
 
 class Dispatcher:
+    """The consume-queue and index writer of a store; see the module docstring for its two doors."""
+
     def __init__(
         self,
         cq_table: ConsumeQueueTable,
