@@ -18,7 +18,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from rocketq.client import Message, Producer, PushConsumer
+from rocketq.client import Message, Producer
+from rocketq.client._pull_api import PullAPIWrapper
+from rocketq.protocol.bodies import MessageQueue, SubscriptionData
 from rocketq.testing import EmbeddedCluster
 
 
@@ -46,7 +48,11 @@ def _on_every_run(runs: list[set[str]]) -> set[str]:
 
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        async with EmbeddedCluster(Path(tmp)) as cluster:
+        # background work (registration, housekeeping, offset persistence, delay levels) every minute, not every
+        # second: what is counted is the path, not whatever else ran meanwhile
+        quiet = {k: 60_000 for k in ("registerNameServerPeriod", "clientScanIntervalMills",
+                                     "consumerOffsetPersistIntervalMills", "scheduleIntervalMills")}  # fmt: skip
+        async with EmbeddedCluster(Path(tmp), **quiet) as cluster:
             producer = Producer("pg-hops", namesrv_addr=cluster.namesrv_addr)
             await producer.start()
             for i in range(50):
@@ -62,31 +68,26 @@ async def main() -> None:
                 send_seen = _on_every_run([send_seen, seen])
 
             # One pull as the push consumer's pull loop makes it (PullAPIWrapper.pull_kernel, then
-            # process_pull_result decoding the records), once its route and connection are warm.
-            consumer = PushConsumer("cg-hops", namesrv_addr=cluster.namesrv_addr)
-            consumer.subscribe("THops", "*")
-            consumer.register_message_listener(lambda msgs, ctx: None)  # type: ignore[arg-type,return-value]
-            await consumer.start()
-            pull_api = consumer._pull_api
-            sub = consumer.subscriptions()[0]
-            for _ in range(100):  # the rebalance learns the topic's queues
-                queues = consumer._rebalance.topic_subscribe_info_table.get("THops")
-                if queues:
-                    break
-                await asyncio.sleep(0.05)
-            mq = sorted(queues, key=lambda q: q.queue_id)[0]
+            # process_pull_result decoding the records), on the producer's warm client instance: no consumer
+            # runs, so nothing else pulls meanwhile.
+            instance = producer.instance
+            await instance.update_topic_route("THops")
+            pull_api = PullAPIWrapper(instance, "cg-hops")
+            sub = SubscriptionData.of("THops", "*")
+            mq = MessageQueue("THops", "broker-a", 0)
+            while not (await pull_api.pull_kernel(mq, "*", "TAG", 0, 0, 32, 0x4, 0, 0, 5.0)).body:
+                mq = MessageQueue("THops", "broker-a", mq.queue_id + 1)
             pull_seen = _on_every_run([])
             for attempt in range(6):
                 seen = set()
                 if attempt:
                     sys.setprofile(_recorder(seen))
-                raw = await pull_api.pull_kernel(mq, "*", "TAG", sub.sub_version, 0, 32, 0x4, 0, 0, 5.0)
+                raw = await pull_api.pull_kernel(mq, "*", "TAG", 0, 0, 32, 0x4, 0, 0, 5.0)
                 result = pull_api.process_pull_result(mq, raw, sub)
                 sys.setprofile(None)
                 if attempt:
                     pull_seen = _on_every_run([pull_seen, seen])
             assert result.messages, "the pull found nothing"
-            await consumer.shutdown()
             await producer.shutdown()
     for title, seen in (("send", send_seen), ("pull", pull_seen)):
         packages = sorted({m.split(".")[1] for m in seen if "." in m})
