@@ -24,26 +24,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import enum
-import itertools
 import logging
 import time
-import zlib
 from collections.abc import Callable, Coroutine, Sequence
 from types import TracebackType
 from typing import Any
 
 from rocketq.client._instance import ClientInstance, unique_instance_name
 from rocketq.client._route import AUTO_CREATE_TOPIC_KEY, RETRY_GROUP_TOPIC_PREFIX, TopicPublishInfo
+from rocketq.client._send_request import MessageBatch, build_send_request, split_into_batches
 from rocketq.client._tasks import TaskSet
 from rocketq.client._uniq_id import UniqIdGenerator
-from rocketq.client._util import now_ms
-from rocketq.client._validators import (
-    check_group,
-    check_message,
-    properties_to_string,
-    split_batch_sizes,
-)
-from rocketq.client.batchcodec import encode_batch
+from rocketq.client._validators import check_group, check_message
 from rocketq.client.config import ClientConfig
 from rocketq.client.errors import (
     BrokerNotFoundError,
@@ -56,27 +48,17 @@ from rocketq.client.errors import (
 from rocketq.client.latency import MQFaultStrategy
 from rocketq.client.message import Message, MessageExt, SendResult, SendStatus
 from rocketq.client.selectors import MessageQueueSelector, select_by_hash
-from rocketq.codes import CURRENT_VERSION, RequestCode, ResponseCode
+from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, ClientError, RemotingError
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.command import RemotingCommand
-from rocketq.protocol.headers import CheckTransactionStateRequestHeader, SendMessageRequestHeader
-from rocketq.protocol.message import (
-    PROP_MAX_RECONSUME_TIMES,
-    PROP_RECONSUME_TIME,
-    PROP_TRAN_MSG,
-    PROP_UNIQ_KEY,
-    SYSFLAG_COMPRESSED,
-    SYSFLAG_TX_PREPARED,
-)
+from rocketq.protocol.headers import CheckTransactionStateRequestHeader
 
 __all__ = ["Producer"]
 
 log = logging.getLogger("rocketq.client.producer")
-_time_ns = time.time_ns
 
 DEFAULT_PRODUCER_GROUP = "DEFAULT_PRODUCER"
-COMPRESSION_ZLIB_FLAG = 0x300
 #: Java ``DefaultMQProducer.retryResponseCodes``.
 DEFAULT_RETRY_RESPONSE_CODES = frozenset(
     {
@@ -333,23 +315,10 @@ class Producer:
         """
         if not msgs:
             raise InvalidMessageError("the batch is empty")
-        first = msgs[0]
-        topic = first.topic
-        wait = first.wait_store_msg_ok
-        max_size = self.max_message_size
         id_gen = self._id_gen
         assert id_gen is not None
-        # One call (compiled twin where built): the Java MessageBatch checks in their order, message by message,
-        # the UNIQ_KEY, and each message's encoding (Java MessageDecoder.encodeMessage), into one body.
-        body, sizes = encode_batch(msgs, max_size, id_gen.create, check_message)
         results = []
-        groups = split_batch_sizes(sizes, max_size)
-        starts = list(itertools.accumulate(sizes, initial=0)) if len(groups) > 1 else [0, len(body)]
-        for group in groups:
-            lo, hi = group[0], group[-1] + 1  # a run of consecutive messages
-            part = body if len(groups) == 1 else body[starts[lo] : starts[hi]]
-            batch = _Batch(topic, list(msgs[lo:hi]), part)
-            batch.properties = {"WAIT": "true" if wait else "false"}
+        for batch in split_into_batches(msgs, self.max_message_size, id_gen.create, check_message):
             if queue is not None:
                 results.append(await self._send_to_queue(batch, queue, None, None, timeout or self.send_msg_timeout,
                                                          _SYNC))  # fmt: skip
@@ -366,14 +335,9 @@ class Producer:
 
     def _check_message(self, msg: Message) -> None:
         self.instance  # noqa: B018
-        if isinstance(msg, _Batch):
+        if isinstance(msg, MessageBatch):
             return
         check_message(msg, self.max_message_size)
-
-    def _set_uniq_id(self, msg: Message) -> None:
-        if PROP_UNIQ_KEY not in msg.properties:
-            assert self._id_gen is not None
-            msg.properties[PROP_UNIQ_KEY] = self._id_gen.create()
 
     async def _find_publish_info(self, topic: str) -> TopicPublishInfo:
         """Java ``tryToFindTopicPublishInfo``: the topic's route, else the TBW102 fallback, else NoRouteError."""
@@ -509,7 +473,7 @@ class Producer:
             addr = instance.find_broker_address_in_publish(mq.broker_name)
         if addr is None:
             raise BrokerNotFoundError(mq.broker_name)
-        cmd, uniq_id = self._build_send_request(msg, mq)
+        cmd, uniq_id = build_send_request(msg, mq, self, self._id_gen, instance.api.language)
         if mode is _ONEWAY:
             await instance.api.invoke_oneway(addr, cmd)
             return None
@@ -520,98 +484,6 @@ class Producer:
             resp = await instance.api.remoting.invoke(addr, cmd, remaining)  # = MQClientAPI.invoke, one frame less
             return instance.api.process_send_response(resp, addr, mq, uniq_id)
         return await self._send_async_with_retry(cmd, addr, mq, uniq_id, remaining)
-
-    def _build_send_request(self, msg: Message, mq: MessageQueue) -> tuple[RemotingCommand, str]:
-        """The SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE request for ``msg`` to ``mq``, and the message id(s).
-
-        Callers hold the started instance already (``self.instance`` checked).
-        """
-        instance = self._instance
-        assert instance is not None
-        topic = msg.topic
-        if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
-            return self._build_send_request_general(msg, mq)
-        props = msg.properties
-        if isinstance(msg, _Batch):
-            body = msg.body
-            sys_flag = 0
-            code = RequestCode.SEND_BATCH_MESSAGE
-            batch = "true"
-            uniq_id = ",".join([m.properties.get(PROP_UNIQ_KEY) or "" for m in msg.messages])  # Message.uniq_key
-        else:
-            uniq_id = props.get(PROP_UNIQ_KEY)  # type: ignore[assignment]
-            if uniq_id is None and PROP_UNIQ_KEY not in props:
-                assert self._id_gen is not None
-                uniq_id = props[PROP_UNIQ_KEY] = self._id_gen.create()
-            body = msg.body
-            sys_flag = 0
-            if len(body) >= self.compress_msg_body_over_howmuch:
-                body = zlib.compress(body, self.compress_level)
-                sys_flag = SYSFLAG_COMPRESSED | COMPRESSION_ZLIB_FLAG
-            code = RequestCode.SEND_MESSAGE_V2
-            batch = "false"
-            uniq_id = uniq_id or ""
-        tran = props.get(PROP_TRAN_MSG)
-        if tran is not None and tran.lower() == "true":
-            sys_flag |= SYSFLAG_TX_PREPARED
-        # The V2 extFields straight away: what send_header_to_v2(SendMessageRequestHeader(...)) gives, key for
-        # key and in the same order, without the frozen header object and its field loop.
-        ext = {
-            "a": self.group,
-            "b": topic,
-            "c": self.create_topic_key,
-            "d": str(self.default_topic_queue_nums),
-            "e": str(mq.queue_id),
-            "f": str(sys_flag),
-            "g": str(_time_ns() // 1_000_000),
-            "h": str(msg.flag),
-            "i": properties_to_string(props),
-            "j": "0",
-            "k": "false",
-            "m": batch,
-            "n": mq.broker_name,
-        }
-        return RemotingCommand(code, 0, 0, instance.api.language, CURRENT_VERSION, None, ext, body), uniq_id
-
-    def _build_send_request_general(self, msg: Message, mq: MessageQueue) -> tuple[RemotingCommand, str]:
-        """``_build_send_request`` through ``SendMessageRequestHeader`` (retry topics: reconsume counts)."""
-        instance = self.instance
-        is_batch = isinstance(msg, _Batch)
-        if not is_batch:
-            self._set_uniq_id(msg)
-        body = msg.body
-        sys_flag = 0
-        if not is_batch and len(body) >= self.compress_msg_body_over_howmuch:
-            body = zlib.compress(body, self.compress_level)
-            sys_flag |= SYSFLAG_COMPRESSED | COMPRESSION_ZLIB_FLAG
-        if msg.properties.get(PROP_TRAN_MSG, "").lower() == "true":
-            sys_flag |= SYSFLAG_TX_PREPARED
-        header_fields: dict[str, Any] = {
-            "producer_group": self.group,
-            "topic": msg.topic,
-            "default_topic": self.create_topic_key,
-            "default_topic_queue_nums": self.default_topic_queue_nums,
-            "queue_id": mq.queue_id,
-            "sys_flag": sys_flag,
-            "born_timestamp": now_ms(),
-            "flag": msg.flag,
-            "properties": properties_to_string(msg.properties),
-            "reconsume_times": 0,
-            "unit_mode": False,
-            "batch": is_batch,
-        }
-        if msg.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
-            reconsume = msg.properties.pop(PROP_RECONSUME_TIME, None)
-            if reconsume is not None:
-                header_fields["reconsume_times"] = int(reconsume)
-            max_reconsume = msg.properties.pop(PROP_MAX_RECONSUME_TIMES, None)
-            if max_reconsume is not None:
-                header_fields["max_reconsume_times"] = int(max_reconsume)
-        header = SendMessageRequestHeader(**header_fields)
-        cmd = instance.api.send_request(header, mq.broker_name, body)
-        if isinstance(msg, _Batch):
-            return cmd, ",".join([m.uniq_key or "" for m in msg.messages])
-        return cmd, msg.uniq_key or ""
 
     def _send_async_fast(
         self,
@@ -632,7 +504,7 @@ class Producer:
         also reports invalid messages, as before).
         """
         topic = msg.topic
-        if isinstance(msg, _Batch) or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+        if isinstance(msg, MessageBatch) or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             return False
         info = self.topic_publish_info_table.get(topic)
         if info is None or not info.message_queues:  # TopicPublishInfo.ok()
@@ -644,7 +516,7 @@ class Producer:
             addr = instance.find_broker_address_in_publish(mq.broker_name)
             if addr is None:
                 return False
-            cmd, uniq_id = self._build_send_request(msg, mq)  # sets UNIQ_KEY (kept if we fall back)
+            cmd, uniq_id = build_send_request(msg, mq, self, self._id_gen, instance.api.language)  # sets UNIQ_KEY
         except Exception:  # the general path repeats the step and reports the error through the future
             return False
         # The returned future itself carries the state to the reply: no closure (a cell per variable) and no
@@ -835,16 +707,6 @@ def _run_callback(cb: Callable[[Any], Any] | None, value: Any) -> None:
         cb(value)
     except Exception:
         log.exception("send.callback_failed")
-
-
-class _Batch(Message):
-    """The wire form of a batch: the encoded body plus the messages it holds (Java ``MessageBatch``)."""
-
-    __slots__ = ("messages",)
-
-    def __init__(self, topic: str, messages: list[Message], body: bytes) -> None:
-        super().__init__(topic, body)
-        self.messages = messages
 
 
 _ONEWAY_RESULT = SendResult(SendStatus.SEND_OK, "", "", MessageQueue("", "", -1), -1)
