@@ -1,5 +1,5 @@
-"""The producer (Java ``DefaultMQProducer``), asyncio-native. The transaction producer is in
-``transaction_producer``.
+"""The producer (Java ``DefaultMQProducer`` / ``DefaultMQProducerImpl``), asyncio-native: the public API, the
+route lookup, the queue choice and the retry policy.
 
 Send modes:
 
@@ -17,6 +17,10 @@ Send modes:
 Requests are those of a Java 4.9.8 client: SEND_MESSAGE_V2 (310) / SEND_BATCH_MESSAGE (320) with the V2 header
 keys, a ``UNIQ_KEY`` per message, zlib bodies from ``compress_msg_body_over_howmuch`` bytes with sysFlag
 ``0x1 | 0x300``, and ``TBW102`` as ``defaultTopic`` so the broker can create unknown topics.
+
+The roles around it have their own modules: the request builder (``_send_request``), how an asynchronous send
+completes and is retried on its broker (``_async_send``), and the transaction producer
+(``transaction_producer``).
 """
 
 from __future__ import annotations
@@ -26,10 +30,17 @@ import dataclasses
 import enum
 import logging
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
+from rocketq.client._async_send import (
+    ExceptionCallback,
+    SendCallback,
+    SendFuture,
+    close_async_sends,
+    send_with_retry,
+)
 from rocketq.client._instance import ClientInstance, unique_instance_name
 from rocketq.client._route import AUTO_CREATE_TOPIC_KEY, RETRY_GROUP_TOPIC_PREFIX, TopicPublishInfo
 from rocketq.client._send_request import MessageBatch, build_send_request, split_into_batches
@@ -51,7 +62,6 @@ from rocketq.client.selectors import MessageQueueSelector, select_by_hash
 from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, ClientError, RemotingError
 from rocketq.protocol.bodies import MessageQueue
-from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import CheckTransactionStateRequestHeader
 
 __all__ = ["Producer"]
@@ -70,9 +80,6 @@ DEFAULT_RETRY_RESPONSE_CODES = frozenset(
         ResponseCode.NOT_IN_CURRENT_UNIT,
     }
 )
-
-SendCallback = Callable[[SendResult], Any]
-ExceptionCallback = Callable[[BaseException], Any]
 
 
 class _Mode(enum.Enum):
@@ -137,7 +144,7 @@ class Producer:
         self._id_gen: UniqIdGenerator | None = None
         self._running = False
         #: send_async futures in flight on the task-less path (shutdown waits for them like for the tasks)
-        self._async_in_flight: set[asyncio.Future[SendResult]] = set()
+        self._async_in_flight: set[SendFuture] = set()
 
     # -- lifecycle ----------------------------------------------------------------------------------------
 
@@ -178,13 +185,7 @@ class Producer:
         if not self._running or self._instance is None:
             return
         instance = self._instance
-        await self._tasks.wait(self.send_msg_timeout)
-        if self._async_in_flight:
-            await asyncio.wait(list(self._async_in_flight), timeout=self.send_msg_timeout)
-        await self._tasks.aclose()
-        for fut in list(self._async_in_flight):  # as aclose() cancels the tasks still running
-            fut.cancel()
-        self._async_in_flight.clear()
+        await close_async_sends(self._tasks, self._async_in_flight, self.send_msg_timeout)
         self._running = False
         await instance.unregister_producer(self.group)
         if self._owns_instance:
@@ -253,35 +254,18 @@ class Producer:
         if instance is None or not self._running:
             self.instance  # noqa: B018 - raises ClientNotStartedError early, like Java's makeSureStateOK
         timeout = self.send_msg_timeout if timeout is None else timeout
-        fut = _SendFuture(loop=asyncio.get_running_loop())
+        fut = SendFuture(loop=asyncio.get_running_loop())
         if (
             queue is None
             and selector is None
             and self._send_async_fast(instance, msg, timeout, fut, on_success, on_exception)  # type: ignore[arg-type]
         ):
             return fut
-
-        async def run() -> None:
-            try:
-                if queue is not None or selector is not None:
-                    result = await self._send_to_queue(msg, queue, selector, arg, timeout, _ASYNC)
-                else:
-                    result = await self._send_async_default(msg, timeout)
-            except asyncio.CancelledError:
-                fut.cancel()
-                raise
-            except Exception as exc:
-                if not fut.done():
-                    fut.set_exception(exc)
-                    if on_exception is not None:
-                        fut.exception()  # delivered through the callback
-                _run_callback(on_exception, exc)
-                return
-            if not fut.done():
-                fut.set_result(result)
-            _run_callback(on_success, result)
-
-        self._tasks.spawn(run(), f"send-async-{msg.topic}")
+        if queue is not None or selector is not None:
+            send = self._send_to_queue(msg, queue, selector, arg, timeout, _ASYNC)
+        else:
+            send = self._send_async_default(msg, timeout)
+        fut.start_task(self, send, on_success, on_exception, f"send-async-{msg.topic}")
         return fut
 
     async def send_oneway(
@@ -483,26 +467,19 @@ class Producer:
         if mode is _SYNC:
             resp = await instance.api.remoting.invoke(addr, cmd, remaining)  # = MQClientAPI.invoke, one frame less
             return instance.api.process_send_response(resp, addr, mq, uniq_id)
-        return await self._send_async_with_retry(cmd, addr, mq, uniq_id, remaining)
+        return await send_with_retry(self, cmd, addr, mq, uniq_id, remaining)
 
     def _send_async_fast(
         self,
         instance: ClientInstance,
         msg: Message,
         timeout: float,
-        fut: _SendFuture,
+        fut: SendFuture,
         on_success: SendCallback | None,
         on_exception: ExceptionCallback | None,
     ) -> bool:
-        """``send_async`` without a task in the common case: route cached, message valid, broker address known.
-
-        The request is written at once and a done-callback of the remoting future finishes the send (fault
-        bookkeeping, response mapping, ``fut``, the callbacks) — what ``_send_async_default`` does, minus a task
-        and five coroutine frames per message (profiled: about half the client's CPU per async send). A transport
-        failure continues on the general path (``_send_async_with_retry``, same broker, same retry budget).
-        Returns False, having sent nothing, when the general path must handle the send from the start (it then
-        also reports invalid messages, as before).
-        """
+        """``send_async`` without a task when the route is cached: ``_send_async_default`` up to the request, then
+        ``SendFuture.send``. False, having sent nothing: the task path handles the send (and reports its errors)."""
         topic = msg.topic
         if isinstance(msg, MessageBatch) or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             return False
@@ -516,197 +493,11 @@ class Producer:
             addr = instance.find_broker_address_in_publish(mq.broker_name)
             if addr is None:
                 return False
-            cmd, uniq_id = build_send_request(msg, mq, self, self._id_gen, instance.api.language)  # sets UNIQ_KEY
-        except Exception:  # the general path repeats the step and reports the error through the future
+            api = instance.api
+            cmd, uniq_id = build_send_request(msg, mq, self, self._id_gen, api.language)  # sets UNIQ_KEY (kept)
+        except Exception:  # the task path repeats the step and reports the error through the future
             return False
-        # The returned future itself carries the state to the reply: no closure (a cell per variable) and no
-        # state object (every GC-tracked object alive per message in flight brings the next collection closer).
-        fut._producer = self
-        fut._on_success = on_success
-        fut._on_exception = on_exception
-        fut._cmd = cmd
-        fut._addr = addr
-        fut._mq = mq
-        fut._uniq_id = uniq_id
-        fut._begin = begin
-        fut._timeout = timeout
-        remoting = instance.api.remoting
-        try:
-            # The answer is handled as soon as it is decoded (no remoting future, handle or copied context);
-            # before the first connection to the broker is open, through a future that connects first.
-            if not remoting.invoke_waiter(addr, cmd, timeout, _SendReply(fut)):
-                remoting.invoke_future(addr, cmd, timeout).add_done_callback(fut)
-        except Exception:
-            return False
-        self._async_in_flight.add(fut)
-        return True
-
-    def _async_send_failed(self, s: _SendFuture, exc: BaseException) -> None:
-        """A task-less ``send_async`` whose request failed: what ``_send_async_with_retry`` does then."""
-        mq = s._mq
-        if isinstance(exc, RemotingError):
-            self._update_fault(mq.broker_name, s._begin, True)
-            if self.retry_times_when_send_async_failed > 0 and not self._tasks.closed:
-                log.warning("send_async.retry times=1 topic=%s addr=%s error=%s", mq.topic, s._addr, exc)
-                remaining = s._timeout - (time.monotonic() - s._begin)
-                retry = self._send_async_with_retry(s._cmd, s._addr, mq, s._uniq_id, remaining, times=1)
-                self._tasks.spawn(self._finish_async(retry, s, s._on_success, s._on_exception), "send-async-retry")
-                return
-        # otherwise: cancelled (shutdown) or a bug, reported like the task would
-        self._deliver_async(s, s._on_success, s._on_exception, None, exc)
-
-    async def _finish_async(
-        self,
-        send: Coroutine[Any, Any, SendResult],
-        fut: asyncio.Future[SendResult],
-        on_success: SendCallback | None,
-        on_exception: ExceptionCallback | None,
-    ) -> None:
-        try:
-            result = await send
-        except asyncio.CancelledError:
-            self._async_in_flight.discard(fut)
-            fut.cancel()
-            raise
-        except Exception as exc:
-            self._deliver_async(fut, on_success, on_exception, None, exc)
-            return
-        self._deliver_async(fut, on_success, on_exception, result, None)
-
-    def _deliver_async(
-        self,
-        fut: asyncio.Future[SendResult],
-        on_success: SendCallback | None,
-        on_exception: ExceptionCallback | None,
-        result: SendResult | None,
-        exc: BaseException | None,
-    ) -> None:
-        """Settle ``fut`` and run the callback, exactly as ``send_async``'s task does."""
-        self._async_in_flight.discard(fut)
-        if fut.cancelled():
-            return
-        if exc is not None:
-            if not fut.done():
-                fut.set_exception(exc)
-                if on_exception is not None:
-                    fut.exception()  # delivered through the callback
-            _run_callback(on_exception, exc)
-            return
-        assert result is not None
-        if not fut.done():
-            fut.set_result(result)
-        _run_callback(on_success, result)
-
-    async def _send_async_with_retry(
-        self, cmd: RemotingCommand, addr: str, mq: MessageQueue, uniq_id: str, timeout: float, *, times: int = 0
-    ) -> SendResult:
-        """Java ASYNC mode: transport failures are retried on the same broker; ``times`` failures so far."""
-        api = self.instance.api
-        begin_first = time.monotonic()
-        while True:
-            begin = time.monotonic()
-            remaining = timeout - (begin - begin_first)
-            if remaining <= 0:
-                raise SendTimeoutError(f"send timed out after {timeout}s", [mq.broker_name])
-            try:
-                resp = await api.invoke(addr, cmd, remaining)
-            except RemotingError as exc:
-                self._update_fault(mq.broker_name, begin, True)
-                times += 1
-                if times > self.retry_times_when_send_async_failed:
-                    raise
-                log.warning("send_async.retry times=%d topic=%s addr=%s error=%s", times, mq.topic, addr, exc)
-                continue
-            try:
-                result = api.process_send_response(resp, addr, mq, uniq_id)
-            except BrokerError:
-                self._update_fault(mq.broker_name, begin, True)
-                raise
-            self._update_fault(mq.broker_name, begin, False)
-            return result
-
-
-class _SendFuture(asyncio.Future[SendResult]):
-    """The future ``send_async`` returns. On the task-less path it also holds the send's state and is the done-
-    callback of the remoting future (called with it when the broker answers): the end of the send is what
-    ``_send_async_with_retry`` does after its ``invoke`` (fault bookkeeping, response mapping, this future, the
-    callbacks); failures go to ``Producer._async_send_failed``."""
-
-    __slots__ = ("_addr", "_begin", "_cmd", "_mq", "_on_exception", "_on_success", "_producer", "_timeout",
-                 "_uniq_id")  # fmt: skip
-
-    _producer: Producer
-    _on_success: SendCallback | None
-    _on_exception: ExceptionCallback | None
-    _cmd: RemotingCommand
-    _addr: str
-    _mq: MessageQueue
-    _uniq_id: str
-    _begin: float
-    _timeout: float
-
-    def __call__(self, rf: asyncio.Future[RemotingCommand]) -> None:
-        """Done-callback of the remoting future (the send had to connect first)."""
-        try:
-            resp = rf.result()
-        except BaseException as exc:  # a transport failure (retried), cancelled (shutdown) or a bug
-            self._producer._async_send_failed(self, exc)
-            return
-        self._answered(resp)
-
-    def _answered(self, resp: RemotingCommand) -> None:
-        producer = self._producer
-        mq = self._mq
-        try:
-            result = producer.instance.api.process_send_response(resp, self._addr, mq, self._uniq_id)
-        except BrokerError as exc:
-            producer._update_fault(mq.broker_name, self._begin, True)
-            producer._deliver_async(self, self._on_success, self._on_exception, None, exc)
-            return
-        except Exception as exc:  # not a broker answer we understand: reported, as the task path does
-            producer._deliver_async(self, self._on_success, self._on_exception, None, exc)
-            return
-        strategy = producer.fault_strategy
-        if strategy.send_latency_fault_enable or strategy.__class__ is not MQFaultStrategy:
-            producer._update_fault(mq.broker_name, self._begin, False)
-        # Producer._deliver_async for a result, inline
-        producer._async_in_flight.discard(self)
-        if self.cancelled():
-            return
-        if not self.done():
-            self.set_result(result)
-        on_success = self._on_success
-        if on_success is not None:
-            _run_callback(on_success, result)
-
-
-class _SendReply:
-    """What waits for a task-less send's answer on the connection (``Connection.request_waiter``): hands the
-    answer, or the transport failure, to the send's future."""
-
-    __slots__ = ("_send",)
-
-    def __init__(self, send: _SendFuture) -> None:
-        self._send = send
-
-    def done(self) -> bool:
-        return False  # the connection removes a waiter before it settles it: never settled twice
-
-    def set_result(self, resp: RemotingCommand) -> None:
-        self._send._answered(resp)
-
-    def set_exception(self, exc: BaseException) -> None:
-        send = self._send
-        send._producer._async_send_failed(send, exc)
-
-
-def _run_callback(cb: Callable[[Any], Any] | None, value: Any) -> None:
-    if cb is None:
-        return
-    try:
-        cb(value)
-    except Exception:
-        log.exception("send.callback_failed")
+        return fut.send(self, api.remoting, cmd, addr, mq, uniq_id, begin, timeout, on_success, on_exception)
 
 
 _ONEWAY_RESULT = SendResult(SendStatus.SEND_OK, "", "", MessageQueue("", "", -1), -1)
