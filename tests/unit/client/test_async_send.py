@@ -66,14 +66,14 @@ def _taskless(owner: _Owner, got: list[Any]) -> tuple[SendFuture, _SendReply]:
 
 
 async def test_a_taskless_send_completes_from_its_answer() -> None:
-    owner, got = _Owner(), []
+    owner, got = _Owner(), list[Any]()
     fut, reply = _taskless(owner, got)
     reply.set_result(_answer())
     assert fut.result().offset_msg_id == "OFF" and got == [fut.result()] and not owner._async_in_flight
 
 
 async def test_a_broker_error_is_a_fault_and_reaches_the_callback() -> None:
-    owner, got = _Owner(), []
+    owner, got = _Owner(), list[Any]()
     fut, reply = _taskless(owner, got)
     reply.set_result(_answer(ResponseCode.SYSTEM_BUSY))
     assert isinstance(got[0], BrokerError) and fut.exception() is got[0]
@@ -81,7 +81,7 @@ async def test_a_broker_error_is_a_fault_and_reaches_the_callback() -> None:
 
 
 async def test_a_transport_failure_without_retries_completes_the_send() -> None:
-    owner, got = _Owner(retries=0), []
+    owner, got = _Owner(retries=0), list[Any]()
     fut, reply = _taskless(owner, got)
     exc = RemotingConnectError("refused")
     reply.set_exception(exc)
@@ -89,7 +89,7 @@ async def test_a_transport_failure_without_retries_completes_the_send() -> None:
 
 
 async def test_a_taskless_send_cancelled_by_the_caller_reports_nothing() -> None:
-    owner, got = _Owner(), []
+    owner, got = _Owner(), list[Any]()
     fut, reply = _taskless(owner, got)
     fut.cancel()
     reply.set_result(_answer())
@@ -140,11 +140,11 @@ async def test_a_closed_task_set_refuses_without_a_stray_coroutine() -> None:
     send = never()
     with pytest.raises(RuntimeError, match="closed"):
         SendFuture().start_task(owner, send, None, None, "x")  # type: ignore[arg-type]
-    assert send.cr_frame is None  # closed, not left to warn "never awaited"
+    assert send.cr_frame is None  # type: ignore[attr-defined]  # closed, not left to warn "never awaited"
 
 
 async def test_close_cancels_the_sends_still_in_flight() -> None:
-    owner, got = _Owner(), []
+    owner, got = _Owner(), list[Any]()
     fut, reply = _taskless(owner, got)
     await close_async_sends(owner._tasks, owner._async_in_flight, 0.01)
     assert fut.cancelled() and not owner._async_in_flight
