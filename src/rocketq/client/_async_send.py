@@ -1,4 +1,4 @@
-"""How an asynchronous send finishes: one completion object for every ``send_async``, and same-broker retries.
+"""How an asynchronous send runs and finishes: one completion object for every ``send_async``, same-broker retries.
 
 Java counterpart: ``MQClientAPIImpl.sendMessageAsync`` — its ``InvokeCallback`` (map the answer, update the
 latency faults, call the ``SendCallback``) and ``onExceptionImpl`` (retry a transport failure on the same broker).
@@ -6,19 +6,20 @@ aiokafka keeps the same role apart from its producer, in ``producer/sender.py``.
 
 ``Producer.send_async`` returns a ``SendFuture``, and that future completes its own send on either path:
 
-* **task-less** (route cached, message plain — the common case): ``SendFuture.send`` writes the built request and
-  waits for the answer with a small ``_SendReply`` on the connection, or, before the first connection to the
-  broker is open, as the done-callback of the remoting future that connects first. The answer is handled as
-  soon as it is decoded (``_answered``); a transport failure is retried in a task (``_failed``). Profiled: a task
-  and five coroutine frames were about half the client's CPU per async send, and every GC-tracked object alive
-  per message in flight brings the next collection closer — so the future itself carries the send's state.
+* **task-less** (route cached, message plain — the common case): ``SendFuture.send_taskless`` builds and writes
+  the request at once and waits for the answer with a small ``_SendReply`` on the connection, or, before the
+  first connection to the broker is open, as the done-callback of the remoting future that connects first. The
+  answer is handled as soon as it is decoded (``_answered``); a transport failure is retried in a task
+  (``_failed``). Profiled: a task and five coroutine frames were about half the client's CPU per async send, and
+  every GC-tracked object alive per message in flight brings the next collection closer — so the future itself
+  carries the send's state.
 * **task path** (a queue or selector, a route to look up first, anything unusual): ``SendFuture.start_task``
   runs the producer's send coroutine in one of the producer's tasks.
 
 Both paths end in ``SendFuture.complete``: settle the future, then call ``on_success`` or ``on_exception``.
 
-The producer is reached through ``AsyncSendOwner`` (the members it has that these need), so this module does
-not import ``producer``.
+The producer is reached through ``AsyncSendOwner`` and ``TasklessSendOwner`` (the members it has that these
+read), so this module does not import ``producer``.
 """
 
 from __future__ import annotations
@@ -29,23 +30,27 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
+from rocketq.client._route import RETRY_GROUP_TOPIC_PREFIX, TopicPublishInfo
+from rocketq.client._send_request import MessageBatch, SendSettings, build_send_request
 from rocketq.client._tasks import TaskSet
+from rocketq.client._uniq_id import UniqIdGenerator
+from rocketq.client._validators import check_message
 from rocketq.client.errors import SendTimeoutError
 from rocketq.client.latency import MQFaultStrategy
-from rocketq.client.message import SendResult
+from rocketq.client.message import Message, SendResult
 from rocketq.errors import BrokerError, RemotingError
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.command import RemotingCommand
 
 if TYPE_CHECKING:
     from rocketq.client._instance import ClientInstance
-    from rocketq.remoting.client import RemotingClient
 
 __all__ = [
     "AsyncSendOwner",
     "ExceptionCallback",
     "SendCallback",
     "SendFuture",
+    "TasklessSendOwner",
     "close_async_sends",
     "send_with_retry",
 ]
@@ -72,6 +77,15 @@ class AsyncSendOwner(Protocol):
     def _update_fault(self, broker_name: str, begin: float, isolation: bool) -> None: ...
 
 
+class TasklessSendOwner(AsyncSendOwner, SendSettings, Protocol):
+    """What a task-less send also reads: the cached routes, the size limit, the id generator (and the request
+    settings, ``SendSettings``)."""
+
+    topic_publish_info_table: dict[str, TopicPublishInfo]
+    max_message_size: int
+    _id_gen: UniqIdGenerator | None
+
+
 class SendFuture(asyncio.Future[SendResult]):
     """The future ``send_async`` returns, and what completes its send (see the module docstring).
 
@@ -95,21 +109,38 @@ class SendFuture(asyncio.Future[SendResult]):
 
     # -- the two ways a send starts -----------------------------------------------------------------------------
 
-    def send(
+    def send_taskless(
         self,
-        owner: AsyncSendOwner,
-        remoting: RemotingClient,
-        cmd: RemotingCommand,
-        addr: str,
-        mq: MessageQueue,
-        uniq_id: str,
-        begin: float,
+        owner: TasklessSendOwner,
+        instance: ClientInstance,
+        msg: Message,
         timeout: float,
         on_success: SendCallback | None,
         on_exception: ExceptionCallback | None,
     ) -> bool:
-        """The task-less path: write ``cmd`` to ``addr`` now and complete when it is answered. False: nothing was
-        sent (the caller takes the task path from the start)."""
+        """The task-less path, when ``msg``'s route is cached: what ``Producer._send_async_default`` does up to the
+        request (check, queue, address, request), then write it now and complete when it is answered. False,
+        having sent nothing: the producer takes the task path from the start (which repeats the steps and reports
+        their errors through this future)."""
+        topic = msg.topic
+        if isinstance(msg, MessageBatch) or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            return False
+        info = owner.topic_publish_info_table.get(topic)
+        if info is None or not info.message_queues:  # TopicPublishInfo.ok()
+            return False
+        begin = time.monotonic()
+        try:
+            check_message(msg, owner.max_message_size)
+            mq = owner.fault_strategy.select_one_message_queue(info, None)
+            addr = instance.find_broker_address_in_publish(mq.broker_name)
+            if addr is None:
+                return False
+            api = instance.api
+            cmd, uniq_id = build_send_request(msg, mq, owner, owner._id_gen, api.language)  # sets UNIQ_KEY (kept)
+        except Exception:
+            return False
+        # The future itself carries the send's state to the answer: no closure (a cell per variable) and no state
+        # object (every GC-tracked object alive per message in flight brings the next collection closer).
         self._owner = owner
         self._on_success = on_success
         self._on_exception = on_exception
@@ -119,6 +150,7 @@ class SendFuture(asyncio.Future[SendResult]):
         self._uniq_id = uniq_id
         self._begin = begin
         self._timeout = timeout
+        remoting = api.remoting
         try:
             # The answer is handled as soon as it is decoded (no remoting future, handle or copied context);
             # before the first connection to the broker is open, through a future that connects first.

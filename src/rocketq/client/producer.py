@@ -42,7 +42,7 @@ from rocketq.client._async_send import (
     send_with_retry,
 )
 from rocketq.client._instance import ClientInstance, unique_instance_name
-from rocketq.client._route import AUTO_CREATE_TOPIC_KEY, RETRY_GROUP_TOPIC_PREFIX, TopicPublishInfo
+from rocketq.client._route import AUTO_CREATE_TOPIC_KEY, TopicPublishInfo
 from rocketq.client._send_request import MessageBatch, build_send_request, split_into_batches
 from rocketq.client._tasks import TaskSet
 from rocketq.client._uniq_id import UniqIdGenerator
@@ -258,7 +258,7 @@ class Producer:
         if (
             queue is None
             and selector is None
-            and self._send_async_fast(instance, msg, timeout, fut, on_success, on_exception)  # type: ignore[arg-type]
+            and fut.send_taskless(self, instance, msg, timeout, on_success, on_exception)  # type: ignore[arg-type]
         ):
             return fut
         if queue is not None or selector is not None:
@@ -468,36 +468,6 @@ class Producer:
             resp = await instance.api.remoting.invoke(addr, cmd, remaining)  # = MQClientAPI.invoke, one frame less
             return instance.api.process_send_response(resp, addr, mq, uniq_id)
         return await send_with_retry(self, cmd, addr, mq, uniq_id, remaining)
-
-    def _send_async_fast(
-        self,
-        instance: ClientInstance,
-        msg: Message,
-        timeout: float,
-        fut: SendFuture,
-        on_success: SendCallback | None,
-        on_exception: ExceptionCallback | None,
-    ) -> bool:
-        """``send_async`` without a task when the route is cached: ``_send_async_default`` up to the request, then
-        ``SendFuture.send``. False, having sent nothing: the task path handles the send (and reports its errors)."""
-        topic = msg.topic
-        if isinstance(msg, MessageBatch) or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
-            return False
-        info = self.topic_publish_info_table.get(topic)
-        if info is None or not info.message_queues:  # TopicPublishInfo.ok()
-            return False
-        begin = time.monotonic()
-        try:
-            check_message(msg, self.max_message_size)
-            mq = self.fault_strategy.select_one_message_queue(info, None)
-            addr = instance.find_broker_address_in_publish(mq.broker_name)
-            if addr is None:
-                return False
-            api = instance.api
-            cmd, uniq_id = build_send_request(msg, mq, self, self._id_gen, api.language)  # sets UNIQ_KEY (kept)
-        except Exception:  # the task path repeats the step and reports the error through the future
-            return False
-        return fut.send(self, api.remoting, cmd, addr, mq, uniq_id, begin, timeout, on_success, on_exception)
 
 
 _ONEWAY_RESULT = SendResult(SendStatus.SEND_OK, "", "", MessageQueue("", "", -1), -1)

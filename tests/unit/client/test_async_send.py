@@ -7,15 +7,19 @@ A fake owner stands in for the producer (the ``AsyncSendOwner`` members); the wi
 from __future__ import annotations
 
 import asyncio
+import logging
 import types
 from typing import Any
 
 import pytest
 
+from rocketq.client._api import MQClientAPI
 from rocketq.client._async_send import SendFuture, _SendReply, close_async_sends
+from rocketq.client._route import TopicPublishInfo
 from rocketq.client._tasks import TaskSet
+from rocketq.client._uniq_id import UniqIdGenerator
 from rocketq.client.latency import MQFaultStrategy
-from rocketq.client.message import SendResult, SendStatus
+from rocketq.client.message import Message, SendResult, SendStatus
 from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, RemotingConnectError
 from rocketq.protocol.bodies import MessageQueue
@@ -23,23 +27,6 @@ from rocketq.protocol.command import FLAG_RESPONSE, RemotingCommand
 
 _MQ = MessageQueue("T", "broker-a", 3)
 _RESULT = SendResult(SendStatus.SEND_OK, "U", "OFF", _MQ, 1)
-
-
-class _Owner:
-    def __init__(self, retries: int = 0) -> None:
-        import logging
-
-        from rocketq.client._api import MQClientAPI
-
-        self.retry_times_when_send_async_failed = retries
-        self.fault_strategy = MQFaultStrategy(False)
-        self._tasks = TaskSet(logging.getLogger("test"))
-        self._async_in_flight: set[SendFuture] = set()
-        self.faults: list[tuple[str, bool]] = []
-        self.instance = types.SimpleNamespace(api=MQClientAPI)  # process_send_response is a static method
-
-    def _update_fault(self, broker_name: str, begin: float, isolation: bool) -> None:
-        self.faults.append((broker_name, isolation))
 
 
 class _Remoting:
@@ -51,6 +38,28 @@ class _Remoting:
         return True
 
 
+class _Owner:
+    """The members ``TasklessSendOwner`` lists (a producer's), with a cached route to broker-a."""
+
+    def __init__(self, retries: int = 0) -> None:
+        self.retry_times_when_send_async_failed = retries
+        self.fault_strategy = MQFaultStrategy(False)
+        self._tasks = TaskSet(logging.getLogger("test"))
+        self._async_in_flight: set[SendFuture] = set()
+        self.faults: list[tuple[str, bool]] = []
+        self.remoting = _Remoting()
+        api = MQClientAPI(self.remoting, [])  # type: ignore[arg-type]
+        self.instance = types.SimpleNamespace(api=api, find_broker_address_in_publish=lambda name: "addr")
+        self.group, self.create_topic_key, self.default_topic_queue_nums = "pg", "TBW102", 4
+        self.compress_msg_body_over_howmuch, self.compress_level = 4096, 5
+        self.topic_publish_info_table = {"T": TopicPublishInfo([_MQ])}
+        self.max_message_size = 4 * 1024 * 1024
+        self._id_gen = UniqIdGenerator("10.0.0.7")
+
+    def _update_fault(self, broker_name: str, begin: float, isolation: bool) -> None:
+        self.faults.append((broker_name, isolation))
+
+
 def _answer(code: int = ResponseCode.SUCCESS) -> RemotingCommand:
     ext = {"msgId": "OFF", "queueId": "3", "queueOffset": "1"}
     return RemotingCommand(code, 1, FLAG_RESPONSE, "JAVA", 409, None, ext, b"")
@@ -58,11 +67,18 @@ def _answer(code: int = ResponseCode.SUCCESS) -> RemotingCommand:
 
 def _taskless(owner: _Owner, got: list[Any]) -> tuple[SendFuture, _SendReply]:
     fut = SendFuture(loop=asyncio.get_running_loop())
-    remoting = _Remoting()
-    cmd = RemotingCommand(310, 0, 0, "PYTHON", 409, None, {}, b"")
-    assert fut.send(owner, remoting, cmd, "addr", _MQ, "U", 0.0, 3.0, got.append, got.append)  # type: ignore[arg-type]
-    assert fut in owner._async_in_flight
-    return fut, remoting.waiters[0]
+    msg = Message("T", b"x")
+    assert fut.send_taskless(owner, owner.instance, msg, 3.0, got.append, got.append)  # type: ignore[arg-type]
+    assert fut in owner._async_in_flight and msg.uniq_key is not None
+    return fut, owner.remoting.waiters[-1]
+
+
+async def test_the_taskless_path_leaves_the_unusual_to_the_task_path() -> None:
+    owner = _Owner()
+    fut = SendFuture(loop=asyncio.get_running_loop())
+    for msg in (Message("U", b"no route cached"), Message("%RETRY%g", b"x"), Message("T", b"")):  # empty: invalid
+        assert not fut.send_taskless(owner, owner.instance, msg, 3.0, None, None)  # type: ignore[arg-type]
+    assert not owner.remoting.waiters and not owner._async_in_flight
 
 
 async def test_a_taskless_send_completes_from_its_answer() -> None:
