@@ -9,23 +9,20 @@ every consumer has, the instance it runs on, the callbacks ``ClientInstance`` ma
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from collections.abc import Callable
-from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, TypeVar
 
+from rocketq.client._client_base import ClientBase
 from rocketq.client._instance import ClientInstance, unique_instance_name
 from rocketq.client._pull_api import PullAPIWrapper
 from rocketq.client._rebalance import RebalanceImpl
 from rocketq.client._route import retry_topic
 from rocketq.client._tasks import TaskSet
 from rocketq.client._util import now_ms
-from rocketq.client._validators import check_group
 from rocketq.client.allocate import AllocateMessageQueueAveragely, AllocateMessageQueueStrategy
 from rocketq.client.config import ClientConfig
-from rocketq.client.errors import ClientNotStartedError
 from rocketq.client.offset_store import LocalFileOffsetStore, OffsetStore, RemoteBrokerOffsetStore
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.subscription import (
@@ -65,11 +62,11 @@ def cache_flow_control_delay(pq: ProcessQueue, max_count: int, max_size_mib: int
     return None
 
 
-class ConsumerBase:
+class ConsumerBase(ClientBase):
     """The settings, state and ``ClientInstance`` callbacks (``MQConsumerInner``) every consumer has.
 
-    A subclass creates ``_rebalance`` and ``_pull_api`` in its ``start()`` and implements ``start``/``shutdown``
-    and the rest of ``MQConsumerInner``. Durations are seconds.
+    A subclass's ``start()`` opens with ``_open`` (instance, rebalance, pull API, offset store); it implements
+    ``start``/``shutdown`` and the rest of ``MQConsumerInner``. Durations are seconds.
     """
 
     _rebalance: ConsumerRebalance | None
@@ -88,12 +85,7 @@ class ConsumerBase:
         offset_store: OffsetStore | None,
         local_offset_store_dir: str | None,
     ) -> None:
-        check_group(group)
-        self.group = group
-        # A private copy: start() may set instance_name, which must not leak into other clients sharing the config.
-        self.config = dataclasses.replace(config) if config is not None else ClientConfig()
-        if namesrv_addr is not None:
-            self.config.namesrv_addr = namesrv_addr
+        super().__init__(group, namesrv_addr, config)
         self.message_model_enum = message_model
         self.consume_from_where_enum = consume_from_where
         ts = consume_timestamp if consume_timestamp is not None else time.time() - 30 * 60
@@ -102,10 +94,8 @@ class ConsumerBase:
         self.offset_store: OffsetStore | None = offset_store
         self.local_offset_store_dir = local_offset_store_dir
         self._subscriptions: dict[str, str | MessageSelector] = {}
-        self._instance: ClientInstance | None = None
         self._rebalance = None
         self._pull_api: PullAPIWrapper | None = None
-        self._running = False
         self._stopping = False
 
     @property
@@ -116,26 +106,7 @@ class ConsumerBase:
     def consume_from_where(self) -> str:
         return self.consume_from_where_enum.value
 
-    @property
-    def instance(self) -> ClientInstance:
-        if self._instance is None or not self._running:
-            raise ClientNotStartedError(f"the consumer {self.group!r} is not started")
-        return self._instance
-
-    async def start(self) -> None:
-        raise NotImplementedError
-
-    async def shutdown(self) -> None:
-        raise NotImplementedError
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.shutdown()
+    _kind = "consumer"
 
     async def _open(self, make_rebalance: Callable[[ClientInstance], R], *, retry_subscription: bool) -> R:
         """The start both consumers begin with: a ``ClientInstance`` (a unique instance name when CLUSTERING), a

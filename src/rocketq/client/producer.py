@@ -26,12 +26,10 @@ completes and is retried on its broker (``_async_send``), and the transaction pr
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import enum
 import logging
 import time
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any
 
 from rocketq.client._async_send import (
@@ -41,16 +39,16 @@ from rocketq.client._async_send import (
     close_async_sends,
     send_with_retry,
 )
+from rocketq.client._client_base import ClientBase
 from rocketq.client._instance import ClientInstance, unique_instance_name
 from rocketq.client._route import AUTO_CREATE_TOPIC_KEY, TopicPublishInfo
 from rocketq.client._send_request import MessageBatch, build_send_request, split_into_batches
 from rocketq.client._tasks import TaskSet
 from rocketq.client._uniq_id import UniqIdGenerator
-from rocketq.client._validators import check_group, check_message
+from rocketq.client._validators import check_message
 from rocketq.client.config import ClientConfig
 from rocketq.client.errors import (
     BrokerNotFoundError,
-    ClientNotStartedError,
     InvalidMessageError,
     NoRouteError,
     SendFailedError,
@@ -94,7 +92,7 @@ _SYNC, _ASYNC, _ONEWAY = _Mode.SYNC, _Mode.ASYNC, _Mode.ONEWAY
 _SEND_OK = SendStatus.SEND_OK
 
 
-class Producer:
+class Producer(ClientBase):
     """Sends messages. Use as ``async with Producer("group", namesrv_addr="127.0.0.1:9876") as p: ...``.
 
     Durations are seconds. ``retry_times_when_send_failed`` (2) extra attempts for ``send``;
@@ -120,12 +118,7 @@ class Producer:
         send_latency_fault_enable: bool = False,
         retry_response_codes: frozenset[int] = DEFAULT_RETRY_RESPONSE_CODES,
     ) -> None:
-        check_group(group)
-        self.group = group
-        # A private copy: start() may set instance_name, which must not leak into other clients sharing the config.
-        self.config = dataclasses.replace(config) if config is not None else ClientConfig()
-        if namesrv_addr is not None:
-            self.config.namesrv_addr = namesrv_addr
+        super().__init__(group, namesrv_addr, config)
         self.send_msg_timeout = send_msg_timeout
         self.retry_times_when_send_failed = retry_times_when_send_failed
         self.retry_times_when_send_async_failed = retry_times_when_send_async_failed
@@ -138,21 +131,15 @@ class Producer:
         self.retry_response_codes = retry_response_codes
         self.fault_strategy = MQFaultStrategy(send_latency_fault_enable)
         self.topic_publish_info_table: dict[str, TopicPublishInfo] = {}
-        self._instance: ClientInstance | None = None
         self._owns_instance = True
         self._tasks = TaskSet(log)
         self._id_gen: UniqIdGenerator | None = None
-        self._running = False
         #: send_async futures in flight on the task-less path (shutdown waits for them like for the tasks)
         self._async_in_flight: set[SendFuture] = set()
 
-    # -- lifecycle ----------------------------------------------------------------------------------------
+    # -- lifecycle (instance, async with: ClientBase) ------------------------------------------------------
 
-    @property
-    def instance(self) -> ClientInstance:
-        if self._instance is None or not self._running:
-            raise ClientNotStartedError(f"the producer {self.group!r} is not started")
-        return self._instance
+    _kind = "producer"
 
     @property
     def client_id(self) -> str:
@@ -191,15 +178,6 @@ class Producer:
         if self._owns_instance:
             await instance.shutdown()
         log.info("producer.stopped group=%s", self.group)
-
-    async def __aenter__(self) -> Producer:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.shutdown()
 
     # -- ProducerInner (called by the instance) ---------------------------------------------------------------
 

@@ -133,14 +133,14 @@ class PushConsumer(ConsumerBase):
         offset_store: OffsetStore | None = None,
         local_offset_store_dir: str | None = None,
     ) -> None:
+        if group == "DEFAULT_CONSUMER":  # a legal name otherwise: checked before the rest, as before
+            raise ClientError("consumer group can not be DEFAULT_CONSUMER, please specify another one")
         super().__init__(
             group, namesrv_addr=namesrv_addr, config=config, message_model=message_model,
             consume_from_where=consume_from_where, consume_timestamp=consume_timestamp,
             allocate_strategy=allocate_strategy, offset_store=offset_store,
             local_offset_store_dir=local_offset_store_dir,
         )  # fmt: skip
-        if group == "DEFAULT_CONSUMER":
-            raise ClientError("consumer group can not be DEFAULT_CONSUMER, please specify another one")
         self.consume_thread_max = consume_thread_max
         self.consume_message_batch_max_size = consume_message_batch_max_size
         self.pull_batch_size = pull_batch_size
