@@ -44,7 +44,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-# The delays are re-exported under their old names (``push_consumer.PULL_DELAY_...``).
+# The delays that moved are re-exported under their old names here (``push_consumer.PULL_DELAY_...``).
 from rocketq.client._consume_service import CONSUME_LATER_DELAY as CONSUME_LATER_DELAY
 from rocketq.client._consume_service import MAX_TIME_CONSUME_CONTINUOUSLY as MAX_TIME_CONSUME_CONTINUOUSLY
 from rocketq.client._consume_service import (
@@ -77,10 +77,7 @@ from rocketq.client.message import MessageExt
 from rocketq.client.offset_store import OffsetStore
 from rocketq.client.process_queue import REBALANCE_LOCK_INTERVAL, ProcessQueue
 from rocketq.client.producer import Producer
-from rocketq.client.subscription import (
-    ConsumeFromWhere,
-    MessageModel,
-)
+from rocketq.client.subscription import ConsumeFromWhere, MessageModel
 from rocketq.errors import BrokerError, ClientError, RemotingError
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.headers import ConsumerSendMsgBackRequestHeader
