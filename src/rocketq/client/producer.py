@@ -42,6 +42,7 @@ from rocketq.client._async_send import (
 from rocketq.client._client_base import ClientBase
 from rocketq.client._instance import ClientInstance, unique_instance_name
 from rocketq.client._route import AUTO_CREATE_TOPIC_KEY, TopicPublishInfo
+from rocketq.client._send_request import COMPRESSION_ZLIB_FLAG as COMPRESSION_ZLIB_FLAG  # its old home
 from rocketq.client._send_request import MessageBatch, build_send_request, split_into_batches
 from rocketq.client._tasks import TaskSet
 from rocketq.client._uniq_id import UniqIdGenerator
