@@ -8,21 +8,13 @@ The command line lives in ``rocketq.cli.bench``; everything here can also be dri
     await session.close()
 """
 
+from rocketq.bench.consume import ConsumeSpec, run_consume
+from rocketq.bench.e2e import E2ESpec, run_e2e
+from rocketq.bench.memory import MemorySpec, run_memory
+from rocketq.bench.produce import ProduceSpec, run_produce
 from rocketq.bench.report import Baseline, Report, ScenarioResult, Target
-from rocketq.bench.scenarios import (
-    CommonOptions,
-    ConsumeSpec,
-    E2ESpec,
-    MemorySpec,
-    ProduceSpec,
-    Session,
-    StandardSpec,
-    run_consume,
-    run_e2e,
-    run_memory,
-    run_produce,
-    run_standard,
-)
+from rocketq.bench.scenarios import StandardSpec, run_standard
+from rocketq.bench.session import CommonOptions, Session
 from rocketq.bench.stats import LatencyRecorder, LatencySummary, percentile, summarize, throughput
 
 __all__ = [

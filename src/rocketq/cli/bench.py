@@ -21,23 +21,13 @@ import logging
 import sys
 from typing import Any
 
+from rocketq.bench.consume import ConsumeSpec, run_consume
+from rocketq.bench.e2e import E2ESpec, run_e2e
+from rocketq.bench.memory import MemorySpec, run_memory
+from rocketq.bench.produce import ProduceSpec, run_produce
 from rocketq.bench.report import Report, ScenarioResult
-from rocketq.bench.scenarios import (
-    ASYNC_FLUSH,
-    SYNC_FLUSH,
-    CommonOptions,
-    ConsumeSpec,
-    E2ESpec,
-    MemorySpec,
-    ProduceSpec,
-    Session,
-    StandardSpec,
-    run_consume,
-    run_e2e,
-    run_memory,
-    run_produce,
-    run_standard,
-)
+from rocketq.bench.scenarios import StandardSpec, run_standard
+from rocketq.bench.session import ASYNC_FLUSH, SYNC_FLUSH, CommonOptions, Session
 
 __all__ = ["build_common", "register", "spec_from_args"]
 
@@ -268,7 +258,7 @@ async def _memory(session: Session, spec: MemorySpec, on_result: Any) -> None:
 
 
 async def _baseline(session: Session, spec: Any, on_result: Any) -> None:
-    from rocketq.bench.scenarios import pull_frame_sizes, send_frame_sizes
+    from rocketq.bench.session import pull_frame_sizes, send_frame_sizes
 
     body = 1024
     async with session.cluster(ASYNC_FLUSH):

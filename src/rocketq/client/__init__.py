@@ -29,13 +29,7 @@ from rocketq.client.lite_pull_consumer import LitePullConsumer
 from rocketq.client.message import Message, MessageExt, MessageQueue, PullResult, PullStatus, SendResult, SendStatus
 from rocketq.client.offset_store import LocalFileOffsetStore, OffsetStore, ReadOffsetType, RemoteBrokerOffsetStore
 from rocketq.client.process_queue import ProcessQueue
-from rocketq.client.producer import (
-    LocalTransactionState,
-    Producer,
-    TransactionListener,
-    TransactionProducer,
-    TransactionSendResult,
-)
+from rocketq.client.producer import Producer
 from rocketq.client.push_consumer import (
     ConsumeConcurrentlyContext,
     ConsumeConcurrentlyStatus,
@@ -45,6 +39,12 @@ from rocketq.client.push_consumer import (
 )
 from rocketq.client.selectors import MessageQueueSelector, select_by_hash, select_by_random
 from rocketq.client.subscription import ConsumeFromWhere, ExpressionType, MessageModel, MessageSelector
+from rocketq.client.transaction_producer import (
+    LocalTransactionState,
+    TransactionListener,
+    TransactionProducer,
+    TransactionSendResult,
+)
 
 __all__ = [
     "AdminClient",

@@ -11,38 +11,33 @@ otherwise call ``commit()``. ``seek``/``seek_to_begin``/``seek_to_end``/``seek_t
 messages already cached for it are dropped and pulling restarts at the new offset.
 
 Pulls are PULL_MESSAGE with flags SUSPEND | SUBSCRIPTION | LITE_PULL (0x16), the broker holding an empty pull up
-to ``broker_suspend_max_time``.
+to ``broker_suspend_max_time``. What it shares with the push consumer (settings, ``MQConsumerInner`` plumbing,
+the flow-control delays) is in ``_consumer_base``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import dataclasses
 import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
 
-from rocketq.client._instance import ClientInstance, unique_instance_name
-from rocketq.client._pull_api import PullAPIWrapper, build_pull_sys_flag
-from rocketq.client._rebalance import CONSUME_ACTIVELY, PullRequest, RebalanceImpl
+# The flow-control delays are re-exported under their old names (``lite_pull_consumer.PULL_DELAY_...``).
+from rocketq.client._consumer_base import PULL_DELAY_WHEN_BROKER_FLOW_CONTROL as PULL_DELAY_WHEN_BROKER_FLOW_CONTROL
+from rocketq.client._consumer_base import PULL_DELAY_WHEN_CACHE_FLOW_CONTROL as PULL_DELAY_WHEN_CACHE_FLOW_CONTROL
+from rocketq.client._consumer_base import ConsumerBase, ConsumerRebalance, cache_flow_control_delay
+from rocketq.client._pull_api import build_pull_sys_flag
+from rocketq.client._rebalance import CONSUME_ACTIVELY, PullRequest
 from rocketq.client._route import RETRY_GROUP_TOPIC_PREFIX
 from rocketq.client._tasks import TaskSet
-from rocketq.client._util import now_ms
-from rocketq.client._validators import check_group
-from rocketq.client.allocate import AllocateMessageQueueAveragely, AllocateMessageQueueStrategy
+from rocketq.client.allocate import AllocateMessageQueueStrategy
 from rocketq.client.config import ClientConfig
-from rocketq.client.errors import ClientNotStartedError, InvalidOffsetError, QueueNotAssignedError
+from rocketq.client.errors import InvalidOffsetError, QueueNotAssignedError
 from rocketq.client.message import MessageExt, PullStatus
-from rocketq.client.offset_store import (
-    LocalFileOffsetStore,
-    OffsetStore,
-    ReadOffsetType,
-    RemoteBrokerOffsetStore,
-)
+from rocketq.client.offset_store import OffsetStore, ReadOffsetType
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.subscription import (
     ConsumeFromWhere,
@@ -50,7 +45,6 @@ from rocketq.client.subscription import (
     MessageModel,
     MessageSelector,
     build_subscription_data,
-    parse_consume_timestamp,
 )
 from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, ClientError, ProtocolError, RemotingError
@@ -61,8 +55,6 @@ __all__ = ["LitePullConsumer"]
 log = logging.getLogger("rocketq.client.lite_pull_consumer")
 
 PULL_DELAY_WHEN_PAUSE = 1.0
-PULL_DELAY_WHEN_CACHE_FLOW_CONTROL = 0.05
-PULL_DELAY_WHEN_BROKER_FLOW_CONTROL = 0.02
 PULL_DELAY_ON_EXCEPTION = 3.0
 
 
@@ -86,7 +78,7 @@ class _ConsumeRequest:
     process_queue: ProcessQueue
 
 
-class LitePullConsumer:
+class LitePullConsumer(ConsumerBase):
     """See the module docstring. Durations are seconds."""
 
     def __init__(
@@ -114,17 +106,12 @@ class LitePullConsumer:
         offset_store: OffsetStore | None = None,
         local_offset_store_dir: str | None = None,
     ) -> None:
-        check_group(group)
-        self.group = group
-        # A private copy: start() may set instance_name, which must not leak into other clients sharing the config.
-        self.config = dataclasses.replace(config) if config is not None else ClientConfig()
-        if namesrv_addr is not None:
-            self.config.namesrv_addr = namesrv_addr
-        self.message_model_enum = message_model
-        self.consume_from_where_enum = consume_from_where
-        ts = consume_timestamp if consume_timestamp is not None else time.time() - 30 * 60
-        self.consume_timestamp_ms = parse_consume_timestamp(ts)
-        self.allocate_strategy: AllocateMessageQueueStrategy = allocate_strategy or AllocateMessageQueueAveragely()
+        super().__init__(
+            group, namesrv_addr=namesrv_addr, config=config, message_model=message_model,
+            consume_from_where=consume_from_where, consume_timestamp=consume_timestamp,
+            allocate_strategy=allocate_strategy, offset_store=offset_store,
+            local_offset_store_dir=local_offset_store_dir,
+        )  # fmt: skip
         self.auto_commit = auto_commit
         self.auto_commit_interval = max(auto_commit_interval, 1.0)
         self.pull_batch_size = pull_batch_size
@@ -137,37 +124,15 @@ class LitePullConsumer:
         self.consumer_timeout_when_suspend = consumer_timeout_when_suspend
         self.pull_time_delay_when_exception = pull_time_delay_when_exception
         self.rebalance_interval = rebalance_interval
-        self.offset_store: OffsetStore | None = offset_store
-        self.local_offset_store_dir = local_offset_store_dir
-        self._subscriptions: dict[str, str | MessageSelector] = {}
         self._assign_expressions: dict[str, str] = {}
         self._mode: str | None = None  # "SUBSCRIBE" | "ASSIGN"
         self._assigned: dict[MessageQueue, _QueueState] = {}
         self._requests: collections.deque[_ConsumeRequest] = collections.deque()
         self._requests_ready = asyncio.Event()
-        self._instance: ClientInstance | None = None
-        self._rebalance: _RebalanceLitePull | None = None
-        self._pull_api: PullAPIWrapper | None = None
         self._tasks = TaskSet(log)
-        self._running = False
-        self._stopping = False
         self._next_auto_commit = 0.0
 
     consume_type = CONSUME_ACTIVELY
-
-    @property
-    def message_model(self) -> str:
-        return self.message_model_enum.value
-
-    @property
-    def consume_from_where(self) -> str:
-        return self.consume_from_where_enum.value
-
-    @property
-    def instance(self) -> ClientInstance:
-        if self._instance is None or not self._running:
-            raise ClientNotStartedError(f"the consumer {self.group!r} is not started")
-        return self._instance
 
     # -- subscription / assignment ------------------------------------------------------------------------
 
@@ -179,21 +144,10 @@ class LitePullConsumer:
 
     def subscribe(self, topic: str, expression: str | MessageSelector = "*") -> None:
         self._set_mode("SUBSCRIBE")
-        self._subscriptions[topic] = expression
-        if self._rebalance is not None and self._instance is not None:
-            self._rebalance.subscription_inner[topic] = build_subscription_data(topic, expression)
-            self._instance.tasks.spawn(self._after_subscribe(topic), "subscribe")
-
-    async def _after_subscribe(self, topic: str) -> None:
-        assert self._instance is not None
-        await self._instance.update_topic_route(topic)
-        await self._instance.send_heartbeat_to_all_brokers()
-        self._instance.rebalance_immediately()
+        super().subscribe(topic, expression)
 
     def unsubscribe(self, topic: str) -> None:
-        self._subscriptions.pop(topic, None)
-        if self._rebalance is not None:
-            self._rebalance.subscription_inner.pop(topic, None)
+        super().unsubscribe(topic)
         for mq in [m for m in self._assigned if m.topic == topic]:
             self._drop_queue(mq)
 
@@ -240,32 +194,15 @@ class LitePullConsumer:
     async def start(self) -> None:
         if self._running:
             return
-        if self.message_model_enum is MessageModel.CLUSTERING and self.config.instance_name == "DEFAULT":
-            self.config.instance_name = unique_instance_name()
-        instance = ClientInstance(self.config)
-        self._instance = instance
-        rebalance = _RebalanceLitePull(self, instance)
-        for topic, expr in self._subscriptions.items():
-            rebalance.subscription_inner[topic] = build_subscription_data(topic, expr)
-        self._rebalance = rebalance
-        self._pull_api = PullAPIWrapper(instance, self.group)
-        if self.offset_store is None:
-            if self.message_model_enum is MessageModel.BROADCASTING:
-                self.offset_store = LocalFileOffsetStore(instance.client_id, self.group, self.local_offset_store_dir)
-            else:
-                self.offset_store = RemoteBrokerOffsetStore(instance, self.group)
-        await self.offset_store.load()
+        rebalance = await self._open(lambda instance: _RebalanceLitePull(self, instance), retry_subscription=False)
+        instance = rebalance.instance
         self._tasks = TaskSet(log)
         instance.register_consumer(self)
         self._running = True
         self._stopping = False
         self._next_auto_commit = time.monotonic() + self.auto_commit_interval
         await instance.start()
-        for topic in list(rebalance.subscription_inner):
-            try:
-                await instance.update_topic_route(topic)
-            except (RemotingError, ProtocolError) as exc:
-                log.warning("consumer.route_failed topic=%s error=%s", topic, exc)
+        await self._update_subscribed_routes(instance, log)
         await instance.send_heartbeat_to_all_brokers()
         for mq in list(self._assigned):
             self._start_pull_task(mq)
@@ -289,15 +226,6 @@ class LitePullConsumer:
         if self._rebalance is not None:
             self._rebalance.destroy()
         log.info("lite_pull.stopped group=%s", self.group)
-
-    async def __aenter__(self) -> LitePullConsumer:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.shutdown()
 
     # -- polling and offsets ------------------------------------------------------------------------------
 
@@ -404,19 +332,7 @@ class LitePullConsumer:
         st.process_queue.clear()
         self._requests = collections.deque(r for r in self._requests if r.message_queue != mq)
 
-    # -- ConsumerInner -------------------------------------------------------------------------------------
-
-    def subscriptions(self) -> list[SubscriptionData]:
-        return list(self._rebalance.subscription_inner.values()) if self._rebalance else []
-
-    def update_topic_subscribe_info(self, topic: str, mqs: set[MessageQueue]) -> None:
-        if self._rebalance is not None and topic in self._rebalance.subscription_inner:
-            self._rebalance.topic_subscribe_info_table[topic] = set(mqs)
-
-    def is_subscribe_topic_need_update(self, topic: str) -> bool:
-        if self._rebalance is None or topic not in self._rebalance.subscription_inner:
-            return False
-        return topic not in self._rebalance.topic_subscribe_info_table
+    # -- MQConsumerInner (the rest is in ConsumerBase) ----------------------------------------------------------
 
     async def do_rebalance(self) -> None:
         if self._rebalance is not None and self._running and not self._stopping and self._mode == "SUBSCRIBE":
@@ -435,17 +351,12 @@ class LitePullConsumer:
                 await self.seek(mq, off)
 
     def running_info(self) -> dict[str, Any]:
-        return {
-            "jstack": "",
-            "mqTable": {mq: st.process_queue.info() for mq, st in self._assigned.items()},
-            "properties": {
-                "PROP_CONSUME_TYPE": CONSUME_ACTIVELY,
-                "PROP_CLIENT_VERSION": "V4_9_8",
-                "messageModel": self.message_model,
-            },
-            "statusTable": {},
-            "subscriptionSet": [s.to_json() for s in self.subscriptions()],
+        props = {
+            "PROP_CONSUME_TYPE": CONSUME_ACTIVELY,
+            "PROP_CLIENT_VERSION": "V4_9_8",
+            "messageModel": self.message_model,
         }
+        return self._running_info(props, {mq: st.process_queue.info() for mq, st in self._assigned.items()})
 
     async def consume_message_directly(self, msg: MessageExt, broker_name: str | None) -> dict[str, Any]:
         return {"consumeResult": "CR_THROW_EXCEPTION", "remark": "a lite pull consumer has no listener"}
@@ -511,12 +422,11 @@ class LitePullConsumer:
             return PULL_DELAY_WHEN_PAUSE
         if len(self._requests) * self.pull_batch_size > self.pull_threshold_for_all:
             return PULL_DELAY_WHEN_CACHE_FLOW_CONTROL
-        if pq.msg_count > self.pull_threshold_for_queue:
-            return PULL_DELAY_WHEN_CACHE_FLOW_CONTROL
-        if pq.msg_size // (1024 * 1024) > self.pull_threshold_size_for_queue:
-            return PULL_DELAY_WHEN_CACHE_FLOW_CONTROL
-        if pq.max_span > self.consume_max_span:
-            return PULL_DELAY_WHEN_CACHE_FLOW_CONTROL
+        flow_delay = cache_flow_control_delay(
+            pq, self.pull_threshold_for_queue, self.pull_threshold_size_for_queue, self.consume_max_span
+        )
+        if flow_delay is not None:
+            return flow_delay
         try:
             offset = await self._next_pull_offset(mq, st)
         except (RemotingError, BrokerError, ClientError, ProtocolError) as exc:
@@ -556,20 +466,12 @@ class LitePullConsumer:
         return 0.0
 
 
-class _RebalanceLitePull(RebalanceImpl):
-    def __init__(self, consumer: LitePullConsumer, instance: ClientInstance) -> None:
-        super().__init__(consumer.group, consumer.message_model, consumer.allocate_strategy, instance)
-        self.consumer = consumer
+class _RebalanceLitePull(ConsumerRebalance):
+    consumer: LitePullConsumer
 
     @property
     def consume_type(self) -> str:
         return CONSUME_ACTIVELY
-
-    async def message_queue_changed(self, topic: str, mq_all: set[MessageQueue], mq_divided: set[MessageQueue]) -> None:
-        sub = self.subscription_inner.get(topic)
-        if sub is not None:
-            sub.sub_version = now_ms()
-        await self.instance.send_heartbeat_to_all_brokers()
 
     async def remove_unnecessary_message_queue(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
         c = self.consumer
@@ -581,15 +483,6 @@ class _RebalanceLitePull(RebalanceImpl):
         await c.offset_store.persist(mq)
         c.offset_store.remove_offset(mq)
         return True
-
-    def remove_dirty_offset(self, mq: MessageQueue) -> None:
-        assert self.consumer.offset_store is not None
-        self.consumer.offset_store.remove_offset(mq)
-
-    async def compute_pull_from_where(self, mq: MessageQueue) -> int:
-        c = self.consumer
-        assert c.offset_store is not None
-        return await self.start_offset(c.offset_store, c.consume_from_where_enum, c.consume_timestamp_ms, mq)
 
     def dispatch_pull_requests(self, requests: list[PullRequest]) -> None:
         for req in requests:

@@ -1,4 +1,5 @@
-"""The producer (Java ``DefaultMQProducer`` / ``TransactionMQProducer``), asyncio-native.
+"""The producer (Java ``DefaultMQProducer`` / ``DefaultMQProducerImpl``), asyncio-native: the public API, the
+route lookup, the queue choice and the retry policy.
 
 Send modes:
 
@@ -16,39 +17,39 @@ Send modes:
 Requests are those of a Java 4.9.8 client: SEND_MESSAGE_V2 (310) / SEND_BATCH_MESSAGE (320) with the V2 header
 keys, a ``UNIQ_KEY`` per message, zlib bodies from ``compress_msg_body_over_howmuch`` bytes with sysFlag
 ``0x1 | 0x300``, and ``TBW102`` as ``defaultTopic`` so the broker can create unknown topics.
+
+The roles around it have their own modules: the request builder (``_send_request``), how an asynchronous send
+completes and is retried on its broker (``_async_send``), and the transaction producer
+(``transaction_producer``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import enum
-import itertools
 import logging
 import time
-import zlib
-from collections.abc import Callable, Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any
 
+from rocketq.client._async_send import (
+    ExceptionCallback,
+    SendCallback,
+    SendFuture,
+    close_async_sends,
+    send_with_retry,
+)
+from rocketq.client._client_base import ClientBase
 from rocketq.client._instance import ClientInstance, unique_instance_name
-from rocketq.client._route import AUTO_CREATE_TOPIC_KEY, RETRY_GROUP_TOPIC_PREFIX, TopicPublishInfo
+from rocketq.client._route import AUTO_CREATE_TOPIC_KEY, TopicPublishInfo
+from rocketq.client._send_request import COMPRESSION_ZLIB_FLAG as COMPRESSION_ZLIB_FLAG  # its old home
+from rocketq.client._send_request import MessageBatch, build_send_request, split_into_batches
 from rocketq.client._tasks import TaskSet
 from rocketq.client._uniq_id import UniqIdGenerator
-from rocketq.client._util import call_user, now_ms
-from rocketq.client._validators import (
-    check_group,
-    check_message,
-    properties_to_string,
-    split_batch_sizes,
-)
-from rocketq.client.batchcodec import encode_batch
+from rocketq.client._validators import check_message
 from rocketq.client.config import ClientConfig
 from rocketq.client.errors import (
     BrokerNotFoundError,
-    ClientNotStartedError,
     InvalidMessageError,
     NoRouteError,
     SendFailedError,
@@ -57,42 +58,16 @@ from rocketq.client.errors import (
 from rocketq.client.latency import MQFaultStrategy
 from rocketq.client.message import Message, MessageExt, SendResult, SendStatus
 from rocketq.client.selectors import MessageQueueSelector, select_by_hash
-from rocketq.codes import CURRENT_VERSION, RequestCode, ResponseCode
+from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, ClientError, RemotingError
 from rocketq.protocol.bodies import MessageQueue
-from rocketq.protocol.command import RemotingCommand
-from rocketq.protocol.headers import (
-    CheckTransactionStateRequestHeader,
-    EndTransactionRequestHeader,
-    SendMessageRequestHeader,
-)
-from rocketq.protocol.message import (
-    PROP_MAX_RECONSUME_TIMES,
-    PROP_PGROUP,
-    PROP_RECONSUME_TIME,
-    PROP_TRAN_MSG,
-    PROP_UNIQ_KEY,
-    SYSFLAG_COMPRESSED,
-    SYSFLAG_TX_COMMIT,
-    SYSFLAG_TX_NOT,
-    SYSFLAG_TX_PREPARED,
-    SYSFLAG_TX_ROLLBACK,
-    parse_offset_msg_id,
-)
+from rocketq.protocol.headers import CheckTransactionStateRequestHeader
 
-__all__ = [
-    "LocalTransactionState",
-    "Producer",
-    "TransactionListener",
-    "TransactionProducer",
-    "TransactionSendResult",
-]
+__all__ = ["Producer"]
 
 log = logging.getLogger("rocketq.client.producer")
-_time_ns = time.time_ns
 
 DEFAULT_PRODUCER_GROUP = "DEFAULT_PRODUCER"
-COMPRESSION_ZLIB_FLAG = 0x300
 #: Java ``DefaultMQProducer.retryResponseCodes``.
 DEFAULT_RETRY_RESPONSE_CODES = frozenset(
     {
@@ -104,9 +79,6 @@ DEFAULT_RETRY_RESPONSE_CODES = frozenset(
         ResponseCode.NOT_IN_CURRENT_UNIT,
     }
 )
-
-SendCallback = Callable[[SendResult], Any]
-ExceptionCallback = Callable[[BaseException], Any]
 
 
 class _Mode(enum.Enum):
@@ -121,7 +93,7 @@ _SYNC, _ASYNC, _ONEWAY = _Mode.SYNC, _Mode.ASYNC, _Mode.ONEWAY
 _SEND_OK = SendStatus.SEND_OK
 
 
-class Producer:
+class Producer(ClientBase):
     """Sends messages. Use as ``async with Producer("group", namesrv_addr="127.0.0.1:9876") as p: ...``.
 
     Durations are seconds. ``retry_times_when_send_failed`` (2) extra attempts for ``send``;
@@ -147,12 +119,7 @@ class Producer:
         send_latency_fault_enable: bool = False,
         retry_response_codes: frozenset[int] = DEFAULT_RETRY_RESPONSE_CODES,
     ) -> None:
-        check_group(group)
-        self.group = group
-        # A private copy: start() may set instance_name, which must not leak into other clients sharing the config.
-        self.config = dataclasses.replace(config) if config is not None else ClientConfig()
-        if namesrv_addr is not None:
-            self.config.namesrv_addr = namesrv_addr
+        super().__init__(group, namesrv_addr, config)
         self.send_msg_timeout = send_msg_timeout
         self.retry_times_when_send_failed = retry_times_when_send_failed
         self.retry_times_when_send_async_failed = retry_times_when_send_async_failed
@@ -165,21 +132,15 @@ class Producer:
         self.retry_response_codes = retry_response_codes
         self.fault_strategy = MQFaultStrategy(send_latency_fault_enable)
         self.topic_publish_info_table: dict[str, TopicPublishInfo] = {}
-        self._instance: ClientInstance | None = None
         self._owns_instance = True
         self._tasks = TaskSet(log)
         self._id_gen: UniqIdGenerator | None = None
-        self._running = False
         #: send_async futures in flight on the task-less path (shutdown waits for them like for the tasks)
-        self._async_in_flight: set[asyncio.Future[SendResult]] = set()
+        self._async_in_flight: set[SendFuture] = set()
 
-    # -- lifecycle ----------------------------------------------------------------------------------------
+    # -- lifecycle (instance, async with: ClientBase) ------------------------------------------------------
 
-    @property
-    def instance(self) -> ClientInstance:
-        if self._instance is None or not self._running:
-            raise ClientNotStartedError(f"the producer {self.group!r} is not started")
-        return self._instance
+    _kind = "producer"
 
     @property
     def client_id(self) -> str:
@@ -212,27 +173,12 @@ class Producer:
         if not self._running or self._instance is None:
             return
         instance = self._instance
-        await self._tasks.wait(self.send_msg_timeout)
-        if self._async_in_flight:
-            await asyncio.wait(list(self._async_in_flight), timeout=self.send_msg_timeout)
-        await self._tasks.aclose()
-        for fut in list(self._async_in_flight):  # as aclose() cancels the tasks still running
-            fut.cancel()
-        self._async_in_flight.clear()
+        await close_async_sends(self._tasks, self._async_in_flight, self.send_msg_timeout)
         self._running = False
         await instance.unregister_producer(self.group)
         if self._owns_instance:
             await instance.shutdown()
         log.info("producer.stopped group=%s", self.group)
-
-    async def __aenter__(self) -> Producer:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.shutdown()
 
     # -- ProducerInner (called by the instance) ---------------------------------------------------------------
 
@@ -287,35 +233,18 @@ class Producer:
         if instance is None or not self._running:
             self.instance  # noqa: B018 - raises ClientNotStartedError early, like Java's makeSureStateOK
         timeout = self.send_msg_timeout if timeout is None else timeout
-        fut = _SendFuture(loop=asyncio.get_running_loop())
+        fut = SendFuture(loop=asyncio.get_running_loop())
         if (
             queue is None
             and selector is None
-            and self._send_async_fast(instance, msg, timeout, fut, on_success, on_exception)  # type: ignore[arg-type]
+            and fut.send_taskless(self, instance, msg, timeout, on_success, on_exception)  # type: ignore[arg-type]
         ):
             return fut
-
-        async def run() -> None:
-            try:
-                if queue is not None or selector is not None:
-                    result = await self._send_to_queue(msg, queue, selector, arg, timeout, _ASYNC)
-                else:
-                    result = await self._send_async_default(msg, timeout)
-            except asyncio.CancelledError:
-                fut.cancel()
-                raise
-            except Exception as exc:
-                if not fut.done():
-                    fut.set_exception(exc)
-                    if on_exception is not None:
-                        fut.exception()  # delivered through the callback
-                _run_callback(on_exception, exc)
-                return
-            if not fut.done():
-                fut.set_result(result)
-            _run_callback(on_success, result)
-
-        self._tasks.spawn(run(), f"send-async-{msg.topic}")
+        if queue is not None or selector is not None:
+            send = self._send_to_queue(msg, queue, selector, arg, timeout, _ASYNC)
+        else:
+            send = self._send_async_default(msg, timeout)
+        fut.start_task(self, send, on_success, on_exception, f"send-async-{msg.topic}")
         return fut
 
     async def send_oneway(
@@ -349,23 +278,10 @@ class Producer:
         """
         if not msgs:
             raise InvalidMessageError("the batch is empty")
-        first = msgs[0]
-        topic = first.topic
-        wait = first.wait_store_msg_ok
-        max_size = self.max_message_size
         id_gen = self._id_gen
         assert id_gen is not None
-        # One call (compiled twin where built): the Java MessageBatch checks in their order, message by message,
-        # the UNIQ_KEY, and each message's encoding (Java MessageDecoder.encodeMessage), into one body.
-        body, sizes = encode_batch(msgs, max_size, id_gen.create, check_message)
         results = []
-        groups = split_batch_sizes(sizes, max_size)
-        starts = list(itertools.accumulate(sizes, initial=0)) if len(groups) > 1 else [0, len(body)]
-        for group in groups:
-            lo, hi = group[0], group[-1] + 1  # a run of consecutive messages
-            part = body if len(groups) == 1 else body[starts[lo] : starts[hi]]
-            batch = _Batch(topic, list(msgs[lo:hi]), part)
-            batch.properties = {"WAIT": "true" if wait else "false"}
+        for batch in split_into_batches(msgs, self.max_message_size, id_gen.create, check_message):
             if queue is not None:
                 results.append(await self._send_to_queue(batch, queue, None, None, timeout or self.send_msg_timeout,
                                                          _SYNC))  # fmt: skip
@@ -382,14 +298,9 @@ class Producer:
 
     def _check_message(self, msg: Message) -> None:
         self.instance  # noqa: B018
-        if isinstance(msg, _Batch):
+        if isinstance(msg, MessageBatch):
             return
         check_message(msg, self.max_message_size)
-
-    def _set_uniq_id(self, msg: Message) -> None:
-        if PROP_UNIQ_KEY not in msg.properties:
-            assert self._id_gen is not None
-            msg.properties[PROP_UNIQ_KEY] = self._id_gen.create()
 
     async def _find_publish_info(self, topic: str) -> TopicPublishInfo:
         """Java ``tryToFindTopicPublishInfo``: the topic's route, else the TBW102 fallback, else NoRouteError."""
@@ -525,7 +436,7 @@ class Producer:
             addr = instance.find_broker_address_in_publish(mq.broker_name)
         if addr is None:
             raise BrokerNotFoundError(mq.broker_name)
-        cmd, uniq_id = self._build_send_request(msg, mq)
+        cmd, uniq_id = build_send_request(msg, mq, self, self._id_gen, instance.api.language)
         if mode is _ONEWAY:
             await instance.api.invoke_oneway(addr, cmd)
             return None
@@ -535,464 +446,7 @@ class Producer:
         if mode is _SYNC:
             resp = await instance.api.remoting.invoke(addr, cmd, remaining)  # = MQClientAPI.invoke, one frame less
             return instance.api.process_send_response(resp, addr, mq, uniq_id)
-        return await self._send_async_with_retry(cmd, addr, mq, uniq_id, remaining)
-
-    def _build_send_request(self, msg: Message, mq: MessageQueue) -> tuple[RemotingCommand, str]:
-        """The SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE request for ``msg`` to ``mq``, and the message id(s).
-
-        Callers hold the started instance already (``self.instance`` checked).
-        """
-        instance = self._instance
-        assert instance is not None
-        topic = msg.topic
-        if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
-            return self._build_send_request_general(msg, mq)
-        props = msg.properties
-        if isinstance(msg, _Batch):
-            body = msg.body
-            sys_flag = 0
-            code = RequestCode.SEND_BATCH_MESSAGE
-            batch = "true"
-            uniq_id = ",".join([m.properties.get(PROP_UNIQ_KEY) or "" for m in msg.messages])  # Message.uniq_key
-        else:
-            uniq_id = props.get(PROP_UNIQ_KEY)  # type: ignore[assignment]
-            if uniq_id is None and PROP_UNIQ_KEY not in props:
-                assert self._id_gen is not None
-                uniq_id = props[PROP_UNIQ_KEY] = self._id_gen.create()
-            body = msg.body
-            sys_flag = 0
-            if len(body) >= self.compress_msg_body_over_howmuch:
-                body = zlib.compress(body, self.compress_level)
-                sys_flag = SYSFLAG_COMPRESSED | COMPRESSION_ZLIB_FLAG
-            code = RequestCode.SEND_MESSAGE_V2
-            batch = "false"
-            uniq_id = uniq_id or ""
-        tran = props.get(PROP_TRAN_MSG)
-        if tran is not None and tran.lower() == "true":
-            sys_flag |= SYSFLAG_TX_PREPARED
-        # The V2 extFields straight away: what send_header_to_v2(SendMessageRequestHeader(...)) gives, key for
-        # key and in the same order, without the frozen header object and its field loop.
-        ext = {
-            "a": self.group,
-            "b": topic,
-            "c": self.create_topic_key,
-            "d": str(self.default_topic_queue_nums),
-            "e": str(mq.queue_id),
-            "f": str(sys_flag),
-            "g": str(_time_ns() // 1_000_000),
-            "h": str(msg.flag),
-            "i": properties_to_string(props),
-            "j": "0",
-            "k": "false",
-            "m": batch,
-            "n": mq.broker_name,
-        }
-        return RemotingCommand(code, 0, 0, instance.api.language, CURRENT_VERSION, None, ext, body), uniq_id
-
-    def _build_send_request_general(self, msg: Message, mq: MessageQueue) -> tuple[RemotingCommand, str]:
-        """``_build_send_request`` through ``SendMessageRequestHeader`` (retry topics: reconsume counts)."""
-        instance = self.instance
-        is_batch = isinstance(msg, _Batch)
-        if not is_batch:
-            self._set_uniq_id(msg)
-        body = msg.body
-        sys_flag = 0
-        if not is_batch and len(body) >= self.compress_msg_body_over_howmuch:
-            body = zlib.compress(body, self.compress_level)
-            sys_flag |= SYSFLAG_COMPRESSED | COMPRESSION_ZLIB_FLAG
-        if msg.properties.get(PROP_TRAN_MSG, "").lower() == "true":
-            sys_flag |= SYSFLAG_TX_PREPARED
-        header_fields: dict[str, Any] = {
-            "producer_group": self.group,
-            "topic": msg.topic,
-            "default_topic": self.create_topic_key,
-            "default_topic_queue_nums": self.default_topic_queue_nums,
-            "queue_id": mq.queue_id,
-            "sys_flag": sys_flag,
-            "born_timestamp": now_ms(),
-            "flag": msg.flag,
-            "properties": properties_to_string(msg.properties),
-            "reconsume_times": 0,
-            "unit_mode": False,
-            "batch": is_batch,
-        }
-        if msg.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
-            reconsume = msg.properties.pop(PROP_RECONSUME_TIME, None)
-            if reconsume is not None:
-                header_fields["reconsume_times"] = int(reconsume)
-            max_reconsume = msg.properties.pop(PROP_MAX_RECONSUME_TIMES, None)
-            if max_reconsume is not None:
-                header_fields["max_reconsume_times"] = int(max_reconsume)
-        header = SendMessageRequestHeader(**header_fields)
-        cmd = instance.api.send_request(header, mq.broker_name, body)
-        if isinstance(msg, _Batch):
-            return cmd, ",".join([m.uniq_key or "" for m in msg.messages])
-        return cmd, msg.uniq_key or ""
-
-    def _send_async_fast(
-        self,
-        instance: ClientInstance,
-        msg: Message,
-        timeout: float,
-        fut: _SendFuture,
-        on_success: SendCallback | None,
-        on_exception: ExceptionCallback | None,
-    ) -> bool:
-        """``send_async`` without a task in the common case: route cached, message valid, broker address known.
-
-        The request is written at once and a done-callback of the remoting future finishes the send (fault
-        bookkeeping, response mapping, ``fut``, the callbacks) — what ``_send_async_default`` does, minus a task
-        and five coroutine frames per message (profiled: about half the client's CPU per async send). A transport
-        failure continues on the general path (``_send_async_with_retry``, same broker, same retry budget).
-        Returns False, having sent nothing, when the general path must handle the send from the start (it then
-        also reports invalid messages, as before).
-        """
-        topic = msg.topic
-        if isinstance(msg, _Batch) or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
-            return False
-        info = self.topic_publish_info_table.get(topic)
-        if info is None or not info.message_queues:  # TopicPublishInfo.ok()
-            return False
-        begin = time.monotonic()
-        try:
-            check_message(msg, self.max_message_size)
-            mq = self.fault_strategy.select_one_message_queue(info, None)
-            addr = instance.find_broker_address_in_publish(mq.broker_name)
-            if addr is None:
-                return False
-            cmd, uniq_id = self._build_send_request(msg, mq)  # sets UNIQ_KEY (kept if we fall back)
-        except Exception:  # the general path repeats the step and reports the error through the future
-            return False
-        # The returned future itself carries the state to the reply: no closure (a cell per variable) and no
-        # state object (every GC-tracked object alive per message in flight brings the next collection closer).
-        fut._producer = self
-        fut._on_success = on_success
-        fut._on_exception = on_exception
-        fut._cmd = cmd
-        fut._addr = addr
-        fut._mq = mq
-        fut._uniq_id = uniq_id
-        fut._begin = begin
-        fut._timeout = timeout
-        remoting = instance.api.remoting
-        try:
-            # The answer is handled as soon as it is decoded (no remoting future, handle or copied context);
-            # before the first connection to the broker is open, through a future that connects first.
-            if not remoting.invoke_waiter(addr, cmd, timeout, _SendReply(fut)):
-                remoting.invoke_future(addr, cmd, timeout).add_done_callback(fut)
-        except Exception:
-            return False
-        self._async_in_flight.add(fut)
-        return True
-
-    def _async_send_failed(self, s: _SendFuture, exc: BaseException) -> None:
-        """A task-less ``send_async`` whose request failed: what ``_send_async_with_retry`` does then."""
-        mq = s._mq
-        if isinstance(exc, RemotingError):
-            self._update_fault(mq.broker_name, s._begin, True)
-            if self.retry_times_when_send_async_failed > 0 and not self._tasks.closed:
-                log.warning("send_async.retry times=1 topic=%s addr=%s error=%s", mq.topic, s._addr, exc)
-                remaining = s._timeout - (time.monotonic() - s._begin)
-                retry = self._send_async_with_retry(s._cmd, s._addr, mq, s._uniq_id, remaining, times=1)
-                self._tasks.spawn(self._finish_async(retry, s, s._on_success, s._on_exception), "send-async-retry")
-                return
-        # otherwise: cancelled (shutdown) or a bug, reported like the task would
-        self._deliver_async(s, s._on_success, s._on_exception, None, exc)
-
-    async def _finish_async(
-        self,
-        send: Coroutine[Any, Any, SendResult],
-        fut: asyncio.Future[SendResult],
-        on_success: SendCallback | None,
-        on_exception: ExceptionCallback | None,
-    ) -> None:
-        try:
-            result = await send
-        except asyncio.CancelledError:
-            self._async_in_flight.discard(fut)
-            fut.cancel()
-            raise
-        except Exception as exc:
-            self._deliver_async(fut, on_success, on_exception, None, exc)
-            return
-        self._deliver_async(fut, on_success, on_exception, result, None)
-
-    def _deliver_async(
-        self,
-        fut: asyncio.Future[SendResult],
-        on_success: SendCallback | None,
-        on_exception: ExceptionCallback | None,
-        result: SendResult | None,
-        exc: BaseException | None,
-    ) -> None:
-        """Settle ``fut`` and run the callback, exactly as ``send_async``'s task does."""
-        self._async_in_flight.discard(fut)
-        if fut.cancelled():
-            return
-        if exc is not None:
-            if not fut.done():
-                fut.set_exception(exc)
-                if on_exception is not None:
-                    fut.exception()  # delivered through the callback
-            _run_callback(on_exception, exc)
-            return
-        assert result is not None
-        if not fut.done():
-            fut.set_result(result)
-        _run_callback(on_success, result)
-
-    async def _send_async_with_retry(
-        self, cmd: RemotingCommand, addr: str, mq: MessageQueue, uniq_id: str, timeout: float, *, times: int = 0
-    ) -> SendResult:
-        """Java ASYNC mode: transport failures are retried on the same broker; ``times`` failures so far."""
-        api = self.instance.api
-        begin_first = time.monotonic()
-        while True:
-            begin = time.monotonic()
-            remaining = timeout - (begin - begin_first)
-            if remaining <= 0:
-                raise SendTimeoutError(f"send timed out after {timeout}s", [mq.broker_name])
-            try:
-                resp = await api.invoke(addr, cmd, remaining)
-            except RemotingError as exc:
-                self._update_fault(mq.broker_name, begin, True)
-                times += 1
-                if times > self.retry_times_when_send_async_failed:
-                    raise
-                log.warning("send_async.retry times=%d topic=%s addr=%s error=%s", times, mq.topic, addr, exc)
-                continue
-            try:
-                result = api.process_send_response(resp, addr, mq, uniq_id)
-            except BrokerError:
-                self._update_fault(mq.broker_name, begin, True)
-                raise
-            self._update_fault(mq.broker_name, begin, False)
-            return result
-
-
-class _SendFuture(asyncio.Future[SendResult]):
-    """The future ``send_async`` returns. On the task-less path it also holds the send's state and is the done-
-    callback of the remoting future (called with it when the broker answers): the end of the send is what
-    ``_send_async_with_retry`` does after its ``invoke`` (fault bookkeeping, response mapping, this future, the
-    callbacks); failures go to ``Producer._async_send_failed``."""
-
-    __slots__ = ("_addr", "_begin", "_cmd", "_mq", "_on_exception", "_on_success", "_producer", "_timeout",
-                 "_uniq_id")  # fmt: skip
-
-    _producer: Producer
-    _on_success: SendCallback | None
-    _on_exception: ExceptionCallback | None
-    _cmd: RemotingCommand
-    _addr: str
-    _mq: MessageQueue
-    _uniq_id: str
-    _begin: float
-    _timeout: float
-
-    def __call__(self, rf: asyncio.Future[RemotingCommand]) -> None:
-        """Done-callback of the remoting future (the send had to connect first)."""
-        try:
-            resp = rf.result()
-        except BaseException as exc:  # a transport failure (retried), cancelled (shutdown) or a bug
-            self._producer._async_send_failed(self, exc)
-            return
-        self._answered(resp)
-
-    def _answered(self, resp: RemotingCommand) -> None:
-        producer = self._producer
-        mq = self._mq
-        try:
-            result = producer.instance.api.process_send_response(resp, self._addr, mq, self._uniq_id)
-        except BrokerError as exc:
-            producer._update_fault(mq.broker_name, self._begin, True)
-            producer._deliver_async(self, self._on_success, self._on_exception, None, exc)
-            return
-        except Exception as exc:  # not a broker answer we understand: reported, as the task path does
-            producer._deliver_async(self, self._on_success, self._on_exception, None, exc)
-            return
-        strategy = producer.fault_strategy
-        if strategy.send_latency_fault_enable or strategy.__class__ is not MQFaultStrategy:
-            producer._update_fault(mq.broker_name, self._begin, False)
-        # Producer._deliver_async for a result, inline
-        producer._async_in_flight.discard(self)
-        if self.cancelled():
-            return
-        if not self.done():
-            self.set_result(result)
-        on_success = self._on_success
-        if on_success is not None:
-            _run_callback(on_success, result)
-
-
-class _SendReply:
-    """What waits for a task-less send's answer on the connection (``Connection.request_waiter``): hands the
-    answer, or the transport failure, to the send's future."""
-
-    __slots__ = ("_send",)
-
-    def __init__(self, send: _SendFuture) -> None:
-        self._send = send
-
-    def done(self) -> bool:
-        return False  # the connection removes a waiter before it settles it: never settled twice
-
-    def set_result(self, resp: RemotingCommand) -> None:
-        self._send._answered(resp)
-
-    def set_exception(self, exc: BaseException) -> None:
-        send = self._send
-        send._producer._async_send_failed(send, exc)
-
-
-def _run_callback(cb: Callable[[Any], Any] | None, value: Any) -> None:
-    if cb is None:
-        return
-    try:
-        cb(value)
-    except Exception:
-        log.exception("send.callback_failed")
-
-
-class _Batch(Message):
-    """The wire form of a batch: the encoded body plus the messages it holds (Java ``MessageBatch``)."""
-
-    __slots__ = ("messages",)
-
-    def __init__(self, topic: str, messages: list[Message], body: bytes) -> None:
-        super().__init__(topic, body)
-        self.messages = messages
+        return await send_with_retry(self, cmd, addr, mq, uniq_id, remaining)
 
 
 _ONEWAY_RESULT = SendResult(SendStatus.SEND_OK, "", "", MessageQueue("", "", -1), -1)
-
-
-# --------------------------------------------------------------------------------------------- transactions
-
-
-class LocalTransactionState(enum.Enum):
-    COMMIT_MESSAGE = "COMMIT_MESSAGE"
-    ROLLBACK_MESSAGE = "ROLLBACK_MESSAGE"
-    UNKNOW = "UNKNOW"
-
-
-_COMMIT_OR_ROLLBACK = {
-    LocalTransactionState.COMMIT_MESSAGE: SYSFLAG_TX_COMMIT,
-    LocalTransactionState.ROLLBACK_MESSAGE: SYSFLAG_TX_ROLLBACK,
-    LocalTransactionState.UNKNOW: SYSFLAG_TX_NOT,
-}
-
-
-class TransactionListener(Protocol):
-    """Both methods may be plain functions (run in a thread) or coroutine functions."""
-
-    def execute_local_transaction(self, msg: Message, arg: Any) -> Any: ...
-
-    def check_local_transaction(self, msg: MessageExt) -> Any: ...
-
-
-@dataclass(frozen=True, slots=True)
-class TransactionSendResult:
-    send_result: SendResult
-    local_transaction_state: LocalTransactionState
-
-
-class TransactionProducer(Producer):
-    """Sends half messages, runs the local transaction, then commits or rolls back (END_TRANSACTION).
-
-    The broker asks about undecided transactions with CHECK_TRANSACTION_STATE; the listener's
-    ``check_local_transaction`` answers.
-    """
-
-    def __init__(
-        self, group: str, transaction_listener: TransactionListener, *, check_thread_pool_size: int = 1,
-        **kwargs: Any,
-    ) -> None:  # fmt: skip
-        super().__init__(group, **kwargs)
-        self.transaction_listener = transaction_listener
-        self._executor = ThreadPoolExecutor(max_workers=max(1, check_thread_pool_size),
-                                            thread_name_prefix=f"rocketq-tx-{group}")  # fmt: skip
-
-    async def shutdown(self) -> None:
-        await super().shutdown()
-        self._executor.shutdown(wait=False)
-
-    async def send_message_in_transaction(self, msg: Message, arg: Any = None) -> TransactionSendResult:
-        msg.properties.pop("DELAY", None)
-        check_message(msg, self.max_message_size)
-        msg.properties[PROP_TRAN_MSG] = "true"
-        msg.properties[PROP_PGROUP] = self.group
-        try:
-            result = await self.send(msg)
-        except Exception as exc:
-            raise ClientError(f"send message exception: {exc}") from exc
-        state = LocalTransactionState.UNKNOW
-        local_exc: BaseException | None = None
-        if result.status == SendStatus.SEND_OK:
-            if result.transaction_id is not None:
-                msg.properties["__transactionId__"] = result.transaction_id
-            msg.transaction_id = msg.uniq_key
-            try:
-                got = await call_user(self.transaction_listener.execute_local_transaction, msg, arg,
-                                      executor=self._executor)  # fmt: skip
-                state = got if isinstance(got, LocalTransactionState) else LocalTransactionState.UNKNOW
-            except Exception as exc:
-                log.info("transaction.local_failed msg_id=%s error=%r", result.msg_id, exc)
-                local_exc = exc
-        else:
-            state = LocalTransactionState.ROLLBACK_MESSAGE
-        try:
-            await self._end_transaction(result, state, local_exc)
-        except Exception as exc:
-            log.warning("transaction.end_failed state=%s error=%s", state.value, exc)
-        return TransactionSendResult(result, state)
-
-    async def _end_transaction(
-        self, result: SendResult, state: LocalTransactionState, local_exc: BaseException | None
-    ) -> None:
-        _, commit_log_offset = parse_offset_msg_id(result.offset_msg_id or result.msg_id)
-        broker_name = result.message_queue.broker_name
-        addr = self.instance.find_broker_address_in_publish(broker_name)
-        if addr is None:
-            raise BrokerNotFoundError(broker_name)
-        header = EndTransactionRequestHeader(
-            producer_group=self.group,
-            tran_state_table_offset=result.queue_offset,
-            commit_log_offset=commit_log_offset,
-            commit_or_rollback=_COMMIT_OR_ROLLBACK[state],
-            from_transaction_check=False,
-            msg_id=result.msg_id,
-            transaction_id=result.transaction_id,
-        )
-        remark = f"executeLocalTransactionBranch exception: {local_exc!r}" if local_exc is not None else None
-        await self.instance.api.end_transaction_oneway(addr, header, broker_name, remark)
-
-    async def check_transaction_state(
-        self, addr: str, msg: MessageExt, header: CheckTransactionStateRequestHeader
-    ) -> None:
-        async def run() -> None:
-            state = LocalTransactionState.UNKNOW
-            exc: BaseException | None = None
-            try:
-                got = await call_user(self.transaction_listener.check_local_transaction, msg, executor=self._executor)
-                if isinstance(got, LocalTransactionState):
-                    state = got
-            except Exception as e:
-                log.error("transaction.check_failed msg_id=%s error=%r", msg.msg_id, e)
-                exc = e
-            end = EndTransactionRequestHeader(
-                producer_group=self.group,
-                tran_state_table_offset=header.tran_state_table_offset,
-                commit_log_offset=header.commit_log_offset,
-                commit_or_rollback=_COMMIT_OR_ROLLBACK[state],
-                from_transaction_check=True,
-                msg_id=msg.properties.get(PROP_UNIQ_KEY) or msg.msg_id,
-                transaction_id=header.transaction_id,
-            )
-            remark = f"checkLocalTransactionState Exception: {exc!r}" if exc is not None else None
-            try:
-                await self.instance.api.end_transaction_oneway(addr, end, None, remark)
-            except (RemotingError, ClientError) as e:
-                log.warning("transaction.check_reply_failed addr=%s error=%s", addr, e)
-
-        self._tasks.spawn(run(), "check-transaction")
-

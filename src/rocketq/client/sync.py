@@ -28,6 +28,7 @@ from rocketq.client import admin as _admin
 from rocketq.client import lite_pull_consumer as _lite
 from rocketq.client import producer as _producer
 from rocketq.client import push_consumer as _push
+from rocketq.client.listener import ConcurrentlyListener, OrderlyListener
 from rocketq.client.message import Message, MessageExt, MessageQueue, SendResult
 from rocketq.client.selectors import MessageQueueSelector
 from rocketq.client.subscription import MessageSelector
@@ -157,10 +158,10 @@ class PushConsumer(_Closing):
     def unsubscribe(self, topic: str) -> None:
         run(_as_coro(self.aio.unsubscribe, topic))
 
-    def register_message_listener(self, listener: _push.ConcurrentlyListener) -> None:
+    def register_message_listener(self, listener: ConcurrentlyListener) -> None:
         self.aio.register_message_listener(listener)
 
-    def register_message_listener_orderly(self, listener: _push.OrderlyListener) -> None:
+    def register_message_listener_orderly(self, listener: OrderlyListener) -> None:
         self.aio.register_message_listener_orderly(listener)
 
     def start(self) -> None:

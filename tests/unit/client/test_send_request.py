@@ -1,35 +1,85 @@
 """The producer's send request and send result, built on the hot path, against the general builders.
 
-``Producer._build_send_request`` writes the V2 extFields directly; ``_build_send_request_general`` goes through
-``SendMessageRequestHeader`` and ``send_header_to_v2`` (the reference). ``process_send_response`` reads the
-three usual response fields directly and falls back to ``SendMessageResponseHeader.from_ext``.
+``build_send_request`` writes the V2 extFields directly; the oracle here goes through ``SendMessageRequestHeader``
+and ``MQClientAPI.send_request`` (``send_header_to_v2``), the typed-header path the client used before, and the
+two must give the same frame byte for byte. ``process_send_response`` reads the three usual response fields
+directly and falls back to ``SendMessageResponseHeader.from_ext``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import types
+import zlib
 from typing import Any
 
 import pytest
 
 from rocketq.client import Message, Producer, SendResult, SendStatus
 from rocketq.client._api import MQClientAPI
+from rocketq.client._send_request import COMPRESSION_ZLIB_FLAG, MessageBatch, SendSettings, build_send_request
 from rocketq.client._uniq_id import UniqIdGenerator
-from rocketq.client.producer import _Batch
+from rocketq.client._util import now_ms
 from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.command import FLAG_RESPONSE, RemotingCommand, encode
+from rocketq.protocol.headers import SendMessageRequestHeader
+from rocketq.protocol.message import SYSFLAG_COMPRESSED, SYSFLAG_TX_PREPARED
+
+_API = MQClientAPI(None, [])  # type: ignore[arg-type]  # never sends: only builds requests
+_ID_GEN = UniqIdGenerator("10.0.0.7")
 
 
 def _producer(**kw: Any) -> Producer:
     p = Producer("pg", **kw)
-    api = MQClientAPI(None, [])  # type: ignore[arg-type]  # never sends: only builds requests
-    p._instance = types.SimpleNamespace(api=api)  # type: ignore[assignment]
+    p._instance = types.SimpleNamespace(api=_API)  # type: ignore[assignment]
     p._running = True
-    p._id_gen = UniqIdGenerator("10.0.0.7")
+    p._id_gen = _ID_GEN
     return p
+
+
+def _fast(msg: Message, mq: MessageQueue, p: SendSettings) -> tuple[RemotingCommand, str]:
+    return build_send_request(msg, mq, p, _ID_GEN, _API.language)
+
+
+def _reference(msg: Message, mq: MessageQueue, p: SendSettings) -> tuple[RemotingCommand, str]:
+    """The oracle: the request through the typed header (Java ``sendKernelImpl`` step by step)."""
+    is_batch = isinstance(msg, MessageBatch)
+    if not is_batch and "UNIQ_KEY" not in msg.properties:
+        msg.properties["UNIQ_KEY"] = _ID_GEN.create()
+    body = msg.body
+    sys_flag = 0
+    if not is_batch and len(body) >= p.compress_msg_body_over_howmuch:
+        body = zlib.compress(body, p.compress_level)
+        sys_flag |= SYSFLAG_COMPRESSED | COMPRESSION_ZLIB_FLAG
+    if msg.properties.get("TRAN_MSG", "").lower() == "true":
+        sys_flag |= SYSFLAG_TX_PREPARED
+    fields: dict[str, Any] = {
+        "producer_group": p.group,
+        "topic": msg.topic,
+        "default_topic": p.create_topic_key,
+        "default_topic_queue_nums": p.default_topic_queue_nums,
+        "queue_id": mq.queue_id,
+        "sys_flag": sys_flag,
+        "born_timestamp": now_ms(),
+        "flag": msg.flag,
+        "properties": "\x02".join(f"{k}\x01{v}" for k, v in msg.properties.items()),
+        "reconsume_times": 0,
+        "unit_mode": False,
+        "batch": is_batch,
+    }
+    if msg.topic.startswith("%RETRY%"):
+        reconsume = msg.properties.pop("RECONSUME_TIME", None)
+        if reconsume is not None:
+            fields["reconsume_times"] = int(reconsume)
+        max_reconsume = msg.properties.pop("MAX_RECONSUME_TIMES", None)
+        if max_reconsume is not None:
+            fields["max_reconsume_times"] = int(max_reconsume)
+    cmd = _API.send_request(SendMessageRequestHeader(**fields), mq.broker_name, body)
+    if isinstance(msg, MessageBatch):
+        return cmd, ",".join([m.uniq_key or "" for m in msg.messages])
+    return cmd, msg.uniq_key or ""
 
 
 def _same_request(a: RemotingCommand, b: RemotingCommand) -> None:
@@ -55,18 +105,23 @@ def _messages() -> list[Message]:
         tx,
         preset,
         Message("T%x", b"z", delay_level=3),
+        # retry topics: the reconsume counts go into the header (and leave the properties after their text)
+        Message("%RETRY%cg", b"again", properties={"RECONSUME_TIME": "3", "MAX_RECONSUME_TIMES": "16"}),
+        Message("%RETRY%cg", b"again", properties={"RECONSUME_TIME": "07"}),
+        Message("%RETRY%cg", b"again", properties={"MAX_RECONSUME_TIMES": "2", "ORIGIN_MESSAGE_ID": "X"}),
+        Message("%RETRY%cg", b"y" * 5000),
     ]
 
 
-@pytest.mark.parametrize("index", range(6))
+@pytest.mark.parametrize("index", range(len(_messages())))
 def test_fast_request_matches_the_header_path(index: int) -> None:
     p = _producer(default_topic_queue_nums=8, create_topic_key="MyDefault")
     mq = MessageQueue("T", "broker-a", 3)
     fast_msg, ref_msg = _messages()[index], _messages()[index]
-    fast, fast_id = p._build_send_request(fast_msg, mq)
+    fast, fast_id = _fast(fast_msg, mq, p)
     if "UNIQ_KEY" not in ref_msg.properties:  # the same id on both sides
         ref_msg.properties["UNIQ_KEY"] = fast_msg.properties["UNIQ_KEY"]
-    ref, ref_id = p._build_send_request_general(ref_msg, mq)
+    ref, ref_id = _reference(ref_msg, mq, p)
     _same_request(fast, ref)
     assert fast_id == ref_id == fast_msg.properties["UNIQ_KEY"]
     assert fast_msg.properties == ref_msg.properties
@@ -78,10 +133,10 @@ def test_fast_request_of_a_batch_matches_the_header_path() -> None:
     msgs = [Message("T", b"a"), Message("T", b"b")]
     for i, m in enumerate(msgs):
         m.properties["UNIQ_KEY"] = f"ID{i}"
-    batch = _Batch("T", msgs, b"encoded-batch-body" * 400)
+    batch = MessageBatch("T", msgs, b"encoded-batch-body" * 400)
     batch.properties = {"WAIT": "true"}
-    fast, fast_id = p._build_send_request(batch, mq)
-    ref, ref_id = p._build_send_request_general(batch, mq)
+    fast, fast_id = _fast(batch, mq, p)
+    ref, ref_id = _reference(batch, mq, p)
     _same_request(fast, ref)
     assert fast_id == ref_id == "ID0,ID1"
     assert fast.ext_fields["m"] == "true" and fast.code == 320
@@ -90,9 +145,23 @@ def test_fast_request_of_a_batch_matches_the_header_path() -> None:
 def test_retry_topic_carries_reconsume_counts() -> None:
     p = _producer()
     m = Message("%RETRY%cg", b"again", properties={"RECONSUME_TIME": "3", "MAX_RECONSUME_TIMES": "16"})
-    cmd, _ = p._build_send_request(m, MessageQueue("%RETRY%cg", "broker-a", 0))
+    cmd, _ = _fast(m, MessageQueue("%RETRY%cg", "broker-a", 0), p)
     assert cmd.ext_fields["j"] == "3" and cmd.ext_fields["l"] == "16"
     assert "RECONSUME_TIME" not in m.properties and "MAX_RECONSUME_TIMES" not in m.properties
+    assert "RECONSUME_TIME\x013" in cmd.ext_fields["i"]  # the text was written before they left
+
+
+@pytest.mark.parametrize("props", [{"RECONSUME_TIME": "x", "MAX_RECONSUME_TIMES": "2"}, {"MAX_RECONSUME_TIMES": "y"}])
+def test_a_bad_reconsume_count_fails_like_the_header_path(props: dict[str, str]) -> None:
+    p = _producer()
+    mq = MessageQueue("%RETRY%cg", "broker-a", 0)
+    fast_msg, ref_msg = Message("%RETRY%cg", b"x", properties=props), Message("%RETRY%cg", b"x", properties=props)
+    with pytest.raises(ValueError):
+        _fast(fast_msg, mq, p)
+    ref_msg.properties["UNIQ_KEY"] = fast_msg.properties["UNIQ_KEY"]
+    with pytest.raises(ValueError):
+        _reference(ref_msg, mq, p)
+    assert fast_msg.properties == ref_msg.properties  # left as the header path leaves them
 
 
 def _response(ext: dict[str, str], code: int = ResponseCode.SUCCESS) -> RemotingCommand:
@@ -184,10 +253,10 @@ def _reference_batches(msgs: list[Message], max_size: int) -> list[bytes]:
 
 async def test_send_batch_bodies_match_the_item_encoder() -> None:
     p = _producer(max_message_size=3000)
-    sent: list[_Batch] = []
+    sent: list[MessageBatch] = []
 
     async def fake_send_default(batch: Message, timeout: float) -> Any:
-        assert isinstance(batch, _Batch)
+        assert isinstance(batch, MessageBatch)
         sent.append(batch)
         return len(sent)
 

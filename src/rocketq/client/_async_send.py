@@ -1,0 +1,328 @@
+"""How an asynchronous send runs and finishes: one completion object for every ``send_async``, same-broker retries.
+
+Java counterpart: ``MQClientAPIImpl.sendMessageAsync`` — its ``InvokeCallback`` (map the answer, update the
+latency faults, call the ``SendCallback``) and ``onExceptionImpl`` (retry a transport failure on the same broker).
+aiokafka keeps the same role apart from its producer, in ``producer/sender.py``.
+
+``Producer.send_async`` returns a ``SendFuture``, and that future completes its own send on either path:
+
+* **task-less** (route cached, message plain — the common case): ``SendFuture.send_taskless`` builds and writes
+  the request at once and waits for the answer with a small ``_SendReply`` on the connection, or, before the
+  first connection to the broker is open, as the done-callback of the remoting future that connects first. The
+  answer is handled as soon as it is decoded (``_answered``); a transport failure is retried in a task
+  (``_failed``). Profiled: a task and five coroutine frames were about half the client's CPU per async send, and
+  every GC-tracked object alive per message in flight brings the next collection closer — so the future itself
+  carries the send's state.
+* **task path** (a queue or selector, a route to look up first, anything unusual): ``SendFuture.start_task``
+  runs the producer's send coroutine in one of the producer's tasks.
+
+Both paths end in ``SendFuture.complete``: settle the future, then call ``on_success`` or ``on_exception``.
+
+The producer is reached through ``AsyncSendOwner`` and ``TasklessSendOwner`` (the members it has that these
+read), so this module does not import ``producer``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Protocol
+
+from rocketq.client._route import RETRY_GROUP_TOPIC_PREFIX, TopicPublishInfo
+from rocketq.client._send_request import MessageBatch, SendSettings, build_send_request
+from rocketq.client._tasks import TaskSet
+from rocketq.client._uniq_id import UniqIdGenerator
+from rocketq.client._validators import check_message
+from rocketq.client.errors import SendTimeoutError
+from rocketq.client.latency import MQFaultStrategy
+from rocketq.client.message import Message, SendResult
+from rocketq.errors import BrokerError, RemotingError
+from rocketq.protocol.bodies import MessageQueue
+from rocketq.protocol.command import RemotingCommand
+
+if TYPE_CHECKING:
+    from rocketq.client._instance import ClientInstance
+
+__all__ = [
+    "AsyncSendOwner",
+    "ExceptionCallback",
+    "SendCallback",
+    "SendFuture",
+    "TasklessSendOwner",
+    "close_async_sends",
+    "send_with_retry",
+]
+
+# The producer's logger: these are its events ("send_async.retry", "send.callback_failed"), wherever the code sits.
+log = logging.getLogger("rocketq.client.producer")
+
+SendCallback = Callable[[SendResult], Any]
+ExceptionCallback = Callable[[BaseException], Any]
+
+
+class AsyncSendOwner(Protocol):
+    """What an asynchronous send needs of its producer (``Producer`` has these members; they are not public API)."""
+
+    retry_times_when_send_async_failed: int
+    fault_strategy: MQFaultStrategy
+    _tasks: TaskSet
+    #: task-less sends in flight: the producer's shutdown waits for them, then cancels the rest
+    _async_in_flight: set[SendFuture]
+
+    @property
+    def instance(self) -> ClientInstance: ...
+
+    def _update_fault(self, broker_name: str, begin: float, isolation: bool) -> None: ...
+
+
+class TasklessSendOwner(AsyncSendOwner, SendSettings, Protocol):
+    """What a task-less send also reads: the cached routes, the size limit, the id generator (and the request
+    settings, ``SendSettings``)."""
+
+    topic_publish_info_table: dict[str, TopicPublishInfo]
+    max_message_size: int
+    _id_gen: UniqIdGenerator | None
+
+
+class SendFuture(asyncio.Future[SendResult]):
+    """The future ``send_async`` returns, and what completes its send (see the module docstring).
+
+    A caller may cancel it: a task-less send then ends silently (no callback — this is also how the producer's
+    shutdown stops the sends still in flight); a send on the task path still reports its outcome to the
+    callbacks, as ``send_async`` has always done there.
+    """
+
+    __slots__ = ("_addr", "_begin", "_cmd", "_mq", "_on_exception", "_on_success", "_owner", "_timeout",
+                 "_uniq_id")  # fmt: skip
+
+    _owner: AsyncSendOwner
+    _on_success: SendCallback | None
+    _on_exception: ExceptionCallback | None
+    _cmd: RemotingCommand
+    _addr: str
+    _mq: MessageQueue
+    _uniq_id: str
+    _begin: float
+    _timeout: float
+
+    # -- the two ways a send starts -----------------------------------------------------------------------------
+
+    def send_taskless(
+        self,
+        owner: TasklessSendOwner,
+        instance: ClientInstance,
+        msg: Message,
+        timeout: float,
+        on_success: SendCallback | None,
+        on_exception: ExceptionCallback | None,
+    ) -> bool:
+        """The task-less path, when ``msg``'s route is cached: what ``Producer._send_async_default`` does up to the
+        request (check, queue, address, request), then write it now and complete when it is answered. False,
+        having sent nothing: the producer takes the task path from the start (which repeats the steps and reports
+        their errors through this future)."""
+        topic = msg.topic
+        if isinstance(msg, MessageBatch) or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            return False
+        info = owner.topic_publish_info_table.get(topic)
+        if info is None or not info.message_queues:  # TopicPublishInfo.ok()
+            return False
+        begin = time.monotonic()
+        try:
+            check_message(msg, owner.max_message_size)
+            mq = owner.fault_strategy.select_one_message_queue(info, None)
+            addr = instance.find_broker_address_in_publish(mq.broker_name)
+            if addr is None:
+                return False
+            api = instance.api
+            cmd, uniq_id = build_send_request(msg, mq, owner, owner._id_gen, api.language)  # sets UNIQ_KEY (kept)
+        except Exception:
+            return False
+        # The future itself carries the send's state to the answer: no closure (a cell per variable) and no state
+        # object (every GC-tracked object alive per message in flight brings the next collection closer).
+        self._owner = owner
+        self._on_success = on_success
+        self._on_exception = on_exception
+        self._cmd = cmd
+        self._addr = addr
+        self._mq = mq
+        self._uniq_id = uniq_id
+        self._begin = begin
+        self._timeout = timeout
+        remoting = api.remoting
+        try:
+            # The answer is handled as soon as it is decoded (no remoting future, handle or copied context);
+            # before the first connection to the broker is open, through a future that connects first.
+            if not remoting.invoke_waiter(addr, cmd, timeout, _SendReply(self)):
+                remoting.invoke_future(addr, cmd, timeout).add_done_callback(self)
+        except Exception:
+            return False
+        owner._async_in_flight.add(self)
+        return True
+
+    def start_task(
+        self,
+        owner: AsyncSendOwner,
+        send: Coroutine[Any, Any, SendResult],
+        on_success: SendCallback | None,
+        on_exception: ExceptionCallback | None,
+        name: str,
+    ) -> None:
+        """The task path: run the producer's ``send`` coroutine in one of its tasks; complete with its outcome."""
+        self._owner = owner
+        self._on_success = on_success
+        self._on_exception = on_exception
+        try:
+            owner._tasks.spawn(self._run(send, report_if_cancelled=True), name)
+        except BaseException:
+            send.close()  # never started: no "never awaited" warning
+            raise
+
+    # -- the task-less path's ends ------------------------------------------------------------------------------
+
+    def __call__(self, rf: asyncio.Future[RemotingCommand]) -> None:
+        """Done-callback of the remoting future (the send had to connect first)."""
+        try:
+            resp = rf.result()
+        except BaseException as exc:  # a transport failure (retried), cancelled (shutdown) or a bug
+            self._failed(exc)
+            return
+        self._answered(resp)
+
+    def _answered(self, resp: RemotingCommand) -> None:
+        """The broker answered: what ``send_with_retry`` does after its ``invoke``, then complete."""
+        owner = self._owner
+        mq = self._mq
+        try:
+            result = owner.instance.api.process_send_response(resp, self._addr, mq, self._uniq_id)
+        except BrokerError as exc:
+            owner._update_fault(mq.broker_name, self._begin, True)
+            self.complete(None, exc)
+            return
+        except Exception as exc:  # not a broker answer we understand: reported, as the task path does
+            self.complete(None, exc)
+            return
+        strategy = owner.fault_strategy
+        if strategy.send_latency_fault_enable or strategy.__class__ is not MQFaultStrategy:
+            owner._update_fault(mq.broker_name, self._begin, False)  # else a no-op: skip its clock reading
+        self.complete(result, None)
+
+    def _failed(self, exc: BaseException) -> None:
+        """The request failed: a transport failure is retried on the same broker (the first of the retries
+        ``send_with_retry`` allows), in a task; anything else completes the send."""
+        owner = self._owner
+        mq = self._mq
+        if isinstance(exc, RemotingError):
+            owner._update_fault(mq.broker_name, self._begin, True)
+            if owner.retry_times_when_send_async_failed > 0 and not owner._tasks.closed:
+                log.warning("send_async.retry times=1 topic=%s addr=%s error=%s", mq.topic, self._addr, exc)
+                remaining = self._timeout - (time.monotonic() - self._begin)
+                retry = send_with_retry(owner, self._cmd, self._addr, mq, self._uniq_id, remaining, times=1)
+                owner._tasks.spawn(self._run(retry), "send-async-retry")
+                return
+        # otherwise: cancelled (shutdown) or a bug, reported like the task would
+        self.complete(None, exc)
+
+    # -- completion -------------------------------------------------------------------------------------------
+
+    async def _run(self, send: Coroutine[Any, Any, SendResult], *, report_if_cancelled: bool = False) -> None:
+        try:
+            result = await send
+        except asyncio.CancelledError:
+            self._owner._async_in_flight.discard(self)
+            self.cancel()
+            raise
+        except Exception as exc:
+            self.complete(None, exc, report_if_cancelled)
+            return
+        self.complete(result, None, report_if_cancelled)
+
+    def complete(self, result: SendResult | None, exc: BaseException | None, report_if_cancelled: bool = False) -> None:
+        """Settle this future with the send's outcome (unless already settled) and call the matching callback;
+        an exception delivered to ``on_exception`` counts as retrieved. A callback's exception is logged."""
+        self._owner._async_in_flight.discard(self)
+        if not report_if_cancelled and self.cancelled():
+            return
+        if exc is not None:
+            if not self.done():
+                self.set_exception(exc)
+                if self._on_exception is not None:
+                    self.exception()  # delivered through the callback
+            _run_callback(self._on_exception, exc)
+            return
+        if not self.done():
+            self.set_result(result)  # type: ignore[arg-type]
+        on_success = self._on_success
+        if on_success is not None:
+            _run_callback(on_success, result)
+
+
+class _SendReply:
+    """What waits for a task-less send's answer on the connection (``Connection.request_waiter``): hands the
+    answer, or the transport failure, to the send's future."""
+
+    __slots__ = ("_send",)
+
+    def __init__(self, send: SendFuture) -> None:
+        self._send = send
+
+    def done(self) -> bool:
+        return False  # the connection removes a waiter before it settles it: never settled twice
+
+    def set_result(self, resp: RemotingCommand) -> None:
+        self._send._answered(resp)
+
+    def set_exception(self, exc: BaseException) -> None:
+        self._send._failed(exc)
+
+
+def _run_callback(cb: Callable[[Any], Any] | None, value: Any) -> None:
+    if cb is None:
+        return
+    try:
+        cb(value)
+    except Exception:
+        log.exception("send.callback_failed")
+
+
+async def send_with_retry(
+    owner: AsyncSendOwner, cmd: RemotingCommand, addr: str, mq: MessageQueue, uniq_id: str, timeout: float,
+    *, times: int = 0,
+) -> SendResult:  # fmt: skip
+    """Java ASYNC mode: transport failures are retried on the same broker; ``times`` failures so far."""
+    api = owner.instance.api
+    begin_first = time.monotonic()
+    while True:
+        begin = time.monotonic()
+        remaining = timeout - (begin - begin_first)
+        if remaining <= 0:
+            raise SendTimeoutError(f"send timed out after {timeout}s", [mq.broker_name])
+        try:
+            resp = await api.invoke(addr, cmd, remaining)
+        except RemotingError as exc:
+            owner._update_fault(mq.broker_name, begin, True)
+            times += 1
+            if times > owner.retry_times_when_send_async_failed:
+                raise
+            log.warning("send_async.retry times=%d topic=%s addr=%s error=%s", times, mq.topic, addr, exc)
+            continue
+        try:
+            result = api.process_send_response(resp, addr, mq, uniq_id)
+        except BrokerError:
+            owner._update_fault(mq.broker_name, begin, True)
+            raise
+        owner._update_fault(mq.broker_name, begin, False)
+        return result
+
+
+async def close_async_sends(tasks: TaskSet, in_flight: set[SendFuture], timeout: float) -> None:
+    """The producer's shutdown: let its tasks and task-less sends finish for up to ``timeout`` s each, then cancel
+    what is left (a cancelled task-less send ends without a callback)."""
+    await tasks.wait(timeout)
+    if in_flight:
+        await asyncio.wait(list(in_flight), timeout=timeout)
+    await tasks.aclose()
+    for fut in list(in_flight):  # as aclose() cancels the tasks still running
+        fut.cancel()
+    in_flight.clear()
