@@ -216,3 +216,28 @@ def test_the_role_epoch_only_grows() -> None:
     role.change(BrokerRole.SYNC_MASTER, epoch=4)
     assert role.waits_for_slave and role.master_addr is None
 
+
+
+async def test_admin_topics_groups_and_offset_resets(ctx: BrokerContext) -> None:
+    from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
+    from rocketq.broker.messaging.admin import AdminService
+    from rocketq.protocol.bodies import TopicConfig
+
+    admin = AdminService(ctx)
+    assert (await admin.create_topic(TopicConfig("bad name", 4, 4, 6)))[0] == ResponseCode.SYSTEM_ERROR
+    assert (await admin.create_topic(TopicConfig("TAdm", 0, 4, 6)))[0] == ResponseCode.SYSTEM_ERROR
+    assert await admin.create_topic(TopicConfig("TAdm", 2, 2, 6)) == (ResponseCode.SUCCESS, None)
+    registrar = ctx.registrar
+    assert isinstance(registrar, RecordingRegistrar) and registrar.registrations == 1
+    for i in range(3):
+        assert service(ctx).send(header("TAdm"), f"m{i}".encode(), HOST, client_version=409, remote="r").ok
+    offsets = admin.topic_offsets("TAdm")
+    assert offsets is not None and [q.max_offset for q in offsets] == [3, 0]
+    assert admin.reset_offsets("g", "TAdm", -1, force=True) == [(0, 3), (1, 0)]
+    assert [q.consumer_offset for q in admin.consume_offsets("g", None)["TAdm"]] == [3, 0]
+    admin.update_group(SubscriptionGroupConfig("g", retry_max_times=3))
+    assert ctx.groups.get("g") is not None and ctx.groups.get("g").retry_max_times == 3  # type: ignore[union-attr]
+    admin.delete_group("g")
+    assert ctx.groups.get("g") is None and ctx.offsets.offsets_of("g", "TAdm") == {}
+    admin.delete_topic("TAdm")
+    assert admin.topic_offsets("TAdm") is None and admin.reset_offsets("g", "TAdm", -1, force=True) is None

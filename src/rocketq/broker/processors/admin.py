@@ -8,7 +8,7 @@ from typing import Any
 import rocketq
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
-from rocketq.broker.managers.topic_manager import NOT_ALLOWED_SEND_TOPICS, topic_name_error
+from rocketq.broker.messaging.admin import AdminService
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.bodies import TopicConfig, dumps, encode_kv_table, loads
 from rocketq.protocol.command import RemotingCommand
@@ -32,6 +32,7 @@ class AdminProcessors:
         self, ctx: BrokerContext, *, send_queue_size: Callable[[], int], held_pulls: Callable[[], int]
     ) -> None:
         self._ctx = ctx
+        self._admin = AdminService(ctx)
         self._send_queue_size = send_queue_size
         self._held_pulls = held_pulls
 
@@ -55,34 +56,15 @@ class AdminProcessors:
 
     async def create_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = CreateTopicRequestHeader.from_ext(cmd.ext_fields)
-        error = topic_name_error(h.topic)
-        if error is not None:
-            return cmd.response(ResponseCode.SYSTEM_ERROR, error)
-        if h.topic in NOT_ALLOWED_SEND_TOPICS:
-            return cmd.response(ResponseCode.SYSTEM_ERROR, f"The topic[{h.topic}] is conflict with system topic.")
-        if h.read_queue_nums <= 0 or h.write_queue_nums <= 0:
-            return cmd.response(ResponseCode.SYSTEM_ERROR, "queue numbers must be positive")
         tc = TopicConfig(
-            h.topic,
-            h.read_queue_nums,
-            h.write_queue_nums,
-            h.perm,
-            h.topic_filter_type,
-            h.topic_sys_flag or 0,
+            h.topic, h.read_queue_nums, h.write_queue_nums, h.perm, h.topic_filter_type, h.topic_sys_flag or 0,
             h.order,
-        )
-        self._ctx.topics.update(tc)
-        # As Java does, answer once the name servers know the topic, so its route exists when the caller
-        # goes on to use it.
-        await self._ctx.registrar.register_all()
-        return cmd.response(ResponseCode.SUCCESS)
+        )  # fmt: skip
+        code, remark = await self._admin.create_topic(tc)
+        return cmd.response(code, remark)
 
     def delete_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        h = TopicRequestHeader.from_ext(cmd.ext_fields)
-        self._ctx.topics.delete(h.topic)
-        self._ctx.offsets.remove_topic(h.topic)
-        self._ctx.store.delete_topics({h.topic})
-        self._ctx.registrar.kick()
+        self._admin.delete_topic(TopicRequestHeader.from_ext(cmd.ext_fields).topic)
         return cmd.response(ResponseCode.SUCCESS)
 
     def all_topic_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
@@ -90,38 +72,27 @@ class AdminProcessors:
 
     def topic_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = TopicRequestHeader.from_ext(cmd.ext_fields)
-        tc = self._ctx.topics.get(h.topic)
-        if tc is None:
+        queues = self._admin.topic_offsets(h.topic)
+        if queues is None:
             return cmd.response(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist")
-        store = self._ctx.store
         name = self._ctx.config.brokerName
-        # TopicStatsTable uses MessageQueue objects as map keys (a fastjson quirk); we emit a list of
-        # [key, value] pairs under "offsetTable" that our admin client reads, plus the object-key form's data.
-        entries = []
-        for qid in range(tc.write_queue_nums):
-            max_off = store.get_max_offset_in_queue(h.topic, qid)
-            last_ts = store.get_message_store_timestamp(h.topic, qid, max_off - 1) if max_off > 0 else 0
-            entries.append(
-                {
-                    "mq": _mq_key(h.topic, name, qid),
-                    "minOffset": store.get_min_offset_in_queue(h.topic, qid),
-                    "maxOffset": max_off,
-                    "lastUpdateTimestamp": last_ts,
-                }
-            )
+        # TopicStatsTable uses MessageQueue objects as map keys (a fastjson quirk): written in that form.
+        entries = [
+            {"mq": _mq_key(h.topic, name, q.queue_id), "minOffset": q.min_offset, "maxOffset": q.max_offset,
+             "lastUpdateTimestamp": q.last_timestamp}
+            for q in queues
+        ]  # fmt: skip
         return cmd.response(ResponseCode.SUCCESS, body=_object_key_table("offsetTable", entries, "mq"))
 
     def create_group(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         obj = loads(cmd.body)
         if not isinstance(obj, dict) or not obj.get("groupName"):
             return cmd.response(ResponseCode.SYSTEM_ERROR, "SubscriptionGroupConfig body without groupName")
-        self._ctx.groups.update(SubscriptionGroupConfig.from_json(obj))
+        self._admin.update_group(SubscriptionGroupConfig.from_json(obj))
         return cmd.response(ResponseCode.SUCCESS)
 
     def delete_group(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        h = DeleteSubscriptionGroupRequestHeader.from_ext(cmd.ext_fields)
-        self._ctx.groups.delete(h.group_name)
-        self._ctx.offsets.remove_group(h.group_name)
+        self._admin.delete_group(DeleteSubscriptionGroupRequestHeader.from_ext(cmd.ext_fields).group_name)
         return cmd.response(ResponseCode.SUCCESS)
 
     def all_groups(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
@@ -129,29 +100,14 @@ class AdminProcessors:
 
     def consume_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = GetConsumeStatsRequestHeader.from_ext(cmd.ext_fields)
-        broker = self._ctx
-        topics = [h.topic] if h.topic else sorted(broker.offsets.topics_of_group(h.consumer_group))
-        entries = []
-        for topic in topics:
-            tc = broker.topics.get(topic)
-            if tc is None:
-                continue
-            committed = broker.offsets.offsets_of(h.consumer_group, topic)
-            for qid in range(tc.write_queue_nums):
-                max_off = broker.store.get_max_offset_in_queue(topic, qid)
-                consumer_off = committed.get(qid, -1)
-                last_ts = 0
-                if consumer_off > 0:
-                    last_ts = broker.store.get_message_store_timestamp(topic, qid, consumer_off - 1)
-                entries.append(
-                    {
-                        "mq": _mq_key(topic, broker.config.brokerName, qid),
-                        "brokerOffset": max_off,
-                        "consumerOffset": consumer_off,
-                        "lastTimestamp": last_ts,
-                    }
-                )
-        tps = broker.metrics.get_tps()
+        name = self._ctx.config.brokerName
+        entries = [
+            {"mq": _mq_key(topic, name, q.queue_id), "brokerOffset": q.max_offset,
+             "consumerOffset": q.consumer_offset, "lastTimestamp": q.last_timestamp}
+            for topic, queues in self._admin.consume_offsets(h.consumer_group, h.topic or None).items()
+            for q in queues
+        ]  # fmt: skip
+        tps = self._ctx.metrics.get_tps()
         return cmd.response(
             ResponseCode.SUCCESS, body=_object_key_table("offsetTable", entries, "mq", extra={"consumeTps": tps})
         )
@@ -226,28 +182,15 @@ class AdminProcessors:
     def reset_offset(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         """INVOKE_BROKER_TO_RESET_OFFSET: rewind (or, with isForce, move) a group's offsets to a time.
 
-        Java's rule per queue: the offset found for ``timestamp`` (-1 = the max offset) replaces the group's
-        offset when ``isForce`` or when it is smaller. The new offsets are pushed to the group's online
-        consumers with RESET_CONSUMER_CLIENT_OFFSET (ResetOffsetBodyForC to C++ clients). Unlike Java, rocketq
-        also writes them to its own offset table, so a reset sticks while the group is offline.
+        The offsets are ``AdminService.reset_offsets``'s; here they are pushed to the group's online consumers
+        with RESET_CONSUMER_CLIENT_OFFSET (ResetOffsetBodyForC to C++ clients) and answered.
         """
         h = ResetOffsetRequestHeader.from_ext(cmd.ext_fields)
         broker = self._ctx
-        tc = broker.topics.get(h.topic)
-        if tc is None:
+        table = self._admin.reset_offsets(h.group, h.topic, h.timestamp, h.is_force)
+        if table is None:
             return cmd.response(ResponseCode.TOPIC_NOT_EXIST, f"[reset-offset] topic does not exist, {h.topic}")
         name = broker.config.brokerName
-        store = broker.store
-        table: list[tuple[int, int]] = []
-        for qid in range(tc.write_queue_nums):
-            if h.timestamp == -1:
-                target = store.get_max_offset_in_queue(h.topic, qid)
-            else:
-                target = store.get_offset_in_queue_by_time(h.topic, qid, h.timestamp)
-            current = broker.offsets.query(h.group, h.topic, qid)
-            offset = target if h.is_force or current < 0 or target < current else current
-            broker.offsets.commit(h.group, h.topic, qid, offset)
-            table.append((qid, offset))
         entries = [{"mq": _mq_key(h.topic, name, q), "offset": o} for q, o in table]
         java_body = _object_key_values("offsetTable", entries)
         cpp_body = dumps({"offsetTable": [{**_mq_key(h.topic, name, q), "offset": o} for q, o in table]})

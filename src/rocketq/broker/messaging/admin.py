@@ -1,0 +1,121 @@
+"""Administration, transport-neutral: topics, subscription groups, offsets by queue, offset resets.
+
+The rules of Java's AdminBrokerProcessor without its remoting: what a topic or group change checks and
+touches, and the numbers behind topic stats, consume stats and a reset. The remoting processor
+(``processors/admin.py``) encodes them in fastjson's shapes; a console or gRPC front would encode them its own way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rocketq.broker.context import BrokerContext
+from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
+from rocketq.codes import ResponseCode
+from rocketq.protocol.bodies import TopicConfig
+from rocketq.protocol.topics import NOT_ALLOWED_SEND_TOPICS, topic_name_error
+
+
+@dataclass(frozen=True, slots=True)
+class QueueOffsets:
+    """One queue's offsets: the store's min/max, the last store time, and a group's committed offset."""
+
+    queue_id: int
+    min_offset: int
+    max_offset: int
+    last_timestamp: int
+    consumer_offset: int = -1
+
+
+class AdminService:
+    def __init__(self, ctx: BrokerContext) -> None:
+        self._ctx = ctx
+
+    # ------------------------------------------------------------------------------------------ topics
+
+    async def create_topic(self, tc: TopicConfig) -> tuple[int, str | None]:
+        """Create or update a topic; answered once the name servers know it, as Java does."""
+        error = topic_name_error(tc.topic_name)
+        if error is not None:
+            return ResponseCode.SYSTEM_ERROR, error
+        if tc.topic_name in NOT_ALLOWED_SEND_TOPICS:
+            return ResponseCode.SYSTEM_ERROR, f"The topic[{tc.topic_name}] is conflict with system topic."
+        if tc.read_queue_nums <= 0 or tc.write_queue_nums <= 0:
+            return ResponseCode.SYSTEM_ERROR, "queue numbers must be positive"
+        self._ctx.topics.update(tc)
+        await self._ctx.topics.flushed()
+        await self._ctx.registrar.register_all()
+        return ResponseCode.SUCCESS, None
+
+    def delete_topic(self, topic: str) -> None:
+        ctx = self._ctx
+        ctx.topics.delete(topic)
+        ctx.offsets.remove_topic(topic)
+        ctx.store.delete_topics({topic})
+        ctx.registrar.kick()
+
+    def topic_offsets(self, topic: str) -> list[QueueOffsets] | None:
+        """Every write queue's offsets (None: no such topic)."""
+        tc = self._ctx.topics.get(topic)
+        if tc is None:
+            return None
+        return [self._queue(topic, qid) for qid in range(tc.write_queue_nums)]
+
+    def _queue(self, topic: str, qid: int, consumer_offset: int = -1) -> QueueOffsets:
+        store = self._ctx.store
+        max_off = store.get_max_offset_in_queue(topic, qid)
+        last_ts = store.get_message_store_timestamp(topic, qid, max_off - 1) if max_off > 0 else 0
+        return QueueOffsets(qid, store.get_min_offset_in_queue(topic, qid), max_off, last_ts, consumer_offset)
+
+    # ------------------------------------------------------------------------------------------ groups
+
+    def update_group(self, cfg: SubscriptionGroupConfig) -> None:
+        self._ctx.groups.update(cfg)
+
+    def delete_group(self, group: str) -> None:
+        self._ctx.groups.delete(group)
+        self._ctx.offsets.remove_group(group)
+
+    def consume_offsets(self, group: str, topic: str | None) -> dict[str, list[QueueOffsets]]:
+        """Per topic the group consumes (or ``topic``): each queue's broker offset and the group's offset.
+
+        ``last_timestamp`` is the store time of the last message the group consumed (0: none yet).
+        """
+        ctx = self._ctx
+        store = ctx.store
+        topics = [topic] if topic else sorted(ctx.offsets.topics_of_group(group))
+        out: dict[str, list[QueueOffsets]] = {}
+        for name in topics:
+            tc = ctx.topics.get(name)
+            if tc is None:
+                continue
+            committed = ctx.offsets.offsets_of(group, name)
+            rows = []
+            for qid in range(tc.write_queue_nums):
+                consumer_off = committed.get(qid, -1)
+                last_ts = store.get_message_store_timestamp(name, qid, consumer_off - 1) if consumer_off > 0 else 0
+                rows.append(QueueOffsets(qid, store.get_min_offset_in_queue(name, qid),
+                                         store.get_max_offset_in_queue(name, qid), last_ts, consumer_off))  # fmt: skip
+            out[name] = rows
+        return out
+
+    def reset_offsets(self, group: str, topic: str, timestamp: int, force: bool) -> list[tuple[int, int]] | None:
+        """INVOKE_BROKER_TO_RESET_OFFSET's rule per queue: the offset found for ``timestamp`` (-1 = the max
+        offset) replaces the group's when ``force`` or when it is smaller. Unlike Java, rocketq also writes
+        them to its own offset table, so a reset sticks while the group is offline. None: no such topic."""
+        ctx = self._ctx
+        tc = ctx.topics.get(topic)
+        if tc is None:
+            return None
+        store = ctx.store
+        table: list[tuple[int, int]] = []
+        for qid in range(tc.write_queue_nums):
+            if timestamp == -1:
+                target = store.get_max_offset_in_queue(topic, qid)
+            else:
+                target = store.get_offset_in_queue_by_time(topic, qid, timestamp)
+            current = ctx.offsets.query(group, topic, qid)
+            offset = target if force or current < 0 or target < current else current
+            ctx.offsets.commit(group, topic, qid, offset)
+            table.append((qid, offset))
+        return table
