@@ -17,6 +17,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable
+from functools import partial
 
 from rocketq.broker.role import BrokerRoleState
 from rocketq.codes import ResponseCode
@@ -48,14 +49,17 @@ class PutAck:
         #: hops from the flush thread to the loop, and the answers they carried (group commit at work)
         self.flush_hops = 0
         self.flush_replies = 0
+        #: every stored put may be answered at once (ASYNC_FLUSH on a master that waits for nobody); a plain
+        #: attribute, worked out again when the role changes, since every send reads it
+        self.immediate = False
+        self._derive()
+        role.on_change(lambda before, after: self._derive())
+
+    def _derive(self) -> None:
+        self.immediate = not self.sync_flush and not self._role.waits_for_slave
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-
-    @property
-    def immediate(self) -> bool:
-        """True when every stored put may be answered at once (ASYNC_FLUSH on a master that waits for nobody)."""
-        return not self.sync_flush and not self._role.waits_for_slave
 
     def wait(self, end_offset: int, done: AckDone, *, wait_store: bool = True) -> bool:
         """Arrange for ``done(code)`` once the put ending at ``end_offset`` may be answered.
@@ -70,7 +74,10 @@ class PutAck:
                 self._store.request_flush(end_offset, _not_awaited)
             return False
         if self.sync_flush:
-            self._store.request_flush(end_offset, lambda ok: self._flushed(end_offset, done, ok))
+            if self._role.waits_for_slave:
+                self._store.request_flush(end_offset, lambda ok: self._flushed(end_offset, done, ok))
+            else:  # the common SYNC_FLUSH case: the flush is the only wait
+                self._store.request_flush(end_offset, partial(self._flushed_only, done))
         else:
             self._store.add_replication_waiter(end_offset, lambda ok: self._replicated(done, ok))
         return True
@@ -82,6 +89,9 @@ class PutAck:
             self._store.add_replication_waiter(end_offset, lambda ok2: self._replicated(done, ok2))
         else:
             self._complete(done, _SUCCESS)
+
+    def _flushed_only(self, done: AckDone, ok: bool) -> None:  # a store thread
+        self._complete(done, _SUCCESS if ok else _FLUSH_DISK_TIMEOUT)
 
     def _replicated(self, done: AckDone, ok: bool) -> None:  # any thread
         self._complete(done, _SUCCESS if ok else _FLUSH_SLAVE_TIMEOUT)

@@ -19,6 +19,7 @@ import asyncio
 import logging
 import time
 from collections import deque
+from functools import partial
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.messaging.send import SendOutcome, SendService, code_of_put_status
@@ -47,6 +48,7 @@ class SendProcessor:
         self.config = ctx.config
         self.service = service
         self._gate = ctx.gate
+        self._put_ack = ctx.put_ack
         self._queue: deque[tuple[Connection, RemotingCommand, float]] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._drain_handle: asyncio.Handle | None = None
@@ -209,12 +211,10 @@ class SendProcessor:
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
                 return
-        if outcome.code == _SUCCESS and outcome.stored:
-
-            def done(code: int) -> None:
-                self._write(conn, cmd, outcome, code)
-
-            if self._ctx.put_ack.wait(outcome.end_offset, done, wait_store=outcome.wait_store):
+        put_ack = self._put_ack
+        if not put_ack.immediate and outcome.code == _SUCCESS and outcome.msg_id is not None:
+            done = partial(self._write, conn, cmd, outcome)
+            if put_ack.wait(outcome.end_offset, done, wait_store=outcome.wait_store):
                 return
         self._write(conn, cmd, outcome, outcome.code)
 
