@@ -220,3 +220,18 @@ async def test_a_topic_change_is_written_off_the_loop_and_flushed_waits_for_it(t
     assert threads and threads[0].startswith("rocketq-persist")
     assert "TWritten" in read_json(topics.path)["topicConfigTable"]
     writer.close()
+
+
+async def test_a_woken_pull_whose_rerun_fails_is_answered_system_error() -> None:
+    from rocketq.broker.services.long_polling import PullHoldService
+    from rocketq.protocol.command import RemotingCommand
+
+    answers: list[object] = []
+
+    def rerun(conn: object, cmd: RemotingCommand) -> RemotingCommand:
+        raise RuntimeError("boom")
+
+    svc = PullHoldService(rerun, lambda conn, cmd, resp: answers.append(resp))  # type: ignore[arg-type]
+    svc.hold(FakeConn("c"), RemotingCommand(code=11, opaque=1), "T", 0, 5, 30.0, None)  # type: ignore[arg-type]
+    svc.notify_arrival("T", 0, 6, None)
+    assert len(answers) == 1 and answers[0].code == 1 and "boom" in (answers[0].remark or "")  # type: ignore[attr-defined]

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rocketq.codes import ResponseCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.remoting.connection import Connection
+
+log = logging.getLogger(__name__)
 
 Rerun = Callable[[Connection, RemotingCommand], RemotingCommand | None]
 #: the gate's exit (``RemotingDispatcher.reply``): a woken pull's answer leaves the way every answer does
@@ -96,7 +100,12 @@ class PullHoldService:
                 del self._held[key]
         if held.conn.closed:
             return
-        self._reply(held.conn, held.cmd, self._rerun(held.conn, held.cmd))
+        try:
+            resp = self._rerun(held.conn, held.cmd)
+        except Exception as exc:  # as the dispatcher answers a failing processor: SYSTEM_ERROR, never silence
+            log.exception("pull.rerun_failed remote=%s", held.conn.remote)
+            resp = held.cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
+        self._reply(held.conn, held.cmd, resp)
 
     def held_count(self) -> int:
         return sum(len(v) for v in self._held.values())
