@@ -34,18 +34,6 @@ def _recorder(seen: set[str]) -> Any:
     return profile
 
 
-_ALL: set[str] = {"*"}
-
-
-def _on_every_run(runs: list[set[str]]) -> set[str]:
-    """The intersection of the recorded runs (``_ALL`` before the first)."""
-    if not runs:
-        return _ALL
-    first, *rest = runs
-    out = set(rest[0]) if first is _ALL else first.intersection(*rest)
-    return out
-
-
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         # background work (registration, housekeeping, offset persistence, delay levels) every minute, not every
@@ -59,13 +47,13 @@ async def main() -> None:
                 await producer.send(Message("THops", f"warm{i}".encode()))
             # Five recorded sends; a module counts when every one of them ran code in it (a background task
             # that happened to run during one send — the schedule service, a heartbeat — drops out).
-            send_seen = _on_every_run([])
+            send_runs: list[set[str]] = []
             for _ in range(5):
-                seen: set[str] = set()
-                sys.setprofile(_recorder(seen))
+                send_runs.append(set())
+                sys.setprofile(_recorder(send_runs[-1]))
                 await producer.send(Message("THops", b"counted"))
                 sys.setprofile(None)
-                send_seen = _on_every_run([send_seen, seen])
+            send_seen = set.intersection(*send_runs)
 
             # One pull as the push consumer's pull loop makes it (PullAPIWrapper.pull_kernel, then
             # process_pull_result decoding the records), on the producer's warm client instance: no consumer
@@ -77,16 +65,15 @@ async def main() -> None:
             mq = MessageQueue("THops", "broker-a", 0)
             while not (await pull_api.pull_kernel(mq, "*", "TAG", 0, 0, 32, 0x4, 0, 0, 5.0)).body:
                 mq = MessageQueue("THops", "broker-a", mq.queue_id + 1)
-            pull_seen = _on_every_run([])
-            for attempt in range(6):
-                seen = set()
+            pull_runs: list[set[str]] = []
+            for attempt in range(6):  # the first pull warms up, the next five are recorded
+                pull_runs.append(set())
                 if attempt:
-                    sys.setprofile(_recorder(seen))
+                    sys.setprofile(_recorder(pull_runs[-1]))
                 raw = await pull_api.pull_kernel(mq, "*", "TAG", 0, 0, 32, 0x4, 0, 0, 5.0)
                 result = pull_api.process_pull_result(mq, raw, sub)
                 sys.setprofile(None)
-                if attempt:
-                    pull_seen = _on_every_run([pull_seen, seen])
+            pull_seen = set.intersection(*pull_runs[1:])
             assert result.messages, "the pull found nothing"
             await producer.shutdown()
     for title, seen in (("send", send_seen), ("pull", pull_seen)):

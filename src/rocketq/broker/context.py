@@ -70,6 +70,12 @@ class BrokerContext:
     #: the host stored in each record; set again once the listening port is known
     store_host: tuple[str, int] = ("127.0.0.1", 0)
 
+    async def publish_topics(self) -> None:
+        """Wait until the topic table is on disk and the name servers have it (Java persists and registers
+        before it answers a request that created a topic)."""
+        await self.topics.flushed()
+        await self.registrar.register_all()
+
     def writable(self) -> bool:
         """The broker takes writes: a master whose permission has WRITE."""
         return bool(self.config.brokerPermission & PERM_WRITE) and self.role.is_master

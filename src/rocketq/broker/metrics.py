@@ -36,11 +36,10 @@ class BrokerMetrics:
         """Messages handed to readers since start."""
         return self._store.get_transferred
 
-    def put_tps(self) -> float:
-        return self._store.snapshot().put_tps
-
-    def get_tps(self) -> float:
-        return self._store.snapshot().get_transferred_tps
+    def tps(self) -> tuple[float, float]:
+        """(messages stored, messages handed to readers) per second over the last 10 s, from one snapshot."""
+        snap = self._store.snapshot()
+        return snap.put_tps, snap.get_transferred_tps
 
     # ------------------------------------------------------------------------------- counted by the broker
 

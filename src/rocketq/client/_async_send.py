@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rocketq.client._route import RETRY_GROUP_TOPIC_PREFIX, TopicPublishInfo
+from rocketq.client._route import TopicPublishInfo
 from rocketq.client._send_request import MessageBatch, SendSettings, build_send_request
 from rocketq.client._tasks import TaskSet
 from rocketq.client._uniq_id import UniqIdGenerator
@@ -41,6 +41,7 @@ from rocketq.client.message import Message, SendResult
 from rocketq.errors import BrokerError, RemotingError
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.topics import RETRY_PREFIX
 
 if TYPE_CHECKING:
     from rocketq.client._instance import ClientInstance
@@ -123,7 +124,7 @@ class SendFuture(asyncio.Future[SendResult]):
         having sent nothing: the producer takes the task path from the start (which repeats the steps and reports
         their errors through this future)."""
         topic = msg.topic
-        if isinstance(msg, MessageBatch) or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+        if isinstance(msg, MessageBatch) or topic.startswith(RETRY_PREFIX):
             return False
         info = owner.topic_publish_info_table.get(topic)
         if info is None or not info.message_queues:  # TopicPublishInfo.ok()

@@ -8,6 +8,7 @@ settings every client has (``namesrvAddr``, ``instanceName``, …).
 from __future__ import annotations
 
 import dataclasses
+from abc import ABC, abstractmethod
 from types import TracebackType
 from typing import Self
 
@@ -19,7 +20,7 @@ from rocketq.client.errors import ClientNotStartedError
 __all__ = ["ClientBase"]
 
 
-class ClientBase:
+class ClientBase(ABC):
     """A producer's or consumer's group, configuration and instance; subclasses implement ``start``/``shutdown``."""
 
     _kind = "client"  #: "producer" or "consumer", in the not-started error
@@ -41,11 +42,13 @@ class ClientBase:
             raise ClientNotStartedError(f"the {self._kind} {self.group!r} is not started")
         return self._instance
 
+    @abstractmethod
     async def start(self) -> None:
-        raise NotImplementedError
+        """Join (or create) the client instance and begin working."""
 
+    @abstractmethod
     async def shutdown(self) -> None:
-        raise NotImplementedError
+        """Stop working and leave the client instance."""
 
     async def __aenter__(self) -> Self:
         await self.start()

@@ -19,12 +19,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from rocketq.client._route import retry_topic
 from rocketq.client._tasks import TaskSet
 from rocketq.client._util import call_user, now_ms
 from rocketq.client.listener import (
@@ -47,6 +47,7 @@ from rocketq.protocol.message import (
     PROP_RETRY_TOPIC,
     PROP_TRAN_MSG,
 )
+from rocketq.protocol.topics import retry_topic
 
 __all__ = [
     "CONSUME_LATER_DELAY",
@@ -123,7 +124,7 @@ class OrderlyView(ConsumerView, Protocol):
     async def _resend_to_retry_topic(self, msg: MessageExt, reconsume_time: int, delay_level: int) -> None: ...
 
 
-class _Service:
+class _Service(ABC):
     """The consume tasks (awaited for up to ``await_termination_when_shutdown`` at shutdown, then cancelled), the
     ``consume_thread_max`` limit on listener calls in progress, and CONSUME_MESSAGE_DIRECTLY."""
 
@@ -153,8 +154,9 @@ class _Service:
         result["spentTimeMills"] = int((time.monotonic() - begin) * 1000)
         return result
 
+    @abstractmethod
     async def _verdict(self, msg: MessageExt, mq: MessageQueue) -> dict[str, Any]:
-        raise NotImplementedError
+        """The listener's answer to one message, as CONSUME_MESSAGE_DIRECTLY reports it."""
 
 
 class ConcurrentlyService(_Service):

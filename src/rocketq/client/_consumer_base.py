@@ -18,7 +18,6 @@ from rocketq.client._client_base import ClientBase
 from rocketq.client._instance import ClientInstance, unique_instance_name
 from rocketq.client._pull_api import PullAPIWrapper
 from rocketq.client._rebalance import RebalanceImpl
-from rocketq.client._route import retry_topic
 from rocketq.client._tasks import TaskSet
 from rocketq.client._util import now_ms
 from rocketq.client.allocate import AllocateMessageQueueAveragely, AllocateMessageQueueStrategy
@@ -34,6 +33,7 @@ from rocketq.client.subscription import (
 )
 from rocketq.errors import ProtocolError, RemotingError
 from rocketq.protocol.bodies import MessageQueue, SubscriptionData
+from rocketq.protocol.topics import retry_topic
 
 __all__ = [
     "PULL_DELAY_WHEN_BROKER_FLOW_CONTROL",

@@ -26,7 +26,6 @@ from rocketq.client._consumer_base import (
 )
 from rocketq.client._pull_api import PullAPIWrapper, build_pull_sys_flag
 from rocketq.client._rebalance import PullRequest
-from rocketq.client._route import RETRY_GROUP_TOPIC_PREFIX
 from rocketq.client._tasks import TaskSet
 from rocketq.client.message import MessageExt, PullStatus
 from rocketq.client.offset_store import OffsetStore, ReadOffsetType
@@ -35,6 +34,7 @@ from rocketq.client.subscription import MessageModel
 from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, ClientError, ProtocolError, RemotingError
 from rocketq.protocol.bodies import MessageQueue
+from rocketq.protocol.topics import RETRY_PREFIX
 
 __all__ = ["PULL_DELAY_WHEN_SUSPEND", "PullMessageService", "PullingConsumer"]
 
@@ -178,13 +178,13 @@ class PullMessageService:
             )  # fmt: skip
             result = pull_api.process_pull_result(mq, raw, sub)
         except BrokerError as exc:
-            if not mq.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            if not mq.topic.startswith(RETRY_PREFIX):
                 log.warning("pull.failed mq=%s error=%s", mq, exc)
             if exc.code == ResponseCode.FLOW_CONTROL:
                 return PULL_DELAY_WHEN_BROKER_FLOW_CONTROL
             return delay_exc
         except (RemotingError, ClientError, ProtocolError) as exc:
-            if not mq.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            if not mq.topic.startswith(RETRY_PREFIX):
                 log.warning("pull.failed mq=%s error=%s", mq, exc)
             return delay_exc
         if pq.dropped:

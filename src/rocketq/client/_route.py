@@ -1,8 +1,7 @@
 """The publish queue list a producer derives from a topic route (``TopicPublishInfo``).
 
-The route classes, the subscribe list and the TBW102 shaping live in ``rocketq.protocol.route``; they, and the
-client's names of the topic constants of ``rocketq.protocol.topics``, are re-exported here because the producer
-and the consumers import them from this module. Rules from Java ``MQClientInstance.topicRouteData2TopicPublishInfo``
+The route classes, the subscribe list and the TBW102 shaping live in ``rocketq.protocol.route``, the topic
+names in ``rocketq.protocol.topics``. Rules from Java ``MQClientInstance.topicRouteData2TopicPublishInfo``
 and ``topicRouteData2TopicSubscribeInfo``:
 
 * publish: when ``orderTopicConf`` is set (``"brokerA:4;brokerB:8"``) it alone decides the queues; otherwise
@@ -20,34 +19,10 @@ import random
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.route import (
     MASTER_ID,
-    BrokerData,
-    QueueData,
     TopicRouteData,
-    to_subscribe_info,
-    with_default_queue_nums,
 )
-from rocketq.protocol.topics import AUTO_CREATE_TOPIC, DLQ_PREFIX, RETRY_PREFIX, dlq_topic, retry_topic
 
-__all__ = [
-    "AUTO_CREATE_TOPIC_KEY",
-    "DLQ_GROUP_TOPIC_PREFIX",
-    "MASTER_ID",
-    "RETRY_GROUP_TOPIC_PREFIX",
-    "BrokerData",
-    "QueueData",
-    "TopicPublishInfo",
-    "TopicRouteData",
-    "dlq_topic",
-    "retry_topic",
-    "to_publish_info",
-    "to_subscribe_info",
-    "with_default_queue_nums",
-]
-
-# The client's (Java MixAll's) names for these; producer and consumers still import them from here.
-AUTO_CREATE_TOPIC_KEY = AUTO_CREATE_TOPIC
-RETRY_GROUP_TOPIC_PREFIX = RETRY_PREFIX
-DLQ_GROUP_TOPIC_PREFIX = DLQ_PREFIX
+__all__ = ["TopicPublishInfo", "to_publish_info"]
 
 
 class TopicPublishInfo:

@@ -20,7 +20,6 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from rocketq.client._route import RETRY_GROUP_TOPIC_PREFIX
 from rocketq.client._uniq_id import UniqIdGenerator
 from rocketq.client._validators import properties_to_string, split_batch_sizes
 from rocketq.client.batchcodec import encode_batch
@@ -36,6 +35,7 @@ from rocketq.protocol.message import (
     SYSFLAG_COMPRESSED,
     SYSFLAG_TX_PREPARED,
 )
+from rocketq.protocol.topics import RETRY_PREFIX
 
 __all__ = ["COMPRESSION_ZLIB_FLAG", "MessageBatch", "SendSettings", "build_send_request", "split_into_batches"]
 
@@ -101,7 +101,7 @@ def build_send_request(
     tran = props.get(PROP_TRAN_MSG)
     if tran is not None and tran.lower() == "true":
         sys_flag |= SYSFLAG_TX_PREPARED
-    if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+    if topic.startswith(RETRY_PREFIX):
         ext = _retry_ext(msg, mq, settings, sys_flag, batch)
     else:
         ext = {

@@ -31,7 +31,6 @@ from rocketq.client._consumer_base import PULL_DELAY_WHEN_CACHE_FLOW_CONTROL as 
 from rocketq.client._consumer_base import ConsumerBase, ConsumerRebalance, cache_flow_control_delay
 from rocketq.client._pull_api import build_pull_sys_flag
 from rocketq.client._rebalance import CONSUME_ACTIVELY, PullRequest
-from rocketq.client._route import RETRY_GROUP_TOPIC_PREFIX
 from rocketq.client._tasks import TaskSet
 from rocketq.client.allocate import AllocateMessageQueueStrategy
 from rocketq.client.config import ClientConfig
@@ -49,6 +48,7 @@ from rocketq.client.subscription import (
 from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, ClientError, ProtocolError, RemotingError
 from rocketq.protocol.bodies import MessageQueue, SubscriptionData
+from rocketq.protocol.topics import RETRY_PREFIX
 
 __all__ = ["LitePullConsumer"]
 
@@ -445,7 +445,7 @@ class LitePullConsumer(ConsumerBase):
             )  # fmt: skip
             result = self._pull_api.process_pull_result(mq, raw, sub)
         except BrokerError as exc:
-            if not mq.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            if not mq.topic.startswith(RETRY_PREFIX):
                 log.warning("lite_pull.failed mq=%s error=%s", mq, exc)
             if exc.code == ResponseCode.FLOW_CONTROL:
                 return PULL_DELAY_WHEN_BROKER_FLOW_CONTROL

@@ -41,7 +41,7 @@ from rocketq.client._async_send import (
 )
 from rocketq.client._client_base import ClientBase
 from rocketq.client._instance import ClientInstance, unique_instance_name
-from rocketq.client._route import AUTO_CREATE_TOPIC_KEY, TopicPublishInfo
+from rocketq.client._route import TopicPublishInfo
 from rocketq.client._send_request import COMPRESSION_ZLIB_FLAG as COMPRESSION_ZLIB_FLAG  # its old home
 from rocketq.client._send_request import MessageBatch, build_send_request, split_into_batches
 from rocketq.client._tasks import TaskSet
@@ -62,6 +62,7 @@ from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, ClientError, RemotingError
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.headers import CheckTransactionStateRequestHeader
+from rocketq.protocol.topics import AUTO_CREATE_TOPIC
 
 __all__ = ["Producer"]
 
@@ -115,7 +116,7 @@ class Producer(ClientBase):
         compress_level: int = 5,
         max_message_size: int = 4 * 1024 * 1024,
         default_topic_queue_nums: int = 4,
-        create_topic_key: str = AUTO_CREATE_TOPIC_KEY,
+        create_topic_key: str = AUTO_CREATE_TOPIC,
         send_latency_fault_enable: bool = False,
         retry_response_codes: frozenset[int] = DEFAULT_RETRY_RESPONSE_CODES,
     ) -> None:

@@ -132,14 +132,23 @@ def resources_of(cmd: RemotingCommand) -> RequestResources | None:
     spec = REQUESTS.get(cmd.code)
     if spec is None:
         return None
-    ext = cmd.ext_fields
-    topic = ext.get(spec.topic_key) if spec.topic_key else None
-    if topic is None and spec.topic_key in ("b",):  # a V2 send may still carry the V1 name
-        topic = ext.get("topic")
-    group = ext.get(spec.group_key) if spec.group_key else None
-    if group is None and spec.group_key == "a":
-        group = ext.get("producerGroup")
-    return RequestResources(cmd.code, spec.access, topic, group, spec.body_names_groups)
+    return RequestResources(
+        cmd.code, spec.access, _field(cmd.ext_fields, spec.topic_key), _field(cmd.ext_fields, spec.group_key),
+        spec.body_names_groups,
+    )  # fmt: skip
+
+
+#: a V2 send may still carry a field under its V1 name (``send_header_from_v2`` reads both the same way)
+_V1_NAME = {"a": "producerGroup", "b": "topic"}
+
+
+def _field(ext: dict[str, str], key: str | None) -> str | None:
+    if key is None:
+        return None
+    value = ext.get(key)
+    if value is None and key in _V1_NAME:
+        value = ext.get(_V1_NAME[key])
+    return value
 
 
 def parse_header(cmd: RemotingCommand) -> Header | None:

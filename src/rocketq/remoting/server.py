@@ -119,9 +119,7 @@ class RemotingDispatcher:
         """The one exit: run the answer hooks and write ``resp`` as the answer to ``cmd`` (None: no answer)."""
         if resp is None:
             return
-        self.answer_counts[(cmd.code, resp.code)] += 1
-        if self.answer_hooks:
-            self._after(conn, cmd, resp.code)
+        self.answered(conn, cmd, resp.code)
         if cmd.flag & FLAG_ONEWAY:
             return
         resp.opaque = cmd.opaque
@@ -129,11 +127,16 @@ class RemotingDispatcher:
 
     def reply_frame(self, conn: Connection, cmd: RemotingCommand, code: int, frame: bytes) -> None:
         """``reply`` for an answer already encoded to its frame (its opaque is ``cmd``'s; the send fast path)."""
+        self.answered(conn, cmd, code)
+        if not cmd.flag & FLAG_ONEWAY:
+            conn.write_frame(frame)
+
+    def answered(self, conn: Connection, cmd: RemotingCommand, code: int) -> None:
+        """Count ``cmd``'s outcome and run the answer hooks; ``reply`` and ``reply_frame`` call it, and so does
+        a processor that completes a oneway request without building an answer."""
         self.answer_counts[(cmd.code, code)] += 1
         if self.answer_hooks:
             self._after(conn, cmd, code)
-        if not cmd.flag & FLAG_ONEWAY:
-            conn.write_frame(frame)
 
     def _after(self, conn: Connection, cmd: RemotingCommand, code: int) -> None:
         for hook in self.answer_hooks:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from rocketq.client._route import BrokerData, QueueData, TopicRouteData, to_publish_info
+from rocketq.client._route import to_publish_info
 from rocketq.client.latency import LatencyFaultTolerance, MQFaultStrategy
+from rocketq.protocol.route import BrokerData, QueueData, TopicRouteData
 
 ROUTE = TopicRouteData(
     (QueueData("a", 2, 2, 6), QueueData("b", 2, 2, 6)),

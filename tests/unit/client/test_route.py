@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-from rocketq.client._route import (
-    BrokerData,
-    QueueData,
-    TopicPublishInfo,
-    TopicRouteData,
-    to_publish_info,
-    to_subscribe_info,
-    with_default_queue_nums,
-)
+from rocketq.client._route import TopicPublishInfo, to_publish_info
 from rocketq.protocol.bodies import MessageQueue
+from rocketq.protocol.route import BrokerData, QueueData, TopicRouteData, to_subscribe_info, with_default_queue_nums
 
 ROUTE = TopicRouteData(
     queue_datas=(

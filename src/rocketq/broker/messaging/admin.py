@@ -43,8 +43,7 @@ class AdminService:
         if tc.read_queue_nums <= 0 or tc.write_queue_nums <= 0:
             return ResponseCode.SYSTEM_ERROR, "queue numbers must be positive"
         self._ctx.topics.update(tc)
-        await self._ctx.topics.flushed()
-        await self._ctx.registrar.register_all()
+        await self._ctx.publish_topics()
         return ResponseCode.SUCCESS, None
 
     def delete_topic(self, topic: str) -> None:

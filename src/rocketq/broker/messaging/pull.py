@@ -8,6 +8,7 @@ arrives or the time is up.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rocketq.broker.context import BrokerContext
@@ -39,7 +40,7 @@ class PullOutcome:
     body: bytes = b""
     suspend_seconds: float = 0.0
     #: tags-code filter of a parked pull (a new message wakes it only when it matches)
-    matches_code: object = None
+    matches_code: Callable[[int], bool] | None = None
 
 
 # Java caps holds well below the clients' 30 s read timeout.

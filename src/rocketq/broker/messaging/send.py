@@ -138,7 +138,7 @@ class SendService:
         #: valid, sendable topics that are not retry topics: their plain sends may take the run
         self._plain_topics: set[str] = set()
         #: topics created by a send whose registration with the name servers is still under way
-        self.registering: set[str] = set()
+        self._registering: set[str] = set()
         self._cluster_name = ""
         self._cluster_bytes = b""
         #: the topic table itself: the run path reads it directly (one dict lookup per send)
@@ -195,12 +195,12 @@ class SendService:
             valid.clear()
             self._plain_topics.clear()
         valid.add(topic)
-        if not topic.startswith(RETRY_PREFIX) and topic not in self.registering:
+        if not topic.startswith(RETRY_PREFIX) and topic not in self._registering:
             self._plain_topics.add(topic)
 
     def route_registered(self, topic: str) -> None:
         """The name servers know ``topic`` now: its plain sends may take the run again."""
-        self.registering.discard(topic)
+        self._registering.discard(topic)
         if topic in self._valid_topics and not topic.startswith(RETRY_PREFIX):
             self._plain_topics.add(topic)
 
@@ -236,7 +236,7 @@ class SendService:
                 tc = topics.create_in_send(topic, header.default_topic, header.default_topic_queue_nums)
                 if tc is not None:
                     created = topic
-                    self.registering.add(topic)
+                    self._registering.add(topic)
                     self._plain_topics.discard(topic)
             if tc is None:
                 return refused(

@@ -107,7 +107,7 @@ class AdminProcessors:
             for topic, queues in self._admin.consume_offsets(h.consumer_group, h.topic or None).items()
             for q in queues
         ]  # fmt: skip
-        tps = self._ctx.metrics.get_tps()
+        tps = self._ctx.metrics.tps()[1]
         return cmd.response(
             ResponseCode.SUCCESS, body=_object_key_table("offsetTable", entries, "mq", extra={"consumeTps": tps})
         )
@@ -115,14 +115,15 @@ class AdminProcessors:
     def runtime_info(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         broker = self._ctx
         store = broker.store
+        put_tps, get_tps = broker.metrics.tps()
         table = {
             "brokerVersionDesc": f"rocketq {rocketq.__version__} (V4_9_8 protocol)",
             "brokerVersion": "409",
             "bootTimestamp": str(broker.boot_timestamp),
             "msgPutTotalTodayNow": str(broker.metrics.put_total),
             "msgGetTotalTodayNow": str(broker.metrics.get_total),
-            "putTps": f"{broker.metrics.put_tps():.2f}",
-            "getTransferedTps": f"{broker.metrics.get_tps():.2f}",
+            "putTps": f"{put_tps:.2f}",
+            "getTransferedTps": f"{get_tps:.2f}",
             "commitLogMinOffset": str(store.get_min_phy_offset()),
             "commitLogMaxOffset": str(store.get_max_phy_offset()),
             "sendThreadPoolQueueSize": str(self._send_queue_size()),

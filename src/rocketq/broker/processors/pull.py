@@ -38,8 +38,7 @@ class PullProcessor:
             return cmd.response(ResponseCode.SYSTEM_ERROR, str(exc))
         out = self._service.pull(h, remote=conn.remote, allow_suspend=allow_suspend)
         if out.suspend_seconds > 0:
-            self.holds.hold(conn, cmd, h.topic, h.queue_id, h.queue_offset, out.suspend_seconds,
-                            out.matches_code)  # type: ignore[arg-type]  # fmt: skip
+            self.holds.hold(conn, cmd, h.topic, h.queue_id, h.queue_offset, out.suspend_seconds, out.matches_code)
             return None
         if out.code not in _PULL_STATUS_CODES:  # a refusal carries no pull header, as in Java
             return cmd.response(out.code, out.remark)

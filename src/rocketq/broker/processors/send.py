@@ -184,7 +184,7 @@ class SendProcessor:
                     ))  # fmt: skip
                     continue
                 if cmd.flag & FLAG_ONEWAY:
-                    gate.reply(conn, cmd, cmd.response(_SUCCESS))  # counted by the answer hooks, not written
+                    gate.answered(conn, cmd, _SUCCESS)  # counted, nothing to write
                     continue
                 resp = cmd.response(_SUCCESS, None, self._stored_fields(f"{prefix}{phys:016X}", message[1],
                                                                           queue_offset))  # fmt: skip
@@ -229,8 +229,7 @@ class SendProcessor:
     async def _register_then_answer(self, topic: str) -> None:
         try:
             async with asyncio.timeout(_REGISTER_WAIT):
-                await self._ctx.topics.flushed()  # topics.json holds the topic (Java persists before answering)
-                await self._ctx.registrar.register_all()
+                await self._ctx.publish_topics()
         except TimeoutError:
             log.warning("send.register_timeout topic=%s", topic)
         except Exception:
