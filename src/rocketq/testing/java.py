@@ -1,0 +1,183 @@
+"""Apache RocketMQ's own Java name server and broker, started from the Maven jars, as the reference.
+
+``scripts/java-interop.sh`` (run by ``make test`` / ``make interop-java``) resolves the pinned jars
+into a cache outside the git tree; this module only reads that cache. The Java servers log their
+warnings to ``<dir>/namesrv.log`` / ``broker.log``; ``ROCKETMQ_HOME`` points at
+``tests/interop/java/home`` for the logback files they insist on reading.
+
+JVM flags: none beyond a small heap are needed on this machine's JDK 17 for 4.9.7 (its
+``runbroker.sh`` passes CMS and ``-XX:+UseBiasedLocking`` flags that JDK 17 rejects; starting the
+main classes directly skips them). The 4.9 servers cannot be told which address to bind and listen on
+every interface; the ports are the only thing chosen here.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+JAVA_CACHE = Path(os.environ.get("ROCKETQ_JAVA_CACHE", str(Path.home() / ".cache" / "rocketq" / "java")))
+REPO_ROOT = Path(__file__).resolve().parents[3]
+ROCKETMQ_HOME = REPO_ROOT / "tests" / "interop" / "java" / "home"
+
+NAMESRV_MAIN = "org.apache.rocketmq.namesrv.NamesrvStartup"
+BROKER_MAIN = "org.apache.rocketmq.broker.BrokerStartup"
+MQADMIN_MAIN = "org.apache.rocketmq.tools.command.MQAdminStartup"
+DRIVER_MAIN = "RocketqDriver"
+
+SERVER_HEAP = ("-Xms64m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m")
+TOOL_HEAP = ("-Xms32m", "-Xmx192m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+
+
+class JavaUnavailable(RuntimeError):
+    """The cache scripts/java-interop.sh fills is missing (or java is not installed)."""
+
+
+def classpath(version: str = "4.9") -> str:
+    """The resolved jars for ``4.9`` or ``5`` (the file scripts/java-interop.sh wrote)."""
+    path = JAVA_CACHE / f"classpath-{version.replace('.', '')}.txt"
+    if not path.is_file() or shutil.which("java") is None:
+        raise JavaUnavailable(f"{path} is missing (or no java): run scripts/java-interop.sh (make interop-java)")
+    return path.read_text().strip()
+
+
+def driver_classpath() -> str:
+    """The 4.9 jars plus rocketq's compiled driver (tests/interop/java/src)."""
+    driver = JAVA_CACHE / "driver"
+    if not driver.is_dir():
+        raise JavaUnavailable(f"{driver} is missing: run scripts/java-interop.sh (make interop-java)")
+    return f"{driver}{os.pathsep}{classpath('4.9')}"
+
+
+def java_env() -> dict[str, str]:
+    return {**os.environ, "ROCKETMQ_HOME": str(ROCKETMQ_HOME)}
+
+
+def _free_on_all_interfaces(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("0.0.0.0", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port_block(offsets: tuple[int, ...]) -> int:
+    """A port ``p`` with every ``p + offset`` free; picked below the kernel's ephemeral range."""
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(12000, 30000)
+        if all(_free_on_all_interfaces(port + off) for off in offsets):
+            return port
+    raise RuntimeError("no free port block found")
+
+
+def _wait_for_line(proc: subprocess.Popen[bytes], log: Path, marker: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if log.exists() and marker in log.read_text(errors="replace"):
+            return
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
+    raise RuntimeError(f"{log.name}: no {marker!r} (exit {proc.poll()}):\n{tail}")
+
+
+@dataclass
+class JavaCluster:
+    """One Java name server and one Java master broker (``version`` ``4.9`` or ``5``) in ``base_dir``."""
+
+    base_dir: Path
+    version: str = "4.9"
+    cluster_name: str = "JavaCluster"
+    broker_name: str = "java-broker-a"
+    broker_settings: dict[str, str] = field(default_factory=dict)
+    broker_heap: tuple[str, ...] = ("-Xms128m", "-Xmx512m", "-XX:MaxDirectMemorySize=256m")
+    namesrv_port: int = 0
+    broker_port: int = 0
+    namesrv: subprocess.Popen[bytes] | None = None
+    broker: subprocess.Popen[bytes] | None = None
+
+    @property
+    def namesrv_addr(self) -> str:
+        return f"127.0.0.1:{self.namesrv_port}"
+
+    @property
+    def broker_addr(self) -> str:
+        return f"127.0.0.1:{self.broker_port}"
+
+    @property
+    def broker_pid(self) -> int:
+        assert self.broker is not None
+        return self.broker.pid
+
+    def start(self, timeout: float = 60.0) -> JavaCluster:
+        cp = classpath(self.version)
+        self.base_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.namesrv_port = free_port_block((0,))
+            ns_conf = self.base_dir / "namesrv.conf"
+            ns_conf.write_text(f"listenPort={self.namesrv_port}\n")
+            self.namesrv = self._spawn(cp, SERVER_HEAP, NAMESRV_MAIN, ns_conf, "namesrv.log")
+            _wait_for_line(self.namesrv, self.base_dir / "namesrv.log", "boot success", timeout)
+            # The broker also listens on port-2 (the "VIP" channel) and port+1 (HA).
+            self.broker_port = free_port_block((-2, 0, 1))
+            self.write_broker_conf()
+            conf = self.base_dir / "broker.conf"
+            self.broker = self._spawn(cp, self.broker_heap, BROKER_MAIN, conf, "broker.log")
+            _wait_for_line(self.broker, self.base_dir / "broker.log", "boot success", timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def write_broker_conf(self) -> None:
+        store = self.base_dir / "store"
+        settings = {
+            "brokerClusterName": self.cluster_name,
+            "brokerName": self.broker_name,
+            "brokerId": "0",
+            "brokerIP1": "127.0.0.1",
+            "listenPort": str(self.broker_port),
+            "namesrvAddr": self.namesrv_addr,
+            "storePathRootDir": str(store),
+            "storePathCommitLog": str(store / "commitlog"),
+            "mappedFileSizeCommitLog": str(64 * 1024 * 1024),
+            "autoCreateTopicEnable": "true",
+            "autoCreateSubscriptionGroup": "true",
+            **self.broker_settings,
+        }
+        lines = "".join(f"{k}={v}\n" for k, v in settings.items())
+        (self.base_dir / "broker.conf").write_text(lines)
+
+    def _spawn(
+        self, cp: str, heap: tuple[str, ...], main: str, conf: Path, log_name: str
+    ) -> subprocess.Popen[bytes]:
+        log = open(self.base_dir / log_name, "wb")  # noqa: SIM115 - the child keeps it
+        try:
+            return subprocess.Popen(
+                ["java", *heap, f"-Duser.home={self.base_dir}", "-cp", cp, main, "-c", str(conf)],
+                stdout=log, stderr=subprocess.STDOUT, env=java_env(), start_new_session=True,
+            )  # fmt: skip
+        finally:
+            log.close()
+
+    def stop(self) -> None:
+        for proc in (self.broker, self.namesrv):
+            if proc is not None and proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+    def __enter__(self) -> JavaCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,3 @@
+public final class RocketqDriver {
+    public static void main(String[] args) { System.out.println("placeholder"); }
+}
