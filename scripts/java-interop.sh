@@ -50,7 +50,7 @@ resolve() {
     if [ -s "$out" ] && [ "$(cat "$out.sha256" 2>/dev/null)" = "$sum" ]; then
         # The jars may have been pruned from the repository since.
         local missing=0 jar
-        IFS=: read -r -a jars <"$out"
+        IFS=: read -r -a jars <"$out" || true  # no newline at the end: read says EOF
         for jar in "${jars[@]}"; do [ -f "$jar" ] || missing=1; done
         [ "$missing" = "0" ] && return 0
     fi
