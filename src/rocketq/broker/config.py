@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.errors import ConfigError
+from rocketq.protocol.topics import topic_name_error
 
 log = logging.getLogger("rocketq.broker.config")
 
@@ -70,7 +71,8 @@ class BrokerConfig:
     defaultTopicQueueNums: int = 8
     clusterTopicEnable: bool = True
     brokerTopicEnable: bool = True
-    traceTopicEnable: bool = False
+    traceTopicEnable: bool = False  # create msgTraceTopicName at start-up (clients with enableMsgTrace write it)
+    msgTraceTopicName: str = "RMQ_SYS_TRACE_TOPIC"
     traceOn: bool = True
     regionId: str = "DefaultRegion"
     messageDelayLevel: str = DEFAULT_DELAY_LEVELS
@@ -195,6 +197,8 @@ class BrokerConfig:
             raise ConfigError("busyPollMaxMicros", "must be between 0 (off) and 100000")
         if self.maxMessageSize <= 0:
             raise ConfigError("maxMessageSize", "must be positive")
+        if self.traceTopicEnable and (err := topic_name_error(self.msgTraceTopicName)):
+            raise ConfigError("msgTraceTopicName", err)
         if self.defaultTopicQueueNums <= 0:
             raise ConfigError("defaultTopicQueueNums", "must be positive")
         for hour in self.deleteWhen.split(";"):

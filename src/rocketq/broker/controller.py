@@ -98,6 +98,7 @@ class BrokerController:
             cluster_topic_enable=config.clusterTopicEnable,
             broker_topic_enable=config.brokerTopicEnable,
             delay_level_count=len(config.delay_levels_ms()),
+            trace_topic=config.msgTraceTopicName if config.traceTopicEnable else None,
             writer=self.persister,
         )
         self.ctx = ctx = BrokerContext(

@@ -62,6 +62,14 @@ def test_bad_values_name_the_key(item: str, key: str) -> None:
     assert info.value.key == key
 
 
+def test_trace_topic_name_is_checked_when_trace_topic_enabled() -> None:
+    cfg = BrokerConfig.load(None, ["traceTopicEnable=true"], env={})
+    assert cfg.msgTraceTopicName == "RMQ_SYS_TRACE_TOPIC"
+    with pytest.raises(ConfigError) as info:
+        BrokerConfig.load(None, ["traceTopicEnable=true", "msgTraceTopicName=bad topic"], env={})
+    assert info.value.key == "msgTraceTopicName"
+
+
 def test_not_key_value() -> None:
     with pytest.raises(ConfigError):
         BrokerConfig.load(None, ["justakey"], env={})

@@ -38,6 +38,14 @@ def test_system_topics_and_tbw102(tmp_path: Path) -> None:
     assert make_topics(tmp_path, auto_create_topic_enable=False).get("TBW102") is None
 
 
+def test_trace_topic_exists_from_the_start_only_when_enabled(tmp_path: Path) -> None:
+    # Java's TopicConfigManager: traceTopicEnable adds msgTraceTopicName with one read and one write queue.
+    assert make_topics(tmp_path).get("RMQ_SYS_TRACE_TOPIC") is None
+    tm = make_topics(tmp_path, auto_create_topic_enable=False, trace_topic="RMQ_SYS_TRACE_TOPIC")
+    tc = tm.get("RMQ_SYS_TRACE_TOPIC")
+    assert tc is not None and (tc.read_queue_nums, tc.write_queue_nums, tc.perm) == (1, 1, 6)
+
+
 def test_auto_create_takes_min_queue_nums_and_drops_inherit(tmp_path: Path) -> None:
     tm = make_topics(tmp_path)
     tc = tm.create_in_send("NewTopic", "TBW102", 4)

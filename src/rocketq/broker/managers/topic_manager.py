@@ -72,6 +72,7 @@ class TopicConfigManager(ConfigManager):
         cluster_topic_enable: bool = True,
         broker_topic_enable: bool = True,
         delay_level_count: int = 18,
+        trace_topic: str | None = None,
         writer: BackgroundWriter | None = None,
     ) -> None:
         super().__init__(config_dir / "topics.json", writer)
@@ -92,6 +93,9 @@ class TopicConfigManager(ConfigManager):
         self._add_system(broker_name, 1, 1, perm)
         self._add_system(OFFSET_MOVED_EVENT, 1, 1)
         self._add_system(SCHEDULE_TOPIC, delay_level_count, delay_level_count)
+        if trace_topic:
+            # traceTopicEnable: the trace topic exists from the start (one queue) even without auto-creation.
+            self._add_system(trace_topic, 1, 1)
         self._add_system(reply_topic(cluster_name), 1, 1)
 
     def _add_system(self, name: str, read: int, write: int, perm: int = PERM_READ | PERM_WRITE) -> None:
