@@ -102,6 +102,7 @@ class BrokerConfig:
     enablePropertyFilter: bool = False
     filterSupportRetry: bool = False
     rejectTransactionMessage: bool = False
+    storeReplyMessageEnable: bool = True  # request-reply: also store replies (in <cluster>_REPLY_TOPIC)
     transactionTimeOut: int = 6_000
     transactionCheckMax: int = 15
     transactionCheckInterval: int = 60_000

@@ -26,6 +26,7 @@ from rocketq.broker.managers.topic_manager import TopicConfigManager
 from rocketq.broker.messaging.consumers import ConsumerService
 from rocketq.broker.messaging.pull import PullService
 from rocketq.broker.messaging.put_ack import PutAck
+from rocketq.broker.messaging.reply import ReplyService
 from rocketq.broker.messaging.semantics import MessageSemantics
 from rocketq.broker.messaging.send import SendService
 from rocketq.broker.metrics import BrokerMetrics
@@ -34,6 +35,7 @@ from rocketq.broker.processors.clients import ClientProcessors
 from rocketq.broker.processors.end_transaction import EndTransactionProcessor
 from rocketq.broker.processors.pull import PullProcessor
 from rocketq.broker.processors.query import QueryProcessors
+from rocketq.broker.processors.reply import ReplyProcessor
 from rocketq.broker.processors.send import SendProcessor
 from rocketq.broker.processors.send_back import SendBackProcessor
 from rocketq.broker.processors.sink_commit import SinkCommitProcessor
@@ -151,6 +153,7 @@ class BrokerController:
             QueryProcessors(ctx),
             self.sink_commit,
             EndTransactionProcessor(self.dispatcher, self.transactions),
+            ReplyProcessor(ctx, ReplyService(ctx, self.send_service)),
             AdminProcessors(ctx, send_queue_size=self.send.queue_size, held_pulls=self.pull_holds.held_count),
         )
         self.consumers.on_members_changed = self._on_members_changed

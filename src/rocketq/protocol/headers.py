@@ -297,6 +297,26 @@ def send_header_to_v2(header: SendMessageRequestHeader) -> dict[str, str]:
 
 
 @dataclass(**_KW)
+class ReplyMessageRequestHeader(Header):
+    """PUSH_REPLY_MESSAGE_TO_CLIENT (326): a reply the broker hands to the requesting client."""
+
+    producer_group: str = wire("producerGroup")
+    topic: str = wire("topic")
+    default_topic: str = wire("defaultTopic")
+    default_topic_queue_nums: int = wire("defaultTopicQueueNums")
+    queue_id: int = wire("queueId")
+    sys_flag: int = wire("sysFlag")
+    born_timestamp: int = wire("bornTimestamp")
+    flag: int = wire("flag")
+    properties: str | None = wire("properties", None)
+    reconsume_times: int | None = wire("reconsumeTimes", None)
+    unit_mode: bool | None = wire("unitMode", None)
+    born_host: str = wire("bornHost")
+    store_host: str = wire("storeHost")
+    store_timestamp: int = wire("storeTimestamp")
+
+
+@dataclass(**_KW)
 class SendMessageResponseHeader(Header):
     msg_id: str = wire("msgId")
     queue_id: int = wire("queueId")

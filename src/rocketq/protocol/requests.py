@@ -79,7 +79,8 @@ REQUESTS: dict[int, RequestSpec] = {
     RequestCode.SEND_MESSAGE: RequestSpec(SendMessageRequestHeader, _PUB, "topic", "producerGroup"),
     RequestCode.SEND_MESSAGE_V2: RequestSpec(SendMessageRequestHeader, _PUB, "b", "a"),
     RequestCode.SEND_BATCH_MESSAGE: RequestSpec(SendMessageRequestHeader, _PUB, "b", "a"),
-    RequestCode.SEND_REPLY_MESSAGE: RequestSpec(SendMessageRequestHeader, _PUB, "b", "a"),
+    RequestCode.SEND_REPLY_MESSAGE: RequestSpec(SendMessageRequestHeader, _PUB, "topic", "producerGroup"),
+    RequestCode.SEND_REPLY_MESSAGE_V2: RequestSpec(SendMessageRequestHeader, _PUB, "b", "a"),
     RequestCode.CONSUMER_SEND_MSG_BACK: RequestSpec(ConsumerSendMsgBackRequestHeader, _SUB, None, "group"),
     RequestCode.PULL_MESSAGE: RequestSpec(PullMessageRequestHeader, _SUB, "topic", "consumerGroup"),
     RequestCode.QUERY_MESSAGE: RequestSpec(QueryMessageRequestHeader, _SUB, "topic"),
@@ -151,11 +152,15 @@ def _field(ext: dict[str, str], key: str | None) -> str | None:
     return value
 
 
+#: the sends whose header has the V1 names (the others have SEND_MESSAGE_V2's single letters)
+_V1_SENDS = (RequestCode.SEND_MESSAGE, RequestCode.SEND_REPLY_MESSAGE)
+
+
 def parse_header(cmd: RemotingCommand) -> Header | None:
     """``cmd``'s typed header as the registry names it (None: no header class); raises ``HeaderError``."""
     spec = REQUESTS.get(cmd.code)
     if spec is None or spec.header is None:
         return None
-    if spec.header is SendMessageRequestHeader and cmd.code != RequestCode.SEND_MESSAGE:
+    if spec.header is SendMessageRequestHeader and cmd.code not in _V1_SENDS:
         return send_header_from_v2(cmd.ext_fields)
     return spec.header.from_ext(cmd.ext_fields)

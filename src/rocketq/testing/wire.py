@@ -33,7 +33,10 @@ class Wire:
         props: dict[str, str] | None = None,
         v2: bool = True,
         group: str = "pg",
+        code: int | None = None,
     ) -> RemotingCommand:
+        """SEND_MESSAGE_V2 (``v2``) or SEND_MESSAGE; ``code`` sends the same header under another send code
+        (SEND_REPLY_MESSAGE_V2 with ``v2``, SEND_REPLY_MESSAGE without)."""
         p = {"UNIQ_KEY": f"U{time.monotonic_ns():030d}"[:32], "WAIT": "true", **(props or {})}
         ext = {
             "producerGroup": group,
@@ -54,8 +57,8 @@ class Wire:
                  "bornTimestamp", "flag", "properties", "reconsumeTimes", "unitMode"],
                 "abcdefghijk", strict=True,
             ))  # fmt: skip
-            return await self.call(310, {keys[k]: v for k, v in ext.items()}, body)
-        return await self.call(10, ext, body)
+            return await self.call(code or 310, {keys[k]: v for k, v in ext.items()}, body)
+        return await self.call(code or 10, ext, body)
 
     async def pull(
         self,

@@ -156,6 +156,14 @@ class ProducerManager:
             if not channels:
                 del self.groups[group]
 
+    def find_channel(self, client_id: str) -> ClientChannel | None:
+        """The live channel a client's producer heartbeats came on, whatever its group (request-reply)."""
+        for channels in self.groups.values():
+            ch = channels.get(client_id)
+            if ch is not None and not ch.conn.closed:
+                return ch
+        return None
+
     def any_channel(self, group: str) -> ClientChannel | None:
         """A live channel of the group (for CHECK_TRANSACTION_STATE)."""
         for ch in self.groups.get(group, {}).values():

@@ -112,6 +112,15 @@ class SendOutcome:
         return self.code == _SUCCESS
 
 
+@dataclass(slots=True)
+class SendTarget:
+    """Where a send that passed ``SendService.check_target`` goes."""
+
+    queue_id: int
+    #: the topic this send created (it is answered once the name servers know it)
+    created: str | None = None
+
+
 def refused(code: int, remark: str) -> SendOutcome:
     return SendOutcome(code, remark)
 
@@ -204,10 +213,9 @@ class SendService:
         if topic in self._valid_topics and not topic.startswith(RETRY_PREFIX):
             self._plain_topics.add(topic)
 
-    def send(
-        self, header: SendMessageRequestHeader, body: Body, born_host: Host, *, client_version: int, remote: str
-    ) -> SendOutcome:
-        """Store one send (a single message, or a batch when ``header.batch``)."""
+    def check_target(self, header: SendMessageRequestHeader, *, remote: str) -> SendTarget | SendOutcome:
+        """Java's ``msgCheck``: may this broker take a send to ``header.topic`` (created here if need be), and on
+        which queue. Sends and replies (``ReplyService``) both pass through it; a refusal is a ``SendOutcome``."""
         ctx = self._ctx
         cfg = self._config
         if not cfg.brokerPermission & PERM_WRITE:
@@ -224,10 +232,9 @@ class SendService:
             self._remember_valid_topic(topic)
         topics = ctx.topics
         tc = topics.get(topic)
-        is_retry = topic.startswith(RETRY_PREFIX)
         created: str | None = None
         if tc is None:
-            if is_retry:
+            if topic.startswith(RETRY_PREFIX):
                 group_cfg = ctx.groups.find_or_create(topic[len(RETRY_PREFIX) :])
                 nums = group_cfg.retry_queue_nums if group_cfg else 1
                 tc = topics.create_system_if_absent(topic, nums)
@@ -252,6 +259,20 @@ class SendService:
             )
         if queue_id < 0:
             queue_id = random.randrange(max(1, tc.write_queue_nums))
+        return SendTarget(queue_id, created)
+
+    def send(
+        self, header: SendMessageRequestHeader, body: Body, born_host: Host, *, client_version: int, remote: str
+    ) -> SendOutcome:
+        """Store one send (a single message, or a batch when ``header.batch``)."""
+        ctx = self._ctx
+        cfg = self._config
+        target = self.check_target(header, remote=remote)
+        if isinstance(target, SendOutcome):
+            return target
+        topic, queue_id, created = header.topic, target.queue_id, target.created
+        is_retry = topic.startswith(RETRY_PREFIX)
+        topics = ctx.topics
         if len(body) > cfg.maxMessageSize:
             return refused(ResponseCode.MESSAGE_ILLEGAL, f"the message body size {len(body)} > {cfg.maxMessageSize}")
         properties_text = header.properties or ""
