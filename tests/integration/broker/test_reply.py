@@ -62,9 +62,7 @@ async def stored_replies(wire: Wire) -> list[Any]:
 
 
 @pytest.mark.parametrize("v2", [True, False], ids=["SEND_REPLY_MESSAGE_V2", "SEND_REPLY_MESSAGE"])
-async def test_reply_is_pushed_to_the_requesting_client_and_stored(
-    wire: Wire, requester: Requester, v2: bool
-) -> None:
+async def test_reply_is_pushed_to_the_requesting_client_and_stored(wire: Wire, requester: Requester, v2: bool) -> None:
     code = RequestCode.SEND_REPLY_MESSAGE_V2 if v2 else RequestCode.SEND_REPLY_MESSAGE
     resp = await wire.send(REPLY_TOPIC, b"the answer", queue_id=-1, props=reply_props(requester.client_id),
                            v2=v2, code=code, group="replier-pg")  # fmt: skip
