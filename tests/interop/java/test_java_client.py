@@ -61,7 +61,7 @@ def once_each(received: list[Line]) -> dict[str, Line]:
     return {x["keys"]: x for x in received}
 
 
-async def test_sync_async_oneway_and_batch_sends_all_arrive_once_intact(tmp_path: Path) -> None:
+async def test_sync_async_oneway_and_batch_sends_arrive_once_intact_and_can_be_looked_up(tmp_path: Path) -> None:
     async with rocketq(tmp_path) as cluster:
         lines = await drive(cluster, tmp_path, "send", "--count", "5")
     sent = {x["keys"]: x for x in of(lines, "sent")}
@@ -84,6 +84,12 @@ async def test_sync_async_oneway_and_batch_sends_all_arrive_once_intact(tmp_path
     assert {x["queueId"] for x in batch} == {first["queueId"]}
     assert [x["queueOffset"] for x in batch] == list(range(first["queueOffset"], first["queueOffset"] + 5))
     assert first["resultMsgId"].split(",") == [x["msgId"] for x in batch]
+    # viewMessage by offset msgId and by unique id, queryMessage by key: the first sync message.
+    looked_up = of(lines, "viewed")
+    assert sorted(x["consumer"] for x in looked_up) == ["key", "offsetMsgId", "uniqKey"]
+    s0 = sent["k-sync-0"]
+    want = ("k-sync-0", s0["msgId"], s0["offsetMsgId"], s0["body"])
+    assert all((x["keys"], x["msgId"], x["offsetMsgId"], x["body"]) == want for x in looked_up), looked_up
 
 
 async def test_orderly_producer_and_orderly_consumer_keep_per_key_order(tmp_path: Path) -> None:

@@ -107,7 +107,7 @@ final class MoreScenarios {
             }
         }
         boolean consumed = Scenarios.consumeAll(o, topic, o.group(), 2 * n, false);
-        boolean allChecked = checked.await(2 * n, false, o);
+        boolean allChecked = checked.await(2 * n, o);
         Clients.linger(o);
         Out.emit(Out.done("transaction", consumed && allChecked));
     }

@@ -8,9 +8,7 @@ import org.apache.rocketmq.common.message.MessageClientIDSetter;
 import org.apache.rocketmq.common.message.MessageExt;
 
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Set;
 import java.util.TreeMap;
 
@@ -90,14 +88,9 @@ final class Out {
     /** Collects received messages by key (consumer threads add, the scenario waits). */
     static final class Collector {
         private final Set<String> seen = new HashSet<String>();
-        private final List<String> order = new ArrayList<String>();
-        private int deliveries;
 
         synchronized void add(String key) {
-            deliveries++;
-            if (seen.add(key)) {
-                order.add(key);
-            }
+            seen.add(key);
             notifyAll();
         }
 
@@ -105,13 +98,9 @@ final class Out {
             return seen.size();
         }
 
-        synchronized int deliveries() {
-            return deliveries;
-        }
-
-        /** Waits until ``n`` distinct keys (or ``deliveries`` deliveries when byDeliveries) arrived. */
-        synchronized boolean await(int n, boolean byDeliveries, RocketqDriver.Opts opts) throws InterruptedException {
-            while ((byDeliveries ? deliveries : seen.size()) < n) {
+        /** Waits until ``n`` distinct keys arrived; false when --timeout ran out first. */
+        synchronized boolean await(int n, RocketqDriver.Opts opts) throws InterruptedException {
+            while (seen.size() < n) {
                 long left = opts.remainingMs();
                 if (left <= 0) {
                     return false;

@@ -67,7 +67,7 @@ final class Scenarios {
         DefaultMQPushConsumer c = Clients.pushConsumer(o, group, group, trace);
         c.subscribe(topic, "*");
         collect(o, c, group, got, Clients.BY_KEYS);
-        boolean complete = got.await(want, false, o);
+        boolean complete = got.await(want, o);
         Clients.linger(o);
         return complete;
     }
@@ -77,9 +77,12 @@ final class Scenarios {
         String topic = o.topic();
         int n = o.count();
         DefaultMQProducer p = Clients.producer(o, o.group() + "-producer", false);
+        SendResult first = null;
         for (int i = 0; i < n; i++) {
             Message m = sample(topic, "sync", i);
-            Out.emit(Out.sent("sync", m, p.send(m)));
+            SendResult r = p.send(m);
+            first = first == null ? r : first;
+            Out.emit(Out.sent("sync", m, r));
         }
         final CountDownLatch acked = new CountDownLatch(n);
         for (int i = 0; i < n; i++) {
@@ -114,7 +117,18 @@ final class Scenarios {
             Out.emit(Out.sent("batch", m, r));
         }
         boolean complete = consumeAll(o, topic, o.group(), 4 * n, false);
+        lookUp(o, p, topic, first);
         Out.emit(Out.done("send", complete));
+    }
+
+    /** The first sync message looked up by offset msgId (VIEW_MESSAGE_BY_ID), unique id and key (QUERY_MESSAGE). */
+    static void lookUp(RocketqDriver.Opts o, DefaultMQProducer p, String topic, SendResult r) throws Exception {
+        Out.emit(Out.received("viewed", "offsetMsgId", p.viewMessage(r.getOffsetMsgId())));
+        Out.emit(Out.received("viewed", "uniqKey", p.viewMessage(topic, r.getMsgId())));
+        for (MessageExt m : p.queryMessage(topic, "k-sync-0", 32, 0, System.currentTimeMillis() + 60_000)
+            .getMessageList()) {
+            Out.emit(Out.received("viewed", "key", m));
+        }
     }
 
     static Message sample(String topic, String mode, int i) {
@@ -156,7 +170,7 @@ final class Scenarios {
             }
         });
         c.start();
-        boolean complete = got.await(keys * n, false, o);
+        boolean complete = got.await(keys * n, o);
         Clients.linger(o);
         Out.emit(Out.done("orderly", complete));
     }
@@ -190,7 +204,7 @@ final class Scenarios {
         DefaultMQPushConsumer c = Clients.pushConsumer(o, o.group(), o.group(), false);
         c.subscribe(topic, MessageSelector.bySql(o.get("sql", "a > 4 AND color = 'red'")));
         collect(o, c, o.group(), got, Clients.BY_KEYS);
-        boolean complete = got.await(o.getInt("expect", 1), false, o);
+        boolean complete = got.await(o.getInt("expect", 1), o);
         Clients.linger(o);
         Out.emit(Out.done("sql", complete));
     }
@@ -214,7 +228,7 @@ final class Scenarios {
                 }
             });
         }
-        boolean complete = got.await(2 * o.count(), false, o);
+        boolean complete = got.await(2 * o.count(), o);
         Clients.linger(o);
         Out.emit(Out.done("broadcast", complete));
     }
@@ -247,7 +261,7 @@ final class Scenarios {
             }
         });
         c.start();
-        boolean delivered = got.await(n * (max + 1), false, o);
+        boolean delivered = got.await(n * (max + 1), o);
         boolean inDlq = MoreScenarios.readTopic(o, "%DLQ%" + o.group(), o.group() + "-dlq-reader", "dlq", n);
         Out.emit(Out.done("retry-dlq", delivered && inDlq));
     }
