@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	rocketmq "github.com/apache/rocketmq-client-go/v2"
@@ -164,7 +165,10 @@ func pushConsume(args []string) {
 	deliveries := 0
 	enough := make(chan struct{})
 	var once sync.Once
+	var inflight int64
 	handler := func(ctx context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+		atomic.AddInt64(&inflight, 1)
+		defer atomic.AddInt64(&inflight, -1)
 		result := consumer.ConsumeSuccess
 		for _, m := range msgs {
 			if retryOnce && m.ReconsumeTimes == 0 {
@@ -209,7 +213,13 @@ func pushConsume(args []string) {
 	case <-time.After(time.Duration(timeout) * time.Second):
 		timedOut = true
 	}
-	// Shutdown persists the consumed offsets to the broker before it returns.
+	// The client records a message's offset just after the handler returns, and not at all once Shutdown has
+	// dropped the queue: let the last handlers finish and the client note their offsets first.
+	for i := 0; i < 500 && atomic.LoadInt64(&inflight) > 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	// Shutdown sends the consumed offsets to the broker before it returns.
 	if err := pc.Shutdown(); err != nil {
 		fatal("shutdown: %v", err)
 	}
