@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck venv interop-venv interop-java bench clean
+.PHONY: run test lint typecheck venv interop-venv interop-java interop-go bench clean
 
 $(STAMP): pyproject.toml setup.py src/rocketq/store/_appendcodec_c.c src/rocketq/protocol/_pullcodec_c.c \
 		src/rocketq/protocol/_framecodec_c.c \
@@ -23,6 +23,10 @@ interop-venv:
 interop-java:
 	bash scripts/java-interop.sh
 
+# Apache RocketMQ's Go client (pinned in tests/interop/go/go.mod) built into ~/.cache/rocketq/go.
+interop-go:
+	bash scripts/go-interop.sh
+
 run: $(STAMP)
 	$(VENV)/bin/rocketq standalone --dir ./data
 
@@ -32,7 +36,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-test: $(STAMP) interop-venv interop-java lint typecheck
+test: $(STAMP) interop-venv interop-java interop-go lint typecheck
 	ROCKETQ_REQUIRE_NATIVE=1 $(PY) -m pytest -q -p no:cacheprovider
 	# the pure twins of the compiled codecs, as aiokafka's CI does with AIOKAFKA_NO_EXTENSIONS
 	ROCKETQ_NO_EXTENSIONS=1 $(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration

@@ -15,6 +15,10 @@ Request timeouts: a request with a timeout of a second or more gets no timer of 
 one costs ~1.8 µs, a tenth of a pipelined send); its deadline is kept beside its future and one sweep per
 connection, every ``SWEEP_INTERVAL`` while requests are pending, fails the overdue ones — at most that much late,
 as Java's ``scanResponseTable`` (once a second) is for async calls. Shorter timeouts keep an exact timer.
+
+A connection lost to an error reads what the kernel still holds before it lets go (``_read_leftovers``): a
+failed write closes the transport without reading on, and a peer that sent requests and then reset the
+connection (a Go client closing with answers unread) must still have them processed, as a Netty broker does.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import os
+import socket
 import time
 from typing import Protocol, cast
 
@@ -36,6 +42,10 @@ from rocketq.protocol.frame import FrameDecoder
 from rocketq.protocol.framecodec import encode_head
 
 log = logging.getLogger("rocketq.remoting")
+
+#: Bounds on reading what a broken connection left unread (a socket's receive buffer is a few MiB at most).
+_LEFTOVER_READS = 64
+_LEFTOVER_CHUNK = 256 * 1024
 
 #: Queued buffers (a frame is one or two) written at once instead of at the end of the loop iteration. With a
 #: window of requests in flight, flushing only per iteration made both processes take turns on one clump of the
@@ -136,6 +146,8 @@ class Connection(asyncio.Protocol):
             self.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if exc is not None:
+            self._read_leftovers()
         self.closed = True
         self._out.clear()
         err = RemotingClosedError(f"connection to {self.remote} closed")
@@ -156,6 +168,28 @@ class Connection(asyncio.Protocol):
             self._dispatcher.connection_lost(self)
         except Exception:  # a listener's bug must not break the event loop
             log.exception("connection_lost listener failed remote=%s", self.remote)
+
+    def _read_leftovers(self) -> None:
+        """Feed what the peer sent before the connection broke and the transport never read.
+
+        The transport still holds its socket here; it is read through a duplicate descriptor (the transport's
+        own socket object does not lend ``recv``), non-blocking, until it is empty or fails.
+        """
+        transport = self._transport
+        sock = transport.get_extra_info("socket") if transport is not None else None
+        try:
+            fd = sock.fileno() if sock is not None else -1
+            if fd < 0:
+                return
+            with socket.socket(fileno=os.dup(fd)) as dup:
+                dup.setblocking(False)
+                for _ in range(_LEFTOVER_READS):
+                    data = dup.recv(_LEFTOVER_CHUNK)
+                    if not data:
+                        return
+                    self.data_received(data)
+        except OSError:  # nothing more to read (EAGAIN), the reset itself, or the socket already gone
+            return
 
     # -- sending ----------------------------------------------------------------------------------------
 

@@ -6,7 +6,9 @@ Real sockets on 127.0.0.1 with ephemeral ports; every server and client is close
 from __future__ import annotations
 
 import asyncio
+import socket
 import struct
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -548,3 +550,44 @@ async def test_every_waiter_hears_of_a_dropped_connection_even_after_one_fails(h
         for waiter in waiters:
             await waiter.settled.wait()
     assert all([type(e) for e in w.errors] == [RemotingClosedError] for w in waiters)
+
+
+async def test_requests_received_before_a_reset_are_processed_even_when_an_answer_fails_first(
+    harness: Harness,
+) -> None:
+    """A peer sends requests and resets the connection (as the Go client does when it closes with answers to its
+    not-really-oneway offset updates unread). Writing an answer then fails, and the transport closes before it
+    reads the rest: the requests the kernel already holds must still be processed, as a Netty broker does."""
+    entered, reset = threading.Event(), threading.Event()
+
+    def stall(conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        entered.set()
+        reset.wait(WAIT)  # the loop is held here while the peer sends the rest and resets
+        return cmd.response(ResponseCode.SUCCESS)
+
+    harness.dispatcher.register(ECHO + 100, stall)
+    addr = await harness.start()
+    host, port = addr.split(":")
+    first = RemotingCommand.request(ECHO + 100)
+    first.opaque = 1
+    last = RemotingCommand.request(RECORD, {"n": "after-reset"}, oneway=True)
+    last.opaque = 2
+    tail = encode(last)
+
+    def peer() -> None:
+        with socket.create_connection((host, int(port))) as s:
+            s.sendall(encode(first) + tail[:8])  # the server reads the stalling request and a piece of the next
+            if entered.wait(WAIT):
+                s.sendall(tail[8:])
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close = reset
+        reset.set()
+
+    thread = threading.Thread(target=peer)
+    thread.start()
+    try:
+        await eventually(lambda: [c.ext_fields.get("n") for c in harness.recorded] == ["after-reset"],
+                          "the request sent before the reset processed")  # fmt: skip
+        await eventually(lambda: not harness.server.connections, "the connection gone")  # type: ignore[union-attr]
+    finally:
+        reset.set()
+        await asyncio.to_thread(thread.join, WAIT)
