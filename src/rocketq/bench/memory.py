@@ -66,8 +66,8 @@ async def run_memory(session: Session, spec: MemorySpec, name: str = "memory") -
     common = session.common
     async with session.cluster(ASYNC_FLUSH, fresh=True) as cluster:
         result = new_result(name, spec, "memory", common, cluster)
-        if cluster.broker is None:
-            result.notes.append("the broker's memory is only visible with --embedded; ran the load only")
+        if cluster.pid is None:
+            result.notes.append("the broker's memory is visible only with --embedded or --broker-pid: load only")
         run = run_id()
         topic = f"BenchSoak-{run}"
         await create_topics(cluster.namesrv_addr, [topic], spec.queues)
@@ -77,8 +77,8 @@ async def run_memory(session: Session, spec: MemorySpec, name: str = "memory") -
 
         async def sample() -> None:
             t0 = time.perf_counter()
-            while cluster.broker is not None:
-                s = cluster.broker.rss()
+            while cluster.pid is not None:
+                s = cluster.rss()
                 if s is not None:
                     samples.append((time.perf_counter() - t0, s))
                 await asyncio.sleep(spec.sample_interval)

@@ -19,9 +19,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from rocketq.bench.broker import BrokerProcess, self_cpu_seconds
+from rocketq.bench.broker import BrokerProcess, RssSample, read_rss, self_cpu_seconds
 from rocketq.bench.disk import measure_disk
-from rocketq.bench.echo import measure_echo
+from rocketq.bench.echo import cpu_seconds, measure_echo
 from rocketq.bench.load import Counter
 from rocketq.bench.report import Baseline, Report, ScenarioResult
 from rocketq.bench.stats import throughput
@@ -65,6 +65,7 @@ class CommonOptions:
     """Options every bench command takes: where the broker is, what to print."""
 
     namesrv: str | None = None  # -n; None = --embedded
+    broker_pid: int | None = None  # with -n: the broker's process on this machine (CPU per message, RSS)
     broker_opts: dict[str, str] = field(default_factory=dict)
     progress: bool = True
     baselines: bool = True
@@ -78,7 +79,8 @@ class CommonOptions:
     def target_args(self) -> list[str]:
         freeze = [] if self.gc_freeze else ["--no-gc-freeze"]
         if self.namesrv is not None:
-            return ["-n", self.namesrv, *freeze]
+            pid = [] if self.broker_pid is None else ["--broker-pid", str(self.broker_pid)]
+            return ["-n", self.namesrv, *pid, *freeze]
         return ["--embedded", *(f"--broker-opt {k}={v}" for k, v in self.broker_opts.items()), *freeze]
 
 
@@ -107,9 +109,19 @@ class Cluster:
     namesrv_addr: str
     broker: BrokerProcess | None  # None: a running cluster given with -n
     flush: str  # what the broker was started with, or "as configured"
+    broker_pid: int | None = None  # -n with --broker-pid: a broker process this machine can read /proc of
+
+    @property
+    def pid(self) -> int | None:
+        """The broker process whose CPU and memory the scenarios read (None: not known)."""
+        return self.broker.pid if self.broker is not None else self.broker_pid
 
     def cpu(self) -> float | None:
-        return self.broker.cpu_seconds() if self.broker is not None else None
+        return cpu_seconds(self.pid)
+
+    def rss(self) -> RssSample | None:
+        pid = self.pid
+        return read_rss(pid) if pid is not None else None
 
 
 class Session:
@@ -126,7 +138,7 @@ class Session:
     async def cluster(self, flush: str, *, fresh: bool = False) -> AsyncIterator[Cluster]:
         """The cluster a scenario runs against. Embedded brokers are shared per flush mode unless ``fresh``."""
         if self.common.namesrv is not None:
-            yield Cluster(self.common.namesrv, None, "as configured on the broker")
+            yield Cluster(self.common.namesrv, None, "as configured on the broker", self.common.broker_pid)
             return
         if fresh:
             broker = await BrokerProcess(flush=flush, options=self.common.broker_opts).start()

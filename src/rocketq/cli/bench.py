@@ -9,8 +9,9 @@
     rocketq bench standard [--quick] [--skip NAME ...] [--soak S]
 
 Every command takes ``--embedded`` (the default: start a standalone name server + broker as a child process
-in a temporary directory) or ``-n HOST:PORT`` (a running cluster), ``--json PATH`` (write the report),
-``--no-progress`` and ``--no-baselines``. Results print as text on stdout; progress goes to stderr.
+in a temporary directory) or ``-n HOST:PORT`` (a running cluster; add ``--broker-pid PID`` when that broker runs
+on this machine, any implementation, to get its CPU per message as ``--embedded`` does), ``--json PATH`` (write
+the report), ``--no-progress`` and ``--no-baselines``. Results print as text on stdout; progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from typing import Any
 
 from rocketq.bench.consume import ConsumeSpec, run_consume
 from rocketq.bench.e2e import E2ESpec, run_e2e
+from rocketq.bench.echo import cpu_seconds
 from rocketq.bench.memory import MemorySpec, run_memory
 from rocketq.bench.produce import ProduceSpec, run_produce
 from rocketq.bench.report import Report, ScenarioResult
 from rocketq.bench.scenarios import StandardSpec, run_standard
 from rocketq.bench.session import ASYNC_FLUSH, SYNC_FLUSH, CommonOptions, Session
 
-__all__ = ["build_common", "register", "spec_from_args"]
+__all__ = ["broker_pid_problem", "build_common", "register", "spec_from_args"]
 
 STANDARD_NAMES = ("produce-sync", "produce-async", "produce-batch", "drain", "produce-sync-flush", "e2e", "memory")
 
@@ -60,6 +62,9 @@ def _common_parser() -> argparse.ArgumentParser:
     where = common.add_mutually_exclusive_group()
     where.add_argument("--embedded", action="store_true", help="start a standalone broker in a temp dir (default)")
     where.add_argument("-n", "--namesrv", metavar="HOST:PORT", help="benchmark a running cluster instead")
+    common.add_argument("--broker-pid", type=_positive_int, metavar="PID",
+                        help="with -n: the broker's process on this machine, read from /proc for broker CPU "
+                             "per message (and RSS in the memory scenario)")  # fmt: skip
     common.add_argument("--broker-opt", type=_key_value, action="append", default=[], metavar="KEY=VALUE",
                         help="broker.conf property for the embedded broker (repeatable)")  # fmt: skip
     common.add_argument("--json", metavar="PATH", help="write the report as JSON")
@@ -167,12 +172,25 @@ def _print_report(args: argparse.Namespace) -> int:
 def build_common(args: argparse.Namespace) -> CommonOptions:
     return CommonOptions(
         namesrv=args.namesrv,
+        broker_pid=args.broker_pid,
         broker_opts=dict(args.broker_opt),
         progress=not args.no_progress,
         baselines=not args.no_baselines,
         baseline_duration=args.baseline_duration,
         gc_freeze=not args.no_gc_freeze,
     )
+
+
+def broker_pid_problem(common: CommonOptions) -> str | None:
+    """Why ``--broker-pid`` cannot be used as given (None: fine, or not given)."""
+    pid = common.broker_pid
+    if pid is None:
+        return None
+    if common.namesrv is None:
+        return "--broker-pid goes with -n (the embedded broker's process is known)"
+    if cpu_seconds(pid) is None:
+        return f"--broker-pid {pid}: no such process readable in /proc on this machine"
+    return None
 
 
 def spec_from_args(args: argparse.Namespace) -> Any:
@@ -207,6 +225,9 @@ def main(args: argparse.Namespace) -> int:
     if args.log_level == "INFO":  # the default: keep the clients' chatter (rebalance, start/stop) off the display
         logging.getLogger("rocketq").setLevel(logging.ERROR)
     common = build_common(args)
+    if problem := broker_pid_problem(common):
+        print(f"rocketq bench: {problem}", file=sys.stderr)
+        return 2
     spec = spec_from_args(args)
     report = Report(started_at=_now())
     report.target = common.namesrv or "embedded"

@@ -1,14 +1,27 @@
 """Apache RocketMQ's own Java name server and broker, started from the Maven jars, as the reference.
 
 ``scripts/java-interop.sh`` (run by ``make test`` / ``make interop-java``) resolves the pinned jars
-into a cache outside the git tree; this module only reads that cache. The Java servers log their
-warnings to ``<dir>/namesrv.log`` / ``broker.log``; ``ROCKETMQ_HOME`` points at
-``tests/interop/java/home`` for the logback files they insist on reading.
+into a cache outside the git tree; this module only reads that cache. ``JavaCluster(dir, version="4.9")``
+starts 4.9.7, ``version="5"`` starts 5.3.3 (``rocketmq-namesrv``/``rocketmq-broker`` 5.3.3, their main
+classes ``NamesrvStartup``/``BrokerStartup`` as in 4.9). Both print ``... boot success ...`` on stdout
+when they listen. The Java servers log their warnings to ``<dir>/namesrv.log`` / ``broker.log``:
+``ROCKETMQ_HOME`` points at ``tests/interop/java/home``, whose ``conf/logback_*.xml`` the 4.9 servers
+insist on reading; 5.x logs through rocketmq-logback-classic instead, which looks for the system
+property ``rmq.logback.configurationFile`` and otherwise ``rmq.broker.logback.xml`` /
+``rmq.namesrv.logback.xml`` in its jars (INFO into ``~/logs/rocketmqlogs``), so every server here gets
+``-Drmq.logback.configurationFile=home/conf/rmq.logback.xml`` (4.9 ignores it).
 
-JVM flags: none beyond a small heap are needed on this machine's JDK 17 for 4.9.7 (its
-``runbroker.sh`` passes CMS and ``-XX:+UseBiasedLocking`` flags that JDK 17 rejects; starting the
-main classes directly skips them). The 4.9 servers cannot be told which address to bind and listen on
-every interface; the ports are the only thing chosen here.
+JVM flags on this machine's JDK 17 (``server_jvm_flags``), besides a small heap: both versions start
+without any. 4.9.7's ``runbroker.sh`` passes CMS and ``-XX:+UseBiasedLocking`` flags that JDK 17
+rejects; starting the main classes directly skips them. But 4.9.7 unmaps a store file
+(``MappedFile.clean``, when it deletes or shuts down one) by reflection on ``DirectByteBuffer``'s
+``attachment``/``cleaner``, which JDK 17 refuses with ``InaccessibleObjectException`` unless
+``--add-opens java.base/java.nio=ALL-UNNAMED --add-opens java.base/jdk.internal.ref=ALL-UNNAMED``
+(checked: ``MappedFile.clean(ByteBuffer.allocateDirect(4096))`` fails without, works with), so the 4.9
+servers get those two. 5.3.3's ``runbroker.sh`` adds ``--add-exports java.base/jdk.internal.ref=ALL-UNNAMED``
+on JDK 11 only; 5.3.3 unmaps through Netty's ``PlatformDependent.freeDirectBuffer``
+(``Unsafe.invokeCleaner``), which JDK 17 allows as it is. The servers cannot be told which address to
+bind and listen on every interface; the ports are the only thing chosen here.
 """
 
 from __future__ import annotations
@@ -18,10 +31,15 @@ import random
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from rocketq.codes import RequestCode
+from rocketq.errors import ProtocolError
+from rocketq.protocol.command import RemotingCommand, decode_frame, encode
 
 JAVA_CACHE = Path(os.environ.get("ROCKETQ_JAVA_CACHE", str(Path.home() / ".cache" / "rocketq" / "java")))
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -60,6 +78,15 @@ def java_env() -> dict[str, str]:
     return {**os.environ, "ROCKETMQ_HOME": str(ROCKETMQ_HOME)}
 
 
+def server_jvm_flags(version: str) -> tuple[str, ...]:
+    """What a ``version`` name server or broker needs on JDK 17 beyond its heap (see the module docstring)."""
+    logging = f"-Drmq.logback.configurationFile={ROCKETMQ_HOME / 'conf' / 'rmq.logback.xml'}"  # 5.x reads it
+    if version.startswith("4"):
+        return (logging, "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+                "--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED")  # fmt: skip
+    return (logging,)
+
+
 def _free_on_all_interfaces(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         try:
@@ -89,6 +116,38 @@ def _wait_for_line(proc: subprocess.Popen[bytes], log: Path, marker: str, timeou
         time.sleep(0.1)
     tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
     raise RuntimeError(f"{log.name}: no {marker!r} (exit {proc.poll()}):\n{tail}")
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise OSError("connection closed")
+        buf += chunk
+    return bytes(buf)
+
+
+def name_server_lists(namesrv_addr: str, broker_addr: str) -> bool:
+    """Whether the name server's cluster table holds ``broker_addr`` (one blocking GET_BROKER_CLUSTER_INFO)."""
+    host, _, port = namesrv_addr.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=5) as sock:
+            sock.sendall(encode(RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO)))
+            (length,) = struct.unpack(">I", _recv_exact(sock, 4))
+            answer = decode_frame(_recv_exact(sock, length))
+    except (OSError, ProtocolError):
+        return False
+    return answer.code == 0 and broker_addr.encode() in answer.body
+
+
+def _wait_for_registration(proc: subprocess.Popen[bytes], namesrv_addr: str, broker_addr: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if name_server_lists(namesrv_addr, broker_addr):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"the broker {broker_addr} never registered with {namesrv_addr} (exit {proc.poll()})")
 
 
 @dataclass
@@ -134,6 +193,8 @@ class JavaCluster:
             conf = self.base_dir / "broker.conf"
             self.broker = self._spawn(cp, self.broker_heap, BROKER_MAIN, conf, "broker.log")
             _wait_for_line(self.broker, self.base_dir / "broker.log", "boot success", timeout)
+            # 5.x says "boot success" before its first registration reaches the name server.
+            _wait_for_registration(self.broker, self.namesrv_addr, self.broker_addr, timeout)
         except BaseException:
             self.stop()
             raise
@@ -164,7 +225,8 @@ class JavaCluster:
         log = open(self.base_dir / log_name, "wb")  # noqa: SIM115 - the child keeps it
         try:
             return subprocess.Popen(
-                ["java", *heap, f"-Duser.home={self.base_dir}", "-cp", cp, main, "-c", str(conf)],
+                ["java", *heap, *server_jvm_flags(self.version), f"-Duser.home={self.base_dir}", "-cp", cp, main,
+                 "-c", str(conf)],
                 stdout=log, stderr=subprocess.STDOUT, env=java_env(), start_new_session=True,
             )  # fmt: skip
         finally:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+
 import pytest
 
+from rocketq.bench.report import ScenarioResult
 from rocketq.bench.scenarios import (
     ConsumeSpec,
     E2ESpec,
@@ -11,7 +17,8 @@ from rocketq.bench.scenarios import (
     ProduceSpec,
     StandardSpec,
 )
-from rocketq.cli.bench import build_common, spec_from_args
+from rocketq.bench.session import Cluster, CommonOptions, CpuMeter
+from rocketq.cli.bench import broker_pid_problem, build_common, spec_from_args
 from rocketq.cli.main import build_parser
 
 
@@ -94,3 +101,39 @@ def test_make_bench_command_line_parses() -> None:
     args = parse("standard", "--embedded", "--json", "benchmarks/last-run.json")
     assert args.json == "benchmarks/last-run.json"
     assert spec_from_args(args) == StandardSpec()
+
+
+def test_broker_pid_goes_with_namesrv() -> None:
+    args = parse("produce", "-n", "127.0.0.1:9876", "--broker-pid", str(os.getpid()))
+    common = build_common(args)
+    assert common.broker_pid == os.getpid()
+    assert broker_pid_problem(common) is None
+    # The reproducing command line keeps it.
+    assert ["--broker-pid", str(os.getpid())] == common.target_args()[2:4]
+    embedded = build_common(parse("produce", "--broker-pid", str(os.getpid())))
+    assert "goes with -n" in (broker_pid_problem(embedded) or "")
+
+
+def test_broker_pid_of_no_process_is_refused() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()  # reaped: its pid names no process now
+    common = build_common(parse("produce", "-n", "127.0.0.1:9876", "--broker-pid", str(proc.pid)))
+    assert "no such process" in (broker_pid_problem(common) or "")
+
+
+def test_broker_pid_is_measured_like_the_embedded_broker() -> None:
+    # A Cluster from -n with --broker-pid reads that process's CPU and RSS, and CpuMeter reports per message.
+    common = CommonOptions(namesrv="127.0.0.1:9876", broker_pid=os.getpid(), gc_freeze=False)
+    cluster = Cluster(common.namesrv or "", None, "as configured on the broker", common.broker_pid)
+    assert cluster.pid == os.getpid() and cluster.cpu() is not None
+    rss = cluster.rss()
+    assert rss is not None and rss.rss_kb > 0
+    meter = CpuMeter(cluster, common)
+    deadline = time.process_time() + 0.05
+    while time.process_time() < deadline:  # burn some CPU in "the broker" (this process)
+        pass
+    result = ScenarioResult("x", "x", "", {})
+    meter.fill(result, 1000)
+    assert result.extra["broker_cpu_us_per_msg"] > 0
+    without = Cluster("127.0.0.1:9876", None, "as configured on the broker")
+    assert without.pid is None and without.cpu() is None and without.rss() is None
