@@ -101,7 +101,7 @@ def test_a_plain_run_stores_what_the_general_path_stores(tmp_path: Path) -> None
             svc = service(c)
             assert svc.send(header("TPlain"), b"create", HOST, client_version=409, remote="r").ok
             svc.route_registered("TPlain")
-            messages = [header("TPlain", TAGS="t", KEYS=f"k{i}") for i in range(5)]
+            messages = [header("TPlain", TAGS="t", KEYS=f"k{i}", WAIT="true") for i in range(5)]
             if use_run:
                 run = [svc.prepare_plain(h, f"m{i}".encode(), HOST) for i, h in enumerate(messages)]
                 assert all(m is not None for m in run)
@@ -117,6 +117,20 @@ def test_a_plain_run_stores_what_the_general_path_stores(tmp_path: Path) -> None
         finally:
             c.store.shutdown()
     assert records[0] == records[1] and len(records[0]) == 6
+    # Java 4.9.7 stores a plain message without its WAIT property; both paths do the same
+    assert all("WAIT" not in props for _, _, props, _ in records[0])
+
+
+def test_wait_is_kept_where_the_store_encodes_the_properties_again(ctx: BrokerContext) -> None:
+    svc = service(ctx)
+    assert svc.send(header("TWait", WAIT="true"), b"plain", HOST, client_version=409, remote="r").ok
+    assert svc.send(header("TWait", WAIT="true", DELAY="1"), b"delayed", HOST, client_version=409, remote="r").ok
+    sel = ctx.store.get_commit_log_data(0)
+    assert sel is not None
+    stored = {r.body: r.properties for r in iter_records(bytes(sel.view))}
+    sel.release()
+    assert "WAIT" not in stored[b"plain"]
+    assert stored[b"delayed"]["WAIT"] == "true"  # as Java's CommitLog keeps it for a delay level
 
 
 def test_a_transactional_or_delayed_send_is_not_plain(ctx: BrokerContext) -> None:
