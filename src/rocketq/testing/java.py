@@ -5,10 +5,12 @@ into a cache outside the git tree; this module only reads that cache. The Java s
 warnings to ``<dir>/namesrv.log`` / ``broker.log``; ``ROCKETMQ_HOME`` points at
 ``tests/interop/java/home`` for the logback files they insist on reading.
 
-JVM flags: none beyond a small heap are needed on this machine's JDK 17 for 4.9.7 (its
-``runbroker.sh`` passes CMS and ``-XX:+UseBiasedLocking`` flags that JDK 17 rejects; starting the
-main classes directly skips them). The 4.9 servers cannot be told which address to bind and listen on
-every interface; the ports are the only thing chosen here.
+JVM flags: a small heap and, for the broker, ``BROKER_OPENS`` on this machine's JDK 17 for 4.9.7 (its
+``runbroker.sh`` passes CMS and ``-XX:+UseBiasedLocking`` flags that JDK 17 rejects; starting the main
+classes directly skips them). Without the opens a 4.9 broker cannot unmap a deleted topic's files
+(``MappedFile.clean`` reflects on ``DirectByteBuffer``) and answers DELETE_TOPIC_IN_BROKER with SYSTEM_ERROR.
+The 4.9 servers cannot be told which address to bind and listen on every interface; the ports are the only
+thing chosen here.
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ MQADMIN_MAIN = "org.apache.rocketmq.tools.command.MQAdminStartup"
 DRIVER_MAIN = "RocketqDriver"
 
 SERVER_HEAP = ("-Xms64m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m")
+# JDK 9+ module opens the 4.9 store needs to unmap files (runbroker.sh of 4.9.7 predates them).
+BROKER_OPENS = (
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
+)
 TOOL_HEAP = ("-Xms32m", "-Xmx192m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
 
@@ -132,7 +141,7 @@ class JavaCluster:
             self.broker_port = free_port_block((-2, 0, 1))
             self.write_broker_conf()
             conf = self.base_dir / "broker.conf"
-            self.broker = self._spawn(cp, self.broker_heap, BROKER_MAIN, conf, "broker.log")
+            self.broker = self._spawn(cp, (*self.broker_heap, *BROKER_OPENS), BROKER_MAIN, conf, "broker.log")
             _wait_for_line(self.broker, self.base_dir / "broker.log", "boot success", timeout)
         except BaseException:
             self.stop()
