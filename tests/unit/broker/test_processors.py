@@ -94,7 +94,8 @@ async def test_pull_answers_carry_the_four_header_fields(ctx: BrokerContext) -> 
     await settle(conn, 1)
     pull = PullProcessor(ctx, PullService(ctx))
     ext = {"consumerGroup": "cg", "topic": "TPullP", "queueId": "0", "queueOffset": "0", "maxMsgNums": "8",
-           "sysFlag": "4", "commitOffset": "0", "suspendTimeoutMillis": "0", "subscription": "*"}  # fmt: skip
+           "sysFlag": "4", "commitOffset": "0", "suspendTimeoutMillis": "0", "subscription": "*",
+           "subVersion": "0"}  # fmt: skip
     answer = pull.process(conn, RemotingCommand.request(RequestCode.PULL_MESSAGE, ext))  # type: ignore[arg-type]
     assert answer is not None and answer.code == ResponseCode.SUCCESS
     assert {k: answer.ext_fields[k] for k in ("suggestWhichBrokerId", "nextBeginOffset", "minOffset", "maxOffset")} == {
