@@ -81,8 +81,13 @@ async def test_a_bad_header_is_answered_system_error(ctx: BrokerContext) -> None
     conn = FakeConnection()
     bad = RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, {"a": "pg"}, b"x")
     proc.enqueue(conn, bad)
-    await settle(conn, 1)
-    assert conn.written[0].code == ResponseCode.SYSTEM_ERROR
+    no_queue = send_request("TBad", b"x", 2)
+    del no_queue.ext_fields["e"]
+    proc.enqueue(conn, no_queue)
+    await settle(conn, 2)
+    # as Java's answer to a processor that threw: SYSTEM_ERROR, the reason, no send extFields
+    assert [(r.code, r.ext_fields) for r in conn.written] == [(ResponseCode.SYSTEM_ERROR, {})] * 2
+    assert "'queueId' is missing" in (conn.written[1].remark or "")
     await proc.stop()
 
 

@@ -129,8 +129,8 @@ class SendProcessor:
                     header = SendMessageRequestHeader.from_ext(cmd.ext_fields)
                 else:
                     header = send_header_from_v2(cmd.ext_fields)
-            except ProtocolError as exc:
-                self._gate.reply(conn, cmd, self._response(cmd, ResponseCode.SYSTEM_ERROR, str(exc)))
+            except ProtocolError as exc:  # as Java answers a processor that threw: no send extFields
+                self._gate.reply(conn, cmd, cmd.response(ResponseCode.SYSTEM_ERROR, str(exc)))
                 continue
             if prepare is not None:
                 try:
