@@ -240,6 +240,15 @@ async def test_admin_topics_groups_and_offset_resets(ctx: BrokerContext) -> None
     admin = AdminService(ctx)
     assert (await admin.create_topic(TopicConfig("bad name", 4, 4, 6)))[0] == ResponseCode.SYSTEM_ERROR
     assert (await admin.create_topic(TopicConfig("TAdm", 0, 4, 6)))[0] == ResponseCode.SYSTEM_ERROR
+    assert (await admin.create_topic(TopicConfig("TAdm", 4, 4, 6, "NO_SUCH_TYPE")))[0] == ResponseCode.SYSTEM_ERROR
+    # system topics, as Java's TopicValidator.isSystemTopic: the fixed set, rmq_sys_*, the broker's own names
+    for name in ("TBW102", "RMQ_SYS_TRACE_TOPIC", "rmq_sys_x", ctx.config.brokerClusterName, ctx.config.brokerName,
+                 f"{ctx.config.brokerClusterName}_REPLY_TOPIC"):  # fmt: skip
+        code, remark = await admin.create_topic(TopicConfig(name, 4, 4, 6))
+        assert code == ResponseCode.SYSTEM_ERROR and "conflict with system topic" in (remark or ""), name
+        assert admin.delete_topic(name)[0] == ResponseCode.SYSTEM_ERROR
+    assert ctx.topics.get("TBW102") is not None and ctx.topics.get("TBW102").perm == 7  # type: ignore[union-attr]
+    assert admin.delete_topic("bad name")[0] == ResponseCode.SYSTEM_ERROR
     assert await admin.create_topic(TopicConfig("TAdm", 2, 2, 6)) == (ResponseCode.SUCCESS, None)
     registrar = ctx.registrar
     assert isinstance(registrar, RecordingRegistrar) and registrar.registrations == 1
@@ -253,5 +262,5 @@ async def test_admin_topics_groups_and_offset_resets(ctx: BrokerContext) -> None
     assert ctx.groups.get("g") is not None and ctx.groups.get("g").retry_max_times == 3  # type: ignore[union-attr]
     admin.delete_group("g")
     assert ctx.groups.get("g") is None and ctx.offsets.offsets_of("g", "TAdm") == {}
-    admin.delete_topic("TAdm")
+    assert admin.delete_topic("TAdm") == (ResponseCode.SUCCESS, None)
     assert admin.topic_offsets("TAdm") is None and admin.reset_offsets("g", "TAdm", -1, force=True) is None

@@ -64,8 +64,8 @@ class AdminProcessors:
         return cmd.response(code, remark)
 
     def delete_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        self._admin.delete_topic(TopicRequestHeader.from_ext(cmd.ext_fields).topic)
-        return cmd.response(ResponseCode.SUCCESS)
+        code, remark = self._admin.delete_topic(TopicRequestHeader.from_ext(cmd.ext_fields).topic)
+        return cmd.response(code, remark)
 
     def all_topic_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         return cmd.response(ResponseCode.SUCCESS, body=dumps(self._ctx.topics.wrapper_json()))
