@@ -258,6 +258,9 @@ async def test_admin_topics_groups_and_offset_resets(ctx: BrokerContext) -> None
     assert offsets is not None and [q.max_offset for q in offsets] == [3, 0]
     assert admin.reset_offsets("g", "TAdm", -1, force=True) == [(0, 3), (1, 0)]
     assert [q.consumer_offset for q in admin.consume_offsets("g", None)["TAdm"]] == [3, 0]
+    # a group that never committed: offset 0 on every read queue (Java's getConsumeStats), no store time
+    fresh = admin.consume_offsets("never", "TAdm")["TAdm"]
+    assert [(q.consumer_offset, q.max_offset, q.last_timestamp) for q in fresh] == [(0, 3, 0), (0, 0, 0)]
     admin.update_group(SubscriptionGroupConfig("g", retry_max_times=3))
     assert ctx.groups.get("g") is not None and ctx.groups.get("g").retry_max_times == 3  # type: ignore[union-attr]
     admin.delete_group("g")

@@ -92,22 +92,26 @@ class AdminService:
         self._ctx.offsets.remove_group(group)
 
     def consume_offsets(self, group: str, topic: str | None) -> dict[str, list[QueueOffsets]]:
-        """Per topic the group consumes (or ``topic``): each queue's broker offset and the group's offset.
+        """Per topic the group consumes (or ``topic``): each read queue's broker offset and the group's offset
+        (0 where it committed none), as Java's getConsumeStats; a topic the online group does not subscribe to
+        is left out.
 
         ``last_timestamp`` is the store time of the last message the group consumed (0: none yet).
         """
         ctx = self._ctx
         store = ctx.store
         topics = [topic] if topic else sorted(ctx.offsets.topics_of_group(group))
+        online = ctx.consumers.get(group)
+        subscribed = online.subscriptions if online is not None else {}
         out: dict[str, list[QueueOffsets]] = {}
         for name in topics:
             tc = ctx.topics.get(name)
-            if tc is None:
+            if tc is None or (subscribed and name not in subscribed):
                 continue
             committed = ctx.offsets.offsets_of(group, name)
             rows = []
-            for qid in range(tc.write_queue_nums):
-                consumer_off = committed.get(qid, -1)
+            for qid in range(tc.read_queue_nums):
+                consumer_off = max(0, committed.get(qid, 0))
                 last_ts = store.get_message_store_timestamp(name, qid, consumer_off - 1) if consumer_off > 0 else 0
                 rows.append(QueueOffsets(qid, store.get_min_offset_in_queue(name, qid),
                                          store.get_max_offset_in_queue(name, qid), last_ts, consumer_off))  # fmt: skip
