@@ -150,7 +150,12 @@ class BrokerController:
             QueryProcessors(ctx),
             self.sink_commit,
             EndTransactionProcessor(self.dispatcher, self.transactions),
-            AdminProcessors(ctx, send_queue_size=self.send.queue_size, held_pulls=self.pull_holds.held_count),
+            AdminProcessors(
+                ctx,
+                send_queue_size=self.send.queue_size,
+                send_head_wait=self.send.head_wait_ms,
+                held_pulls=self.pull_holds.held_count,
+            ),
         )
         self.consumers.on_members_changed = self._on_members_changed
         self.dispatcher.close_listeners.append(self._on_connection_closed)

@@ -151,6 +151,12 @@ async def test_admin_topics_groups_and_stats(wire: Wire, cluster) -> None:
     info = await wire.call(RequestCode.GET_BROKER_RUNTIME_INFO)
     table = orjson.loads(info.body)["table"]
     assert int(table["commitLogMaxOffset"]) > 0 and all(isinstance(v, str) for v in table.values())
+    # what mqadmin clusterList parses with Long.parseLong
+    for key in ("msgPutTotalYesterdayMorning", "msgPutTotalTodayMorning", "msgGetTotalYesterdayMorning",
+                "msgGetTotalTodayMorning", "earliestMessageTimeStamp", "sendThreadPoolQueueHeadWaitTimeMills",
+                "pullThreadPoolQueueHeadWaitTimeMills"):  # fmt: skip
+        int(table[key])
+    assert int(table["earliestMessageTimeStamp"]) > 0 and table["remainHowManyDataToFlush"].endswith("B")
     assert (await wire.call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": "ga"})).code == 206
     assert (await wire.call(RequestCode.HEART_BEAT, body=heartbeat("cx", "ga", "TA"))).code == 0
     conns = orjson.loads((await wire.call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": "ga"})).body)
