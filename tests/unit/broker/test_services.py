@@ -4,6 +4,7 @@ checked on their outcomes."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from pathlib import Path
 
@@ -165,6 +166,10 @@ def test_pull_outcomes(ctx: BrokerContext) -> None:
     assert parked.code == ResponseCode.PULL_NOT_FOUND and parked.suspend_seconds == 1.0
     again = pulls.pull(caught_up, remote="r", allow_suspend=False)
     assert again.suspend_seconds == 0 and again.next_begin_offset == 3
+    # a filter type other than TAG on a broker without enablePropertyFilter: SYSTEM_ERROR naming the type
+    sql = dataclasses.replace(pull_header("TPull"), subscription="a = 1", expression_type="SQL92")
+    refused = pulls.pull(sql, remote="r", allow_suspend=True)
+    assert refused.code == ResponseCode.SYSTEM_ERROR and (refused.remark or "").endswith("filter message by SQL92")
     ctx.topics.update(type(ctx.topics.get("TPull"))("TPull", 8, 8, 0))  # type: ignore[misc]
     assert pulls.pull(pull_header("TPull"), remote="r", allow_suspend=True).code == ResponseCode.NO_PERMISSION
 

@@ -100,7 +100,8 @@ class PullService:
             sub = found
         if sub.expression_type != "TAG" and not cfg.enablePropertyFilter:
             return PullOutcome(
-                ResponseCode.NO_PERMISSION, "The broker does not support consumer to filter message by SQL92"
+                ResponseCode.SYSTEM_ERROR,
+                f"The broker does not support consumer to filter message by {sub.expression_type}",
             )
         try:
             message_filter = build_filter(sub)
