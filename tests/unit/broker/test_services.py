@@ -166,6 +166,11 @@ def test_pull_outcomes(ctx: BrokerContext) -> None:
     assert parked.code == ResponseCode.PULL_NOT_FOUND and parked.suspend_seconds == 1.0
     again = pulls.pull(caught_up, remote="r", allow_suspend=False)
     assert again.suspend_seconds == 0 and again.next_begin_offset == 3
+    # a queue never written: Java's store makes its file on lookup and reports an empty queue
+    empty = pulls.pull(dataclasses.replace(pull_header("TPull", offset=2), queue_id=3), remote="r", allow_suspend=True)
+    assert (empty.code, empty.remark, empty.next_begin_offset) == (
+        ResponseCode.PULL_OFFSET_MOVED, "NO_MESSAGE_IN_QUEUE", 0,
+    )  # fmt: skip
     # a filter type other than TAG on a broker without enablePropertyFilter: SYSTEM_ERROR naming the type
     sql = dataclasses.replace(pull_header("TPull"), subscription="a = 1", expression_type="SQL92")
     refused = pulls.pull(sql, remote="r", allow_suspend=True)
