@@ -147,9 +147,16 @@ def test_send_back_reroutes_to_retry_then_dlq(ctx: BrokerContext) -> None:
     sem = MessageSemantics(TransactionService(ctx), TimerService(ctx))
     out = service(ctx).send(header("TBack"), b"failed", HOST, client_version=409, remote="r")
     offset = out.end_offset - ctx.store.look_message_by_offset(0).store_size  # type: ignore[union-attr]
-    h = ConsumerSendMsgBackRequestHeader(offset=offset, group="g2", delay_level=-1, origin_msg_id=None)
+    h = ConsumerSendMsgBackRequestHeader(offset=offset, group="g2", delay_level=-1, origin_msg_id="ignored")
     assert send_back(ctx, sem, h, client_version=409) == (ResponseCode.SUCCESS, None)
     assert ctx.store.get_max_offset_in_queue("%DLQ%g2", 0) == 1
+    original = ctx.store.look_message_by_offset(offset)
+    dead = ctx.store.look_message_by_offset(out.end_offset)
+    assert original is not None and dead is not None and dead.topic == "%DLQ%g2"
+    # as Java's asyncConsumerSendMsgBack writes them: no wait, no delay, the original's offset id
+    assert (dead.properties["WAIT"], dead.properties["DELAY"]) == ("false", "0")
+    assert dead.properties["ORIGIN_MESSAGE_ID"] == original.offset_msg_id
+    assert dead.properties["RETRY_TOPIC"] == "TBack" and dead.reconsume_times == 1
 
 
 def test_pull_outcomes(ctx: BrokerContext) -> None:

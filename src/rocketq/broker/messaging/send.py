@@ -385,6 +385,7 @@ def send_back(
     props = dict(original.properties)
     props.setdefault(PROP_RETRY_TOPIC, original.topic)
     props.pop(PROP_TRAN_MSG, None)
+    props[PROP_WAIT] = "false"  # Java's setWaitStoreMsgOK(false): it stays in the stored properties
     max_times = group_cfg.retry_max_times
     if h.max_reconsume_times is not None and client_version >= VERSION_V3_4_9:
         max_times = h.max_reconsume_times
@@ -393,7 +394,7 @@ def send_back(
         topic = DLQ_PREFIX + h.group
         ctx.topics.create_system_if_absent(topic, 1, PERM_READ | PERM_WRITE)
         queue_id = 0
-        props.pop(PROP_DELAY, None)
+        props[PROP_DELAY] = "0"  # Java's setDelayTimeLevel(0): no delay, written down
     else:
         topic = RETRY_PREFIX + h.group
         ctx.topics.create_system_if_absent(topic, max(1, group_cfg.retry_queue_nums), PERM_READ | PERM_WRITE)
@@ -402,7 +403,9 @@ def send_back(
             delay = 3 + original.reconsume_times
         props[PROP_DELAY] = str(delay)
     ctx.registrar.kick()
-    props.setdefault(PROP_ORIGIN_MESSAGE_ID, h.origin_msg_id or original.msg_id)
+    # the first failed message's id: Java keeps an existing one, else takes the offset id of the message it
+    # looked up (the header's originMsgId is not used)
+    props.setdefault(PROP_ORIGIN_MESSAGE_ID, original.offset_msg_id)
     msg = restore(original, topic, queue_id, props, reconsume_times=original.reconsume_times + 1)
     result = ctx.store.put_message(semantics.before_put(msg))
     if result.status.name == "PUT_OK":
