@@ -19,6 +19,7 @@ from differential import RUN_ID, Side, json_frame, observe, props, raw_exchange
 
 from rocketq.codes import RequestCode as RC
 from rocketq.protocol.message import BatchItem, encode_batch
+from rocketq.testing.wire import records
 
 # ------------------------------------------------------------------------------------------ request makers
 
@@ -83,10 +84,15 @@ async def sc_send_statuses(s: Side) -> dict[str, Any]:
     return out
 
 
-async def send(s: Side, to: str, body: bytes = b"x", *, code: int = RC.SEND_MESSAGE_V2, **kw: Any) -> Any:
+async def send(
+    s: Side, to: str, body: bytes = b"x", *, code: int = RC.SEND_MESSAGE_V2, wait: bool = True, **kw: Any
+) -> Any:
+    """One send; with ``wait``, returns once the message is in its consume queue (not for a delayed one: its
+    answer's offsets are SCHEDULE_TOPIC_XXXX's)."""
     ext = send_ext(to, **kw)
     resp = await s.b(code, v2(ext) if code != RC.SEND_MESSAGE else ext, body)
-    await dispatched(s, to, resp)
+    if wait:
+        await dispatched(s, to, resp)
     return resp
 
 
@@ -752,4 +758,77 @@ async def sc_long_poll(s: Side) -> dict[str, Any]:
     out: dict[str, Any] = {"parked": parked.done()}
     await send(s, topic, b"p1")
     out["woken"] = pull_view(s, await asyncio.wait_for(parked, 15))
+    return out
+
+
+def commit_log_offset(resp: Any) -> int:
+    """The commit-log offset in a send answer's offset message id (what clients decode for transactions)."""
+    return int(resp.ext_fields["msgId"][16:], 16)
+
+
+async def records_when_there(s: Side, topic: str, queue: int, count: int, limit: float = 15.0) -> dict[str, Any]:
+    """Pull ``topic``/``queue`` from 0 once ``count`` messages have arrived there (delays, requeues)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while loop.time() < deadline:
+        got = await s.b(RC.GET_MAX_OFFSET, {"topic": topic, "queueId": queue})
+        if not isinstance(got, str) and got.code == 0 and int(got.ext_fields["offset"]) >= count:
+            break
+        await asyncio.sleep(0.1)
+    return observe(s, await pull(s, topic, queue, 0), body="records")
+
+
+async def sc_transactions(s: Side) -> dict[str, Any]:
+    """Half messages and END_TRANSACTION: commit, rollback, a wrong producer group, an unknown offset."""
+    topic = s.unique("DiffTx")
+    await create_topic(s, topic, queues=1)
+    out: dict[str, Any] = {}
+    half_props = {"UNIQ_KEY": "0A000001000018B4AAC20000000000A1", "WAIT": "true", "TRAN_MSG": "true",
+                  "PGROUP": "diff_tx_pg", "TAGS": "tx"}  # fmt: skip
+    halves = []
+    for name in ("commit", "rollback", "wrong_group", "unknown"):
+        resp = await s.b(RC.SEND_MESSAGE_V2, v2(send_ext(topic, p=half_props, sysFlag=4, producerGroup="diff_tx_pg")),
+                         f"half-{name}".encode())  # fmt: skip
+        out[f"half_{name}"] = observe(s, resp, variable=["queueOffset"])  # the half topic is shared
+        halves.append(resp)
+
+    def end(resp: Any, how: int, **over: Any) -> dict[str, Any]:
+        ext = {"producerGroup": "diff_tx_pg", "tranStateTableOffset": resp.ext_fields["queueOffset"],
+               "commitLogOffset": commit_log_offset(resp), "commitOrRollback": how, "fromTransactionCheck": "false",
+               "msgId": half_props["UNIQ_KEY"]}  # fmt: skip
+        ext.update(over)
+        return ext
+
+    out["end_commit"] = observe(s, await s.b(RC.END_TRANSACTION, end(halves[0], 8)))
+    out["end_rollback"] = observe(s, await s.b(RC.END_TRANSACTION, end(halves[1], 12)))
+    out["end_wrong_group"] = observe(s, await s.b(RC.END_TRANSACTION, end(halves[2], 8, producerGroup="other_pg")))
+    out["end_unknown_offset"] = observe(s, await s.b(RC.END_TRANSACTION, end(halves[3], 8,
+                                                                              commitLogOffset=1 << 40)))  # fmt: skip
+    out["end_not_type"] = observe(s, await s.b(RC.END_TRANSACTION, end(halves[3], 0), timeout=2.0))
+    out["real_topic"] = await records_when_there(s, topic, 0, 1)
+    committed = records(await pull(s, topic, 0, 0))
+    out["prepared_offset_is_the_halfs"] = [r.prepared_transaction_offset for r in committed] == [
+        commit_log_offset(halves[0])
+    ]
+    return out
+
+
+async def sc_delay_and_send_back(s: Side) -> dict[str, Any]:
+    """A delay-level message through SCHEDULE_TOPIC_XXXX, and CONSUMER_SEND_MSG_BACK to the dead-letter queue."""
+    topic = s.unique("DiffDelay")
+    await create_topic(s, topic, queues=1)
+    out: dict[str, Any] = {}
+    delayed = {"UNIQ_KEY": "0A000001000018B4AAC20000000000D1", "WAIT": "true", "DELAY": "1"}
+    resp = await send(s, topic, b"later", p=delayed, wait=False)
+    out["delayed_send"] = observe(s, resp, variable=["queueOffset"])  # SCHEDULE_TOPIC_XXXX's, shared
+    original = await send(s, topic, b"failed", p={"UNIQ_KEY": "0A000001000018B4AAC20000000000D2", "TAGS": "f"})
+    group = s.unique("cg_back")
+    back = {"offset": commit_log_offset(original), "group": group, "delayLevel": -1, "originTopic": topic,
+            "originMsgId": "0A000001000018B4AAC20000000000D2", "maxReconsumeTimes": 16}  # fmt: skip
+    out["send_back_to_dlq"] = observe(s, await s.b(RC.CONSUMER_SEND_MSG_BACK, back))
+    out["send_back_unknown_group_offset"] = observe(s, await s.b(RC.CONSUMER_SEND_MSG_BACK,
+                                                                 {**back, "offset": 1 << 40}))  # fmt: skip
+    out["dlq"] = await records_when_there(s, f"%DLQ%{group}", 0, 1)
+    out["dlq_route"] = own_broker_only(observe(s, await route(s, f"%DLQ%{group}")))
+    out["delivered"] = await records_when_there(s, topic, 0, 2)
     return out

@@ -225,6 +225,9 @@ def record_data(side: Side, rec: MessageRecord, raw_props: bytes) -> dict[str, A
     assert store_addr == side.broker, f"{side.label}: storeHost {store_addr} is not the broker's address"
     assert rec.born_host[0] == "127.0.0.1", f"{side.label}: bornHost {rec.born_host}"
     assert _is_ms_timestamp(rec.store_timestamp) and _is_ms_timestamp(rec.born_timestamp)
+    props = side.scrub(dict(rec.properties))
+    if "ORIGIN_MESSAGE_ID" in props and _check_msg_id(side, props["ORIGIN_MESSAGE_ID"]):
+        props["ORIGIN_MESSAGE_ID"] = "<offsetMsgId>"  # a retried message's first offset id (broker-made)
     fixed = rec.store_size - len(raw_props)
     assert fixed == 91 + len(rec.body) + len(rec.topic.encode()), f"{side.label}: record size {rec.store_size}"
     return {
@@ -238,10 +241,13 @@ def record_data(side: Side, rec: MessageRecord, raw_props: bytes) -> dict[str, A
         "storeTimestamp": "<storeTimestamp>",
         "storeHost": "<BROKER_ADDR>",
         "reconsumeTimes": rec.reconsume_times,
-        "preparedTransactionOffset": "<commit-log offset>" if rec.prepared_transaction_offset else 0,
+        # a committed transactional message names its half message's commit-log offset (0 for any other)
+        "preparedTransactionOffset": "<commit-log offset>"
+        if rec.sys_flag & 0xC == 0x8
+        else rec.prepared_transaction_offset,
         "body": rec.uncompressed_body().decode("utf-8", "replace"),
         "sizeWithoutProperties": fixed,
-        "properties": side.scrub(dict(rec.properties)),
+        "properties": props,
         # Java drops the last separator (a deliberate difference, see test_differential.DELIBERATE)
         "propertiesEndWithSeparator": raw_props.endswith(b"\x02"),
     }

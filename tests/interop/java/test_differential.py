@@ -105,16 +105,20 @@ DELIBERATE = (
     "ROCKETMQ-serialised request from language CPP",
     'send with `batch` "1" (C++ 1.2.3 batches)',
     "heartbeat `codeSet` (C++ 1.2.3 sends `atoi(tag)`)",
+    "properties of a delivered delayed or committed transactional message",
 )
 
 COMPATIBILITY_DOC = Path(__file__).resolve().parents[3] / "docs" / "compatibility.md"
 
 
+ABSENT = "<absent>"
+
+
 def deliberate(row: str, java: dict[str, Any], rq: dict[str, Any], key: str) -> tuple[Any, Any]:
-    """Take ``key`` out of both observations: a difference documented in row ``row``. The caller asserts both
-    values (Java's and rocketq's behaviour as the row states them)."""
+    """Take ``key`` out of both observations (``ABSENT`` where it is not): a difference documented in row
+    ``row``. The caller asserts both values (Java's and rocketq's behaviour as the row states them)."""
     assert row in DELIBERATE, row
-    return java.pop(key), rq.pop(key)
+    return java.pop(key, ABSENT), rq.pop(key, ABSENT)
 
 
 def refused_for_a_missing_field(obs: dict[str, Any]) -> bool:
@@ -335,6 +339,39 @@ async def test_cpp_batch_flag(sides: tuple[Side, Side]) -> None:
     assert (java_send["answer"]["ext"]["msgId"], rq_send["answer"]["ext"]["msgId"]) == ("<msgId x1>", "<msgId x2>")
     java_pull, rq_pull = deliberate(row, java, rq, "pull")
     assert len(java_pull["bodies"]) == 1 and rq_pull["bodies"] == ["cb0", "cb1"]
+    assert_same(java, rq)
+
+
+LEFT_BEHIND = "properties of a delivered delayed or committed transactional message"
+
+
+async def test_transactions(sides: tuple[Side, Side]) -> None:
+    java, rq = await both(sides, sc.sc_transactions)
+    assert java["prepared_offset_is_the_halfs"] is True
+    committed_java, committed_rq = java["real_topic"]["body"][0], rq["real_topic"]["body"][0]
+    assert committed_java["sysFlag"] == 8 and committed_java["preparedTransactionOffset"] == "<commit-log offset>"
+    for name in ("REAL_TOPIC", "REAL_QID", "TRAN_MSG"):
+        java_value, rq_value = deliberate(LEFT_BEHIND, committed_java["properties"], committed_rq["properties"], name)
+        assert java_value != ABSENT and rq_value == ABSENT, name
+    props_separators(java["real_topic"]["body"], rq["real_topic"]["body"])
+    assert [java[k]["code"] for k in ("end_commit", "end_rollback", "end_wrong_group", "end_unknown_offset")] == [
+        0, 0, 1, 1,
+    ]  # fmt: skip
+    assert java["end_not_type"] == {"answer": NO_ANSWER}
+    assert_same(java, rq)
+
+
+async def test_delay_levels_and_dead_letters(sides: tuple[Side, Side]) -> None:
+    java, rq = await both(sides, sc.sc_delay_and_send_back)
+    delivered_java, delivered_rq = java["delivered"]["body"], rq["delivered"]["body"]
+    later_java = next(r for r in delivered_java if r["body"] == "later")
+    later_rq = next(r for r in delivered_rq if r["body"] == "later")
+    assert deliberate(LEFT_BEHIND, later_java["properties"], later_rq["properties"], "DELAY") == ("1", ABSENT)
+    assert later_java["properties"]["REAL_TOPIC"] == later_java["topic"]  # both keep REAL_TOPIC/REAL_QID here
+    dead = java["dlq"]["body"][0]["properties"]
+    assert (dead["WAIT"], dead["DELAY"], dead["ORIGIN_MESSAGE_ID"]) == ("false", "0", "<offsetMsgId>")
+    props_separators(delivered_java, delivered_rq)
+    props_separators(java["dlq"]["body"], rq["dlq"]["body"])
     assert_same(java, rq)
 
 
