@@ -129,6 +129,8 @@ async def test_queue_offsets_time_search_view_and_query(wire: Wire) -> None:
     assert resp.code == 0 and [m.body for m in records(resp)] == [b"m2"]
     miss = await wire.call(RequestCode.QUERY_MESSAGE, {**qm, "key": "nope"})
     assert miss.code == ResponseCode.QUERY_NOT_FOUND
+    # Java's answer carries the response header even here (QueryMessageProcessor)
+    assert miss.ext_fields == {"indexLastUpdateTimestamp": "0", "indexLastUpdatePhyoffset": "0"}
 
 
 async def test_admin_topics_groups_and_stats(wire: Wire, cluster) -> None:
