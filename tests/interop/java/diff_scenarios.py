@@ -832,3 +832,26 @@ async def sc_delay_and_send_back(s: Side) -> dict[str, Any]:
     out["dlq_route"] = own_broker_only(observe(s, await route(s, f"%DLQ%{group}")))
     out["delivered"] = await records_when_there(s, topic, 0, 2)
     return out
+
+
+async def sc_query_and_view(s: Side) -> dict[str, Any]:
+    """QUERY_MESSAGE by key and by unique key, VIEW_MESSAGE_BY_ID: answers, header fields, records."""
+    topic = s.unique("DiffQuery")
+    await create_topic(s, topic, queues=1)
+    uk = "0A000001000018B4AAC20000000000E1"
+    sent = await send(s, topic, b"find me", p={"UNIQ_KEY": uk, "KEYS": "alpha beta", "WAIT": "true"})
+    q = {"topic": topic, "maxNum": 32, "beginTimestamp": 0, "endTimestamp": 4_000_000_000_000}
+    out: dict[str, Any] = {}
+    # the index is written after the consume queue: wait for it as a client would retry
+    for _ in range(50):
+        found = await s.b(RC.QUERY_MESSAGE, {**q, "key": "beta"})
+        if not isinstance(found, str) and found.code == 0:
+            break
+        await asyncio.sleep(0.1)
+    out["by_key"] = observe(s, found, body="records")
+    out["by_unique_key"] = observe(s, await s.b(RC.QUERY_MESSAGE, {**q, "key": uk, "_UNIQUE_KEY_QUERY": "true"}),
+                                   body="records")  # fmt: skip
+    out["by_missing_key"] = observe(s, await s.b(RC.QUERY_MESSAGE, {**q, "key": "gamma"}))
+    out["view_by_id"] = observe(s, await s.b(RC.VIEW_MESSAGE_BY_ID, {"offset": commit_log_offset(sent)}),
+                                body="records")  # fmt: skip
+    return out

@@ -375,6 +375,15 @@ async def test_delay_levels_and_dead_letters(sides: tuple[Side, Side]) -> None:
     assert_same(java, rq)
 
 
+async def test_query_and_view_messages(sides: tuple[Side, Side]) -> None:
+    java, rq = await both(sides, sc.sc_query_and_view)
+    assert java["by_key"]["code"] == 0 and [r["body"] for r in java["by_key"]["body"]] == ["find me"]
+    assert java["by_missing_key"]["code"] == 22
+    for key in ("by_key", "by_unique_key", "view_by_id"):
+        props_separators(java[key]["body"], rq[key]["body"])
+    assert_same(java, rq)
+
+
 async def test_no_client_mistake_made_a_server_error(sides: tuple[Side, Side]) -> None:
     """Runs last: every bad request above was answered (or its connection closed) without an error logged."""
     assert [r.getMessage() for r in SERVER_ERRORS.records] == []
