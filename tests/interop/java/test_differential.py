@@ -130,8 +130,9 @@ def stored(obs: dict[str, Any]) -> bool:
     return obs["code"] == 0 and {"msgId", "queueId", "queueOffset"} <= set(obs["ext"])
 
 
-def props_separators(row_records: list[dict[str, Any]], rq_records: list[dict[str, Any]]) -> None:
-    for j, r in zip(row_records, rq_records, strict=True):
+def props_separators(java_records: list[dict[str, Any]], rq_records: list[dict[str, Any]]) -> None:
+    """Each pulled record's properties text: Java's ends without 0x02, rocketq's with it."""
+    for j, r in zip(java_records, rq_records, strict=True):
         java_end, rq_end = deliberate("stored message properties", j, r, "propertiesEndWithSeparator")
         assert (java_end, rq_end) == (False, True)
 
