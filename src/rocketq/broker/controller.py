@@ -154,7 +154,12 @@ class BrokerController:
             self.sink_commit,
             EndTransactionProcessor(self.dispatcher, self.transactions),
             ReplyProcessor(ctx, ReplyService(ctx, self.send_service)),
-            AdminProcessors(ctx, send_queue_size=self.send.queue_size, held_pulls=self.pull_holds.held_count),
+            AdminProcessors(
+                ctx,
+                send_queue_size=self.send.queue_size,
+                send_head_wait=self.send.head_wait_ms,
+                held_pulls=self.pull_holds.held_count,
+            ),
         )
         self.consumers.on_members_changed = self._on_members_changed
         self.dispatcher.close_listeners.append(self._on_connection_closed)

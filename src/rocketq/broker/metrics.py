@@ -36,6 +36,16 @@ class BrokerMetrics:
         """Messages handed to readers since start."""
         return self._store.get_transferred
 
+    def day_marks(self) -> dict[str, int]:
+        """The put and get totals at the start of today and of yesterday (Java's BrokerStats)."""
+        st = self._store
+        return {
+            "msgPutTotalYesterdayMorning": st.put_yesterday_morning,
+            "msgPutTotalTodayMorning": st.put_today_morning,
+            "msgGetTotalYesterdayMorning": st.get_yesterday_morning,
+            "msgGetTotalTodayMorning": st.get_today_morning,
+        }
+
     def tps(self) -> tuple[float, float]:
         """(messages stored, messages handed to readers) per second over the last 10 s, from one snapshot."""
         snap = self._store.snapshot()

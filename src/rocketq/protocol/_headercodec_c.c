@@ -105,9 +105,10 @@ fail:
     return NULL;
 }
 
-/* plain_properties(text, excluded, suffix): the compiled twin of rocketq.protocol.message._plain_properties_py
- * (read its docstring). One pass over the text's UTF-8 instead of a dict of its pieces: the broker asks this of
- * every send. A piece is NAME 0x01 VALUE, pieces end with 0x02 (Java's form drops the last one). */
+/* plain_properties(text, excluded, suffix, dropped): the compiled twin of
+ * rocketq.protocol.message._plain_properties_py (read its docstring). One pass over the text's UTF-8 instead of a
+ * dict of its pieces: the broker asks this of every send. A piece is NAME 0x01 VALUE, pieces end with 0x02 (Java's
+ * form drops the last one). */
 #define MAX_PIECES 64
 static PyObject *plain_fallback;  /* the pure twin: texts of more pieces than tracked here go to it */
 
@@ -116,9 +117,22 @@ static PyObject *set_plain_fallback(PyObject *self, PyObject *fn) {
     Py_RETURN_NONE;
 }
 
+/* 1 when the piece's name is one of ``names`` (a tuple of str), 0 when not, -1 on error */
+static int name_in(PyObject *names, const char *piece, Py_ssize_t name_len) {
+    Py_ssize_t count = PyTuple_GET_SIZE(names);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t len;
+        const char *name = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(names, i), &len);
+        if (name == NULL) return -1;
+        if (len == name_len && memcmp(name, piece, (size_t)name_len) == 0) return 1;
+    }
+    return 0;
+}
+
 static PyObject *plain_properties(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3 || !PyUnicode_Check(args[0]) || !PyTuple_Check(args[1]) || !PyBytes_Check(args[2]))
-        return PyErr_Format(PyExc_TypeError, "plain_properties(str, tuple, bytes)");
+    if (nargs != 4 || !PyUnicode_Check(args[0]) || !PyTuple_Check(args[1]) || !PyBytes_Check(args[2])
+        || !PyTuple_Check(args[3]))
+        return PyErr_Format(PyExc_TypeError, "plain_properties(str, tuple, bytes, tuple)");
     Py_ssize_t n;
     const char *s = PyUnicode_AsUTF8AndSize(args[0], &n);
     if (s == NULL) {  /* not encodable (a lone surrogate): not stored as it came */
@@ -126,13 +140,12 @@ static PyObject *plain_properties(PyObject *self, PyObject *const *args, Py_ssiz
         PyErr_Clear();
         Py_RETURN_NONE;
     }
-    PyObject *excluded = args[1];
-    Py_ssize_t n_excluded = PyTuple_GET_SIZE(excluded);
     const char *names[MAX_PIECES];
-    Py_ssize_t name_lens[MAX_PIECES];
+    Py_ssize_t name_lens[MAX_PIECES], piece_lens[MAX_PIECES];
+    char drop[MAX_PIECES];
     const char *found[3] = {NULL, NULL, NULL};  /* TAGS, UNIQ_KEY, KEYS values */
     Py_ssize_t found_lens[3] = {0, 0, 0};
-    int pieces = 0, java_form = 0;
+    int pieces = 0, java_form = 0, any_dropped = 0;
     Py_ssize_t start = 0;
     while (start < n) {
         const char *piece = s + start;
@@ -148,12 +161,13 @@ static PyObject *plain_properties(PyObject *self, PyObject *const *args, Py_ssiz
         }
         for (int i = 0; i < pieces; i++)  /* a repeated name: the dict keeps one */
             if (name_lens[i] == name_len && memcmp(names[i], piece, (size_t)name_len) == 0) Py_RETURN_NONE;
-        for (Py_ssize_t i = 0; i < n_excluded; i++) {
-            Py_ssize_t ex_len;
-            const char *ex = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(excluded, i), &ex_len);
-            if (ex == NULL) return NULL;
-            if (ex_len == name_len && memcmp(ex, piece, (size_t)name_len) == 0) Py_RETURN_NONE;
-        }
+        int hit = name_in(args[1], piece, name_len);
+        if (hit < 0) return NULL;
+        if (hit) Py_RETURN_NONE;
+        hit = name_in(args[3], piece, name_len);
+        if (hit < 0) return NULL;
+        drop[pieces] = (char)hit;
+        any_dropped |= hit;
         int which = -1;
         if (name_len == 4 && memcmp(piece, "TAGS", 4) == 0) which = 0;
         else if (name_len == 8 && memcmp(piece, "UNIQ_KEY", 8) == 0) which = 1;
@@ -163,16 +177,34 @@ static PyObject *plain_properties(PyObject *self, PyObject *const *args, Py_ssiz
             found_lens[which] = len - name_len - 1;
         }
         names[pieces] = piece;
+        piece_lens[pieces] = len;
         name_lens[pieces++] = name_len;
         start += len + 1;
     }
     Py_ssize_t suffix_len = PyBytes_GET_SIZE(args[2]);
-    PyObject *stored = PyBytes_FromStringAndSize(NULL, n + java_form + suffix_len);
-    if (stored == NULL) return NULL;
-    char *o = PyBytes_AS_STRING(stored);
-    memcpy(o, s, (size_t)n);
-    if (java_form) o[n] = 0x02;
-    memcpy(o + n + java_form, PyBytes_AS_STRING(args[2]), (size_t)suffix_len);
+    PyObject *stored;
+    if (!any_dropped) {  /* the common case: the text as it came (Java's form gets its last 0x02 back) */
+        stored = PyBytes_FromStringAndSize(NULL, n + java_form + suffix_len);
+        if (stored == NULL) return NULL;
+        char *o = PyBytes_AS_STRING(stored);
+        memcpy(o, s, (size_t)n);
+        if (java_form) o[n] = 0x02;
+        memcpy(o + n + java_form, PyBytes_AS_STRING(args[2]), (size_t)suffix_len);
+    } else {  /* the kept pieces, each ended by 0x02 */
+        Py_ssize_t size = suffix_len;
+        for (int i = 0; i < pieces; i++)
+            if (!drop[i]) size += piece_lens[i] + 1;
+        stored = PyBytes_FromStringAndSize(NULL, size);
+        if (stored == NULL) return NULL;
+        char *o = PyBytes_AS_STRING(stored);
+        for (int i = 0; i < pieces; i++) {
+            if (drop[i]) continue;
+            memcpy(o, names[i], (size_t)piece_lens[i]);
+            o += piece_lens[i];
+            *o++ = 0x02;
+        }
+        memcpy(o, PyBytes_AS_STRING(args[2]), (size_t)suffix_len);
+    }
     PyObject *out = PyTuple_New(4);
     if (out == NULL) {
         Py_DECREF(stored);
@@ -197,7 +229,8 @@ static PyMethodDef methods[] = {
      "read_header(cls, plan, pure, ext) -> header: see rocketq.protocol.headers.compile_from_ext"},
     {"set_plain_fallback", set_plain_fallback, METH_O, "set_plain_fallback(fn): the pure twin, for long texts"},
     {"plain_properties", (PyCFunction)(void (*)(void))plain_properties, METH_FASTCALL,
-     "plain_properties(text, excluded, suffix) -> (bytes, tags, uniq_key, keys) | None: see rocketq.protocol.message"},
+     "plain_properties(text, excluded, suffix, dropped) -> (bytes, tags, uniq_key, keys) | None: see "
+     "rocketq.protocol.message"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -242,8 +242,6 @@ def _decode_json_header(header: memoryview) -> RemotingCommand:
         raise ProtocolError(f"header is not valid JSON: {exc}") from exc
     if not isinstance(obj, dict):
         raise ProtocolError("JSON header is not an object")
-    if "code" not in obj:
-        raise ProtocolError("JSON header has no 'code'")
     raw_ext = obj.get("extFields")
     ext: dict[str, str]
     if raw_ext is None:
@@ -263,7 +261,7 @@ def _decode_json_header(header: memoryview) -> RemotingCommand:
     language = obj.get("language", "JAVA")
     if language.__class__ is not str:
         language = _LANGUAGE_BY_BYTE.get(language, "OTHER") if isinstance(language, int) else "OTHER"
-    code = obj["code"]
+    code = obj.get("code", 0)  # Java reads a missing code as 0 (then answers "request type 0 not supported")
     opaque = obj.get("opaque", 0)
     flag = obj.get("flag", 0)
     version = obj.get("version", 0)
@@ -273,7 +271,7 @@ def _decode_json_header(header: memoryview) -> RemotingCommand:
         and _I32_MIN <= code <= _I32_MAX and _I32_MIN <= opaque <= _I32_MAX
         and _I32_MIN <= flag <= _I32_MAX and _I32_MIN <= version <= _I32_MAX
     ):  # fmt: skip
-        code = _int_member(obj, "code", None)
+        code = _int_member(obj, "code", 0)
         opaque = _int_member(obj, "opaque", 0)
         flag = _int_member(obj, "flag", 0)
         version = _int_member(obj, "version", 0)

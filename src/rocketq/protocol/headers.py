@@ -8,7 +8,9 @@ Each header is a frozen dataclass; ``wire(name)`` records the camelCase wire key
 * in: text parsed to the field type; ``"1"`` and ``"true"`` (any case) are true — C++ 1.2.3 sends ``"1"``
   for booleans, and the JSON decoder has already turned C++'s numeric values into text.
 
-A missing required field raises ``HeaderError`` naming it.
+A missing required field raises ``HeaderError`` naming it. Required are the fields without a default and those
+declared ``not_null``: Java's ``@CFNotNull`` fields that Java leaves null when absent (a Java broker then fails
+on them with SYSTEM_ERROR); their default serves only headers built in process.
 """
 
 from __future__ import annotations
@@ -34,10 +36,13 @@ class HeaderError(ProtocolError):
     """A header field is missing or has a value of the wrong type."""
 
 
-def wire(name: str, default: Any = dataclasses.MISSING) -> Any:
+def wire(name: str, default: Any = dataclasses.MISSING, *, not_null: bool = False) -> Any:
+    """A header field read from and written to the extFields key ``name``; ``not_null``: required on the wire
+    even though it has a default (see the module docstring)."""
+    metadata = {"wire": name, "not_null": not_null}
     if default is dataclasses.MISSING:
-        return field(metadata={"wire": name})
-    return field(default=default, metadata={"wire": name})
+        return field(metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +82,9 @@ class Header:
                 non_none = [a for a in args if a is not type(None)]
                 optional = len(non_none) < len(args)
                 hint = non_none[0]
-            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            required = (
+                f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            ) or bool(f.metadata.get("not_null"))
             specs.append(_FieldSpec(f.name, f.metadata.get("wire", f.name), hint, optional, required))
         result = tuple(specs)
         type.__setattr__(cls, "_specs_cache", result)
@@ -129,11 +136,8 @@ def _parse(spec: _FieldSpec, raw: str) -> Any:
 def _parse_int(raw: str, key: str) -> int:
     try:
         return int(raw)
-    except ValueError:
-        try:
-            return int(float(raw))
-        except (ValueError, OverflowError):  # "x", "nan", "inf"
-            raise HeaderError(f"the header field {key!r} is not an integer: {raw!r}") from None
+    except ValueError:  # "x", "1.5", "1e3": Java's parseInt/parseLong refuse them too
+        raise HeaderError(f"the header field {key!r} is not an integer: {raw!r}") from None
 
 
 def _parse_bool(raw: str) -> bool:
@@ -256,12 +260,12 @@ class SendMessageRequestHeader(Header):
 
     producer_group: str = wire("producerGroup")
     topic: str = wire("topic")
-    default_topic: str = wire("defaultTopic", AUTO_CREATE_TOPIC)
-    default_topic_queue_nums: int = wire("defaultTopicQueueNums", 4)
-    queue_id: int = wire("queueId", -1)
-    sys_flag: int = wire("sysFlag", 0)
-    born_timestamp: int = wire("bornTimestamp", 0)
-    flag: int = wire("flag", 0)
+    default_topic: str = wire("defaultTopic", AUTO_CREATE_TOPIC, not_null=True)
+    default_topic_queue_nums: int = wire("defaultTopicQueueNums", 4, not_null=True)
+    queue_id: int = wire("queueId", -1, not_null=True)
+    sys_flag: int = wire("sysFlag", 0, not_null=True)
+    born_timestamp: int = wire("bornTimestamp", 0, not_null=True)
+    flag: int = wire("flag", 0, not_null=True)
     properties: str | None = wire("properties", None)
     reconsume_times: int | None = wire("reconsumeTimes", None)
     unit_mode: bool | None = wire("unitMode", None)
@@ -340,12 +344,12 @@ class PullMessageRequestHeader(Header):
     topic: str = wire("topic")
     queue_id: int = wire("queueId")
     queue_offset: int = wire("queueOffset")
-    max_msg_nums: int = wire("maxMsgNums", 32)
-    sys_flag: int = wire("sysFlag", 0)
-    commit_offset: int = wire("commitOffset", 0)
-    suspend_timeout_millis: int = wire("suspendTimeoutMillis", 0)
+    max_msg_nums: int = wire("maxMsgNums", 32, not_null=True)
+    sys_flag: int = wire("sysFlag", 0, not_null=True)
+    commit_offset: int = wire("commitOffset", 0, not_null=True)
+    suspend_timeout_millis: int = wire("suspendTimeoutMillis", 0, not_null=True)
     subscription: str | None = wire("subscription", None)
-    sub_version: int = wire("subVersion", 0)
+    sub_version: int = wire("subVersion", 0, not_null=True)
     expression_type: str | None = wire("expressionType", None)
 
 
@@ -446,7 +450,7 @@ class NotifyConsumerIdsChangedRequestHeader(Header):
 class ConsumerSendMsgBackRequestHeader(Header):
     offset: int = wire("offset")
     group: str = wire("group")
-    delay_level: int = wire("delayLevel", 0)
+    delay_level: int = wire("delayLevel", 0, not_null=True)
     origin_msg_id: str | None = wire("originMsgId", None)
     origin_topic: str | None = wire("originTopic", None)
     unit_mode: bool = wire("unitMode", False)
@@ -460,7 +464,7 @@ class EndTransactionRequestHeader(Header):
     commit_log_offset: int = wire("commitLogOffset")
     commit_or_rollback: int = wire("commitOrRollback")
     from_transaction_check: bool = wire("fromTransactionCheck", False)
-    msg_id: str = wire("msgId", "")
+    msg_id: str = wire("msgId", "", not_null=True)
     transaction_id: str | None = wire("transactionId", None)
 
 
@@ -479,11 +483,11 @@ class CheckTransactionStateRequestHeader(Header):
 @dataclass(**_KW)
 class CreateTopicRequestHeader(Header):
     topic: str = wire("topic")
-    default_topic: str = wire("defaultTopic", AUTO_CREATE_TOPIC)
-    read_queue_nums: int = wire("readQueueNums", 16)
-    write_queue_nums: int = wire("writeQueueNums", 16)
-    perm: int = wire("perm", 6)
-    topic_filter_type: str = wire("topicFilterType", "SINGLE_TAG")
+    default_topic: str = wire("defaultTopic", AUTO_CREATE_TOPIC, not_null=True)
+    read_queue_nums: int = wire("readQueueNums", 16, not_null=True)
+    write_queue_nums: int = wire("writeQueueNums", 16, not_null=True)
+    perm: int = wire("perm", 6, not_null=True)
+    topic_filter_type: str = wire("topicFilterType", "SINGLE_TAG", not_null=True)
     topic_sys_flag: int | None = wire("topicSysFlag", None)
     order: bool = wire("order", False)
 

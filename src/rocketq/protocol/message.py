@@ -143,15 +143,19 @@ def canonical_properties_text(text: str, decoded_len: int) -> str | None:
 PlainProperties = tuple[bytes, "str | None", "str | None", "str | None"]
 
 
-def _plain_properties_py(text: str, excluded: tuple[str, ...], suffix: bytes) -> PlainProperties | None:
+def _plain_properties_py(
+    text: str, excluded: tuple[str, ...], suffix: bytes, dropped: tuple[str, ...]
+) -> PlainProperties | None:
     """What a broker needs of a send's properties text to store it as it came: when the text encodes exactly
     what it decodes to (``canonical_properties_text``, Java's form included) and names none of ``excluded``,
-    ``(its canonical UTF-8 + suffix, TAGS, UNIQ_KEY, KEYS)``; else None.
+    ``(its canonical UTF-8 without the pieces named in dropped, + suffix, TAGS, UNIQ_KEY, KEYS)``; else None.
     """
     props = decode_properties(text)
     canonical = canonical_properties_text(text, len(props))
     if canonical is None or not props.keys().isdisjoint(excluded):
         return None
+    if not props.keys().isdisjoint(dropped):
+        canonical = encode_properties({k: v for k, v in props.items() if k not in dropped})
     try:
         encoded = canonical.encode()
     except UnicodeEncodeError:  # a lone surrogate: not storable as it came

@@ -31,8 +31,10 @@ __all__ = [
     "SCHEDULE_TOPIC",
     "SELF_TEST_TOPIC",
     "SINK_STAGING_TOPIC",
+    "SYSTEM_TOPICS",
     "SYSTEM_TOPIC_PREFIX",
     "TOPIC_MAX_LENGTH",
+    "TRACE_TOPIC",
     "TRANS_CHECK_MAX_TIME_TOPIC",
     "TRANS_HALF_TOPIC",
     "TRANS_OP_HALF_TOPIC",
@@ -66,6 +68,16 @@ RMQ_SYS_PREFIX: Final = "RMQ_SYS_"
 SYSTEM_TOPIC_PREFIX: Final = "rmq_sys_"
 #: The prefix of rocketq's own system topics.
 ROCKETQ_SYSTEM_TOPIC_PREFIX: Final = "RQ_SYS_"
+
+#: Java's trace topic (created only with traceTopicEnable; rocketq has no trace yet, the name stays reserved).
+TRACE_TOPIC: Final = "RMQ_SYS_TRACE_TOPIC"
+
+#: Java's fixed system topics (TopicValidator.SYSTEM_TOPIC_SET before a broker adds its cluster and broker names):
+#: UPDATE_AND_CREATE_TOPIC and DELETE_TOPIC_IN_BROKER refuse them.
+SYSTEM_TOPICS: Final = frozenset(
+    {AUTO_CREATE_TOPIC, SCHEDULE_TOPIC, BENCHMARK_TOPIC, TRANS_HALF_TOPIC, TRACE_TOPIC, TRANS_OP_HALF_TOPIC,
+     TRANS_CHECK_MAX_TIME_TOPIC, SELF_TEST_TOPIC, OFFSET_MOVED_EVENT}
+)  # fmt: skip
 
 #: Topics a client may not send to directly (TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET).
 NOT_ALLOWED_SEND_TOPICS: Final = frozenset(

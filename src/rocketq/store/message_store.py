@@ -441,6 +441,15 @@ class MessageStore:
         """Queue offset of the message stored closest to ``timestamp`` (RocketMQ 4.9's binary search)."""
         return self.reader.get_offset_in_queue_by_time(topic, queue_id, timestamp)
 
+    def bytes_to_flush(self) -> int:
+        """Commit-log bytes written but not flushed yet."""
+        return max(0, self.get_max_phy_offset() - self.commit_log.mfq.flushed_where)
+
+    def get_earliest_store_time(self) -> int:
+        """Store time of the oldest message in the commit log; -1 if there is none (Java's getEarliestMessageTime)."""
+        first = self.commit_log.look_message(self.get_min_phy_offset())
+        return first.store_timestamp if first is not None else -1
+
     def get_min_phy_offset(self) -> int:
         """Offset of the first commit-log byte still kept (0 for an empty store)."""
         return self.commit_log.get_min_offset()
@@ -517,6 +526,7 @@ class MessageStore:
         info = self.stats_service.runtime_info(self._clock())
         cfg = self.config
         info["commitLogDiskRatio"] = str(self._disk_usage(cfg.commit_log_dir))
+        info[f"commitLogDiskRatio_{cfg.commit_log_dir}"] = info["commitLogDiskRatio"]  # one per store path (Java)
         info["consumeQueueDiskRatio"] = str(self._disk_usage(cfg.store_path_root_dir))
         info["commitLogMinOffset"] = str(self.get_min_phy_offset())
         info["commitLogMaxOffset"] = str(self.get_max_phy_offset())

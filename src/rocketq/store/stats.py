@@ -7,6 +7,7 @@ thread calls it); TPS is computed over the samples of the last 10 s / 1 min / 10
 
 from __future__ import annotations
 
+import datetime
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -61,6 +62,11 @@ class StatsService:
         #: topic → [messages, bytes]
         self.per_topic: dict[str, list[int]] = {}
         self._samples: deque[_Sample] = deque(maxlen=700)
+        #: the totals at the start of today and of yesterday (Java's BrokerStats, recorded at midnight): the
+        #: first tick of a new local day moves today's marks to yesterday's; both are 0 until a day has passed
+        self._day = datetime.date.today()
+        self.put_today_morning = self.put_yesterday_morning = 0
+        self.get_today_morning = self.get_yesterday_morning = 0
         self.tick()
 
     def on_put(self, topic: str, msgs: int, nbytes: int) -> None:
@@ -74,6 +80,11 @@ class StatsService:
             t[1] += nbytes
 
     def tick(self) -> None:
+        today = datetime.date.today()
+        if today != self._day:
+            self._day = today
+            self.put_yesterday_morning, self.put_today_morning = self.put_today_morning, self.put_times
+            self.get_yesterday_morning, self.get_today_morning = self.get_today_morning, self.get_transferred
         self._samples.append(
             _Sample(
                 time.monotonic(), self.put_times, self.get_found, self.get_miss, self.get_transferred,

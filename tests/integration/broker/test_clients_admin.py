@@ -129,6 +129,8 @@ async def test_queue_offsets_time_search_view_and_query(wire: Wire) -> None:
     assert resp.code == 0 and [m.body for m in records(resp)] == [b"m2"]
     miss = await wire.call(RequestCode.QUERY_MESSAGE, {**qm, "key": "nope"})
     assert miss.code == ResponseCode.QUERY_NOT_FOUND
+    # Java's answer carries the response header even here (QueryMessageProcessor)
+    assert miss.ext_fields == {"indexLastUpdateTimestamp": "0", "indexLastUpdatePhyoffset": "0"}
 
 
 async def test_admin_topics_groups_and_stats(wire: Wire, cluster) -> None:
@@ -151,6 +153,12 @@ async def test_admin_topics_groups_and_stats(wire: Wire, cluster) -> None:
     info = await wire.call(RequestCode.GET_BROKER_RUNTIME_INFO)
     table = orjson.loads(info.body)["table"]
     assert int(table["commitLogMaxOffset"]) > 0 and all(isinstance(v, str) for v in table.values())
+    # what mqadmin clusterList parses with Long.parseLong
+    for key in ("msgPutTotalYesterdayMorning", "msgPutTotalTodayMorning", "msgGetTotalYesterdayMorning",
+                "msgGetTotalTodayMorning", "earliestMessageTimeStamp", "sendThreadPoolQueueHeadWaitTimeMills",
+                "pullThreadPoolQueueHeadWaitTimeMills"):  # fmt: skip
+        int(table[key])
+    assert int(table["earliestMessageTimeStamp"]) > 0 and table["remainHowManyDataToFlush"].endswith("B")
     assert (await wire.call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": "ga"})).code == 206
     assert (await wire.call(RequestCode.HEART_BEAT, body=heartbeat("cx", "ga", "TA"))).code == 0
     conns = orjson.loads((await wire.call(RequestCode.GET_CONSUMER_CONNECTION_LIST, {"consumerGroup": "ga"})).body)

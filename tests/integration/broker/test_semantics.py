@@ -175,7 +175,8 @@ async def test_send_back_retries_then_dead_letters(wire: Wire) -> None:
         current = retried[attempt - 1]
         assert current.reconsume_times == attempt
         assert current.properties["RETRY_TOPIC"] == "TRetry"
-        assert current.properties["ORIGIN_MESSAGE_ID"] == original.msg_id
+        # the first failed message's offset id, as Java's broker writes it (not the header's originMsgId)
+        assert current.properties["ORIGIN_MESSAGE_ID"] == original.offset_msg_id
         assert current.body == b"fails"
     back = {"offset": str(current.commit_log_offset), "group": "rg", "delayLevel": "0"}
     assert (await wire.call(RequestCode.CONSUMER_SEND_MSG_BACK, back)).code == 0

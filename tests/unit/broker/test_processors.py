@@ -81,8 +81,13 @@ async def test_a_bad_header_is_answered_system_error(ctx: BrokerContext) -> None
     conn = FakeConnection()
     bad = RemotingCommand.request(RequestCode.SEND_MESSAGE_V2, {"a": "pg"}, b"x")
     proc.enqueue(conn, bad)
-    await settle(conn, 1)
-    assert conn.written[0].code == ResponseCode.SYSTEM_ERROR
+    no_queue = send_request("TBad", b"x", 2)
+    del no_queue.ext_fields["e"]
+    proc.enqueue(conn, no_queue)
+    await settle(conn, 2)
+    # as Java's answer to a processor that threw: SYSTEM_ERROR, the reason, no send extFields
+    assert [(r.code, r.ext_fields) for r in conn.written] == [(ResponseCode.SYSTEM_ERROR, {})] * 2
+    assert "'queueId' is missing" in (conn.written[1].remark or "")
     await proc.stop()
 
 
@@ -94,7 +99,8 @@ async def test_pull_answers_carry_the_four_header_fields(ctx: BrokerContext) -> 
     await settle(conn, 1)
     pull = PullProcessor(ctx, PullService(ctx))
     ext = {"consumerGroup": "cg", "topic": "TPullP", "queueId": "0", "queueOffset": "0", "maxMsgNums": "8",
-           "sysFlag": "4", "commitOffset": "0", "suspendTimeoutMillis": "0", "subscription": "*"}  # fmt: skip
+           "sysFlag": "4", "commitOffset": "0", "suspendTimeoutMillis": "0", "subscription": "*",
+           "subVersion": "0"}  # fmt: skip
     answer = pull.process(conn, RemotingCommand.request(RequestCode.PULL_MESSAGE, ext))  # type: ignore[arg-type]
     assert answer is not None and answer.code == ResponseCode.SUCCESS
     assert {k: answer.ext_fields[k] for k in ("suggestWhichBrokerId", "nextBeginOffset", "minOffset", "maxOffset")} == {
@@ -116,3 +122,10 @@ def test_offset_queries(ctx: BrokerContext) -> None:
     query = RemotingCommand.request(RequestCode.QUERY_CONSUMER_OFFSET, ext)
     answer = clients.query_consumer_offset(conn, query)  # type: ignore[arg-type]
     assert answer.code == ResponseCode.SUCCESS and answer.ext_fields["offset"] == "5"
+
+
+def test_byte_counts_read_as_javas_human_readable_form() -> None:
+    from rocketq.broker.processors.admin import human_bytes
+
+    assert [human_bytes(n) for n in (0, 1023, 1024, 1536, 5 * 1024**3)] == ["0 B", "1023 B", "1.0 KiB", "1.5 KiB",
+                                                                          "5.0 GiB"]

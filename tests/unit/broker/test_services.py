@@ -4,6 +4,7 @@ checked on their outcomes."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from pathlib import Path
 
@@ -101,7 +102,7 @@ def test_a_plain_run_stores_what_the_general_path_stores(tmp_path: Path) -> None
             svc = service(c)
             assert svc.send(header("TPlain"), b"create", HOST, client_version=409, remote="r").ok
             svc.route_registered("TPlain")
-            messages = [header("TPlain", TAGS="t", KEYS=f"k{i}") for i in range(5)]
+            messages = [header("TPlain", TAGS="t", KEYS=f"k{i}", WAIT="true") for i in range(5)]
             if use_run:
                 run = [svc.prepare_plain(h, f"m{i}".encode(), HOST) for i, h in enumerate(messages)]
                 assert all(m is not None for m in run)
@@ -117,6 +118,20 @@ def test_a_plain_run_stores_what_the_general_path_stores(tmp_path: Path) -> None
         finally:
             c.store.shutdown()
     assert records[0] == records[1] and len(records[0]) == 6
+    # Java 4.9.7 stores a plain message without its WAIT property; both paths do the same
+    assert all("WAIT" not in props for _, _, props, _ in records[0])
+
+
+def test_wait_is_kept_where_the_store_encodes_the_properties_again(ctx: BrokerContext) -> None:
+    svc = service(ctx)
+    assert svc.send(header("TWait", WAIT="true"), b"plain", HOST, client_version=409, remote="r").ok
+    assert svc.send(header("TWait", WAIT="true", DELAY="1"), b"delayed", HOST, client_version=409, remote="r").ok
+    sel = ctx.store.get_commit_log_data(0)
+    assert sel is not None
+    stored = {r.body: r.properties for r in iter_records(bytes(sel.view))}
+    sel.release()
+    assert "WAIT" not in stored[b"plain"]
+    assert stored[b"delayed"]["WAIT"] == "true"  # as Java's CommitLog keeps it for a delay level
 
 
 def test_a_transactional_or_delayed_send_is_not_plain(ctx: BrokerContext) -> None:
@@ -132,9 +147,16 @@ def test_send_back_reroutes_to_retry_then_dlq(ctx: BrokerContext) -> None:
     sem = MessageSemantics(TransactionService(ctx), TimerService(ctx))
     out = service(ctx).send(header("TBack"), b"failed", HOST, client_version=409, remote="r")
     offset = out.end_offset - ctx.store.look_message_by_offset(0).store_size  # type: ignore[union-attr]
-    h = ConsumerSendMsgBackRequestHeader(offset=offset, group="g2", delay_level=-1, origin_msg_id=None)
+    h = ConsumerSendMsgBackRequestHeader(offset=offset, group="g2", delay_level=-1, origin_msg_id="ignored")
     assert send_back(ctx, sem, h, client_version=409) == (ResponseCode.SUCCESS, None)
     assert ctx.store.get_max_offset_in_queue("%DLQ%g2", 0) == 1
+    original = ctx.store.look_message_by_offset(offset)
+    dead = ctx.store.look_message_by_offset(out.end_offset)
+    assert original is not None and dead is not None and dead.topic == "%DLQ%g2"
+    # as Java's asyncConsumerSendMsgBack writes them: no wait, no delay, the original's offset id
+    assert (dead.properties["WAIT"], dead.properties["DELAY"]) == ("false", "0")
+    assert dead.properties["ORIGIN_MESSAGE_ID"] == original.offset_msg_id
+    assert dead.properties["RETRY_TOPIC"] == "TBack" and dead.reconsume_times == 1
 
 
 def test_pull_outcomes(ctx: BrokerContext) -> None:
@@ -151,6 +173,15 @@ def test_pull_outcomes(ctx: BrokerContext) -> None:
     assert parked.code == ResponseCode.PULL_NOT_FOUND and parked.suspend_seconds == 1.0
     again = pulls.pull(caught_up, remote="r", allow_suspend=False)
     assert again.suspend_seconds == 0 and again.next_begin_offset == 3
+    # a queue never written: Java's store makes its file on lookup and reports an empty queue
+    empty = pulls.pull(dataclasses.replace(pull_header("TPull", offset=2), queue_id=3), remote="r", allow_suspend=True)
+    assert (empty.code, empty.remark, empty.next_begin_offset) == (
+        ResponseCode.PULL_OFFSET_MOVED, "NO_MESSAGE_IN_QUEUE", 0,
+    )  # fmt: skip
+    # a filter type other than TAG on a broker without enablePropertyFilter: SYSTEM_ERROR naming the type
+    sql = dataclasses.replace(pull_header("TPull"), subscription="a = 1", expression_type="SQL92")
+    refused = pulls.pull(sql, remote="r", allow_suspend=True)
+    assert refused.code == ResponseCode.SYSTEM_ERROR and (refused.remark or "").endswith("filter message by SQL92")
     ctx.topics.update(type(ctx.topics.get("TPull"))("TPull", 8, 8, 0))  # type: ignore[misc]
     assert pulls.pull(pull_header("TPull"), remote="r", allow_suspend=True).code == ResponseCode.NO_PERMISSION
 
@@ -226,6 +257,15 @@ async def test_admin_topics_groups_and_offset_resets(ctx: BrokerContext) -> None
     admin = AdminService(ctx)
     assert (await admin.create_topic(TopicConfig("bad name", 4, 4, 6)))[0] == ResponseCode.SYSTEM_ERROR
     assert (await admin.create_topic(TopicConfig("TAdm", 0, 4, 6)))[0] == ResponseCode.SYSTEM_ERROR
+    assert (await admin.create_topic(TopicConfig("TAdm", 4, 4, 6, "NO_SUCH_TYPE")))[0] == ResponseCode.SYSTEM_ERROR
+    # system topics, as Java's TopicValidator.isSystemTopic: the fixed set, rmq_sys_*, the broker's own names
+    for name in ("TBW102", "RMQ_SYS_TRACE_TOPIC", "rmq_sys_x", ctx.config.brokerClusterName, ctx.config.brokerName,
+                 f"{ctx.config.brokerClusterName}_REPLY_TOPIC"):  # fmt: skip
+        code, remark = await admin.create_topic(TopicConfig(name, 4, 4, 6))
+        assert code == ResponseCode.SYSTEM_ERROR and "conflict with system topic" in (remark or ""), name
+        assert admin.delete_topic(name)[0] == ResponseCode.SYSTEM_ERROR
+    assert ctx.topics.get("TBW102") is not None and ctx.topics.get("TBW102").perm == 7  # type: ignore[union-attr]
+    assert admin.delete_topic("bad name")[0] == ResponseCode.SYSTEM_ERROR
     assert await admin.create_topic(TopicConfig("TAdm", 2, 2, 6)) == (ResponseCode.SUCCESS, None)
     registrar = ctx.registrar
     assert isinstance(registrar, RecordingRegistrar) and registrar.registrations == 1
@@ -235,9 +275,12 @@ async def test_admin_topics_groups_and_offset_resets(ctx: BrokerContext) -> None
     assert offsets is not None and [q.max_offset for q in offsets] == [3, 0]
     assert admin.reset_offsets("g", "TAdm", -1, force=True) == [(0, 3), (1, 0)]
     assert [q.consumer_offset for q in admin.consume_offsets("g", None)["TAdm"]] == [3, 0]
+    # a group that never committed: offset 0 on every read queue (Java's getConsumeStats), no store time
+    fresh = admin.consume_offsets("never", "TAdm")["TAdm"]
+    assert [(q.consumer_offset, q.max_offset, q.last_timestamp) for q in fresh] == [(0, 3, 0), (0, 0, 0)]
     admin.update_group(SubscriptionGroupConfig("g", retry_max_times=3))
     assert ctx.groups.get("g") is not None and ctx.groups.get("g").retry_max_times == 3  # type: ignore[union-attr]
     admin.delete_group("g")
     assert ctx.groups.get("g") is None and ctx.offsets.offsets_of("g", "TAdm") == {}
-    admin.delete_topic("TAdm")
+    assert admin.delete_topic("TAdm") == (ResponseCode.SUCCESS, None)
     assert admin.topic_offsets("TAdm") is None and admin.reset_offsets("g", "TAdm", -1, force=True) is None

@@ -175,7 +175,6 @@ def test_json_header_is_written_with_numbers_and_string_extfields() -> None:
     [
         b"not json",
         b"[1,2]",
-        b'{"opaque":1}',
         b'{"code":1.5}',
         b'{"code":true}',
         b'{"code":4294967296}',
@@ -189,6 +188,13 @@ def test_json_header_is_written_with_numbers_and_string_extfields() -> None:
 def test_bad_json_headers_raise_protocol_error(header: bytes) -> None:
     with pytest.raises(ProtocolError):
         decode_frame(struct.pack(">I", len(header)) + header)
+
+
+def test_a_header_without_code_reads_as_code_0() -> None:
+    """As Java's fastjson leaves RemotingCommand.code at 0: answered "request type 0 not supported", not dropped."""
+    header = b'{"opaque":1,"flag":0}'
+    cmd = decode_frame(struct.pack(">I", len(header)) + header)
+    assert (cmd.code, cmd.opaque) == (0, 1)
 
 
 def test_unknown_serialize_type_raises() -> None:

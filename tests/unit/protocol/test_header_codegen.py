@@ -71,8 +71,13 @@ def test_generated_codecs_match_the_generic_ones(cls: type[Header], data: st.Dat
         assert header.to_ext() == header.generic_to_ext()
 
 
+# a V1 send header with every field Java's @CFNotNull requires
+SEND_V1 = {"producerGroup": "g", "topic": "t", "defaultTopic": "TBW102", "defaultTopicQueueNums": "4", "queueId": "0",
+           "sysFlag": "0", "bornTimestamp": "1", "flag": "0"}  # fmt: skip
+
+
 def test_codecs_are_installed_on_first_use() -> None:
-    SendMessageRequestHeader.from_ext({"producerGroup": "g", "topic": "t"})
+    SendMessageRequestHeader.from_ext(SEND_V1)
     assert "_codecs_installed" in SendMessageRequestHeader.__dict__
     assert SendMessageRequestHeader.from_ext is not Header.from_ext
 
@@ -88,8 +93,26 @@ def test_v2_send_header_matches_renaming_then_generic(ext: dict[str, str]) -> No
 
 
 def test_v2_reads_a_v1_name_when_its_letter_is_absent() -> None:
-    h = send_header_from_v2({"a": "g", "topic": "T", "e": "2"})
+    v2 = {_V1_TO_V2[k]: v for k, v in SEND_V1.items() if k != "topic"}
+    h = send_header_from_v2({**v2, "topic": "T", "e": "2"})
     assert (h.producer_group, h.topic, h.queue_id) == ("g", "T", 2)
+
+
+@pytest.mark.parametrize("read", [SendMessageRequestHeader.from_ext, SendMessageRequestHeader.generic_from_ext])
+def test_a_not_null_field_is_required_on_the_wire_and_defaulted_in_process(read: Any) -> None:
+    """Java's @CFNotNull fields that Java leaves null when absent (a Java broker fails on them)."""
+    for name in ("defaultTopic", "defaultTopicQueueNums", "queueId", "sysFlag", "bornTimestamp", "flag"):
+        with pytest.raises(HeaderError, match=f"'{name}' is missing"):
+            read({k: v for k, v in SEND_V1.items() if k != name})
+    assert read({**SEND_V1, "properties": "a\x01b"}).properties == "a\x01b"  # optional ones stay optional
+    assert SendMessageRequestHeader(producer_group="g", topic="t").queue_id == -1
+
+
+@pytest.mark.parametrize("raw", ["1.5", "1e3", "x", "nan"])
+def test_an_integer_field_takes_integer_text_only(raw: str) -> None:
+    """As Java's parseInt/parseLong: no float text truncated to an integer."""
+    with pytest.raises(HeaderError, match="'queueId' is not an integer"):
+        SendMessageRequestHeader.from_ext({**SEND_V1, "queueId": raw})
 
 
 def test_the_compiled_reader_is_built_where_required() -> None:

@@ -400,7 +400,7 @@ async def test_client_close_fails_pending_requests(harness: Harness) -> None:
         struct.pack(">i", -1),  # negative length
         struct.pack(">i", 2),  # shorter than the header-length word
         struct.pack(">i", 64 * 1024 * 1024),  # over the 16 MiB frame limit
-        struct.pack(">II", 6, 2) + b"{}",  # header length beyond the frame
+        struct.pack(">II", 6, 3) + b"{}",  # header length beyond the frame
         struct.pack(">II", 8, 4) + b"nope",  # header is not JSON
         struct.pack(">II", 8, 0x05000004) + b"{}{}",  # unknown serialize type
     ],

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 
 from hypothesis import given
@@ -7,6 +8,7 @@ from hypothesis import strategies as st
 
 from rocketq.common.hashing import index_key_hash, java_string_hash
 from rocketq.store import MessageStore, StoreMessage, fast_hash
+from rocketq.store.stats import StatsService
 
 StoreFactory = Callable[..., MessageStore]
 
@@ -50,3 +52,19 @@ def test_stats_and_runtime_info(open_store: StoreFactory) -> None:
     assert info["commitLogMaxOffset"] == str(store.get_max_phy_offset())
     assert info["putMessageTimesTotal"] == "4"
     assert len(info["putTps"].split()) == 3
+
+
+def test_day_marks_move_on_the_first_tick_of_a_new_day() -> None:
+    """Java's BrokerStats: the totals at the start of today and of yesterday (0 until a day has passed)."""
+    stats = StatsService(0)
+    stats.on_put("T", 5, 100)
+    stats.get_transferred = 3
+    stats.tick()
+    assert (stats.put_today_morning, stats.put_yesterday_morning, stats.get_today_morning) == (0, 0, 0)
+    stats._day -= datetime.timedelta(days=1)  # as if the broker had been up since yesterday
+    stats.tick()
+    assert (stats.put_today_morning, stats.get_today_morning, stats.put_yesterday_morning) == (5, 3, 0)
+    stats.on_put("T", 2, 10)
+    stats._day -= datetime.timedelta(days=1)
+    stats.tick()
+    assert (stats.put_today_morning, stats.put_yesterday_morning) == (7, 5)

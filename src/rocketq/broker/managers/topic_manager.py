@@ -25,6 +25,8 @@ from rocketq.protocol.topics import (
     RETRY_PREFIX,
     SCHEDULE_TOPIC,
     SELF_TEST_TOPIC,
+    SYSTEM_TOPIC_PREFIX,
+    SYSTEM_TOPICS,
     TOPIC_MAX_LENGTH,
     TRANS_CHECK_MAX_TIME_TOPIC,
     TRANS_HALF_TOPIC,
@@ -125,6 +127,11 @@ class TopicConfigManager(ConfigManager):
 
     def get(self, topic: str) -> TopicConfig | None:
         return self.table.get(topic)
+
+    def is_system(self, topic: str) -> bool:
+        """A system topic (TopicValidator.isSystemTopic): Java's fixed set, the ``rmq_sys_`` prefix, and the topics
+        this broker made at start (its cluster and broker names, the reply topic)."""
+        return topic in SYSTEM_TOPICS or topic in self._system or topic.startswith(SYSTEM_TOPIC_PREFIX)
 
     def wrapper_json(self) -> dict[str, object]:
         return encode_topic_config_wrapper(self.data_version, self.table)

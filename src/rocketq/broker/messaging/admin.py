@@ -13,7 +13,10 @@ from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
 from rocketq.codes import ResponseCode
 from rocketq.protocol.bodies import TopicConfig
-from rocketq.protocol.topics import NOT_ALLOWED_SEND_TOPICS, topic_name_error
+from rocketq.protocol.topics import topic_name_error
+
+#: TopicFilterType's names (an UPDATE_AND_CREATE_TOPIC with another is refused, as Java's header check does)
+TOPIC_FILTER_TYPES = frozenset({"SINGLE_TAG", "MULTI_TAG"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,23 +38,36 @@ class AdminService:
 
     async def create_topic(self, tc: TopicConfig) -> tuple[int, str | None]:
         """Create or update a topic; answered once the name servers know it, as Java does."""
-        error = topic_name_error(tc.topic_name)
-        if error is not None:
-            return ResponseCode.SYSTEM_ERROR, error
-        if tc.topic_name in NOT_ALLOWED_SEND_TOPICS:
-            return ResponseCode.SYSTEM_ERROR, f"The topic[{tc.topic_name}] is conflict with system topic."
+        refused = self._refused(tc.topic_name)
+        if refused is not None:
+            return ResponseCode.SYSTEM_ERROR, refused
+        if tc.topic_filter_type not in TOPIC_FILTER_TYPES:  # CreateTopicRequestHeader.checkFields
+            return ResponseCode.SYSTEM_ERROR, f"topicFilterType = [{tc.topic_filter_type}] value invalid"
         if tc.read_queue_nums <= 0 or tc.write_queue_nums <= 0:
             return ResponseCode.SYSTEM_ERROR, "queue numbers must be positive"
         self._ctx.topics.update(tc)
         await self._ctx.publish_topics()
         return ResponseCode.SUCCESS, None
 
-    def delete_topic(self, topic: str) -> None:
+    def delete_topic(self, topic: str) -> tuple[int, str | None]:
+        refused = self._refused(topic)
+        if refused is not None:
+            return ResponseCode.SYSTEM_ERROR, refused
         ctx = self._ctx
         ctx.topics.delete(topic)
         ctx.offsets.remove_topic(topic)
         ctx.store.delete_topics({topic})
         ctx.registrar.kick()
+        return ResponseCode.SUCCESS, None
+
+    def _refused(self, topic: str) -> str | None:
+        """Why an admin may not create, change or delete ``topic`` (a bad name or a system topic), or None."""
+        error = topic_name_error(topic)
+        if error is not None:
+            return error
+        if self._ctx.topics.is_system(topic):
+            return f"The topic[{topic}] is conflict with system topic."
+        return None
 
     def topic_offsets(self, topic: str) -> list[QueueOffsets] | None:
         """Every write queue's offsets (None: no such topic)."""
@@ -76,22 +92,26 @@ class AdminService:
         self._ctx.offsets.remove_group(group)
 
     def consume_offsets(self, group: str, topic: str | None) -> dict[str, list[QueueOffsets]]:
-        """Per topic the group consumes (or ``topic``): each queue's broker offset and the group's offset.
+        """Per topic the group consumes (or ``topic``): each read queue's broker offset and the group's offset
+        (0 where it committed none), as Java's getConsumeStats; a topic the online group does not subscribe to
+        is left out.
 
         ``last_timestamp`` is the store time of the last message the group consumed (0: none yet).
         """
         ctx = self._ctx
         store = ctx.store
         topics = [topic] if topic else sorted(ctx.offsets.topics_of_group(group))
+        online = ctx.consumers.get(group)
+        subscribed = online.subscriptions if online is not None else {}
         out: dict[str, list[QueueOffsets]] = {}
         for name in topics:
             tc = ctx.topics.get(name)
-            if tc is None:
+            if tc is None or (subscribed and name not in subscribed):
                 continue
             committed = ctx.offsets.offsets_of(group, name)
             rows = []
-            for qid in range(tc.write_queue_nums):
-                consumer_off = committed.get(qid, -1)
+            for qid in range(tc.read_queue_nums):
+                consumer_off = max(0, committed.get(qid, 0))
                 last_ts = store.get_message_store_timestamp(name, qid, consumer_off - 1) if consumer_off > 0 else 0
                 rows.append(QueueOffsets(qid, store.get_min_offset_in_queue(name, qid),
                                          store.get_max_offset_in_queue(name, qid), last_ts, consumer_off))  # fmt: skip

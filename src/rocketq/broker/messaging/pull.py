@@ -100,7 +100,8 @@ class PullService:
             sub = found
         if sub.expression_type != "TAG" and not cfg.enablePropertyFilter:
             return PullOutcome(
-                ResponseCode.NO_PERMISSION, "The broker does not support consumer to filter message by SQL92"
+                ResponseCode.SYSTEM_ERROR,
+                f"The broker does not support consumer to filter message by {sub.expression_type}",
             )
         try:
             message_filter = build_filter(sub)
@@ -111,7 +112,8 @@ class PullService:
         status = result.status
         next_begin = result.next_begin_offset
         body: bytes = b""
-        remark = status.name
+        # Java's store makes a queue's file on first lookup, so a queue never written reads as an empty one
+        remark = "NO_MESSAGE_IN_QUEUE" if status == GetMessageStatus.NO_MATCHED_LOGIC_QUEUE else status.name
         try:
             if status == GetMessageStatus.FOUND:
                 code = _SUCCESS

@@ -129,6 +129,9 @@ def refused(code: int, remark: str) -> SendOutcome:
 # A send naming one of these is not stored in a run: the semantics rewrite it, the store rewrites a delay level,
 # and the broker's CLUSTER replaces the client's (``send`` re-encodes the properties then).
 _NOT_IN_A_RUN = (*SPECIAL_PROPERTIES, PROP_DELAY, PROP_CLUSTER)
+# Java 4.9.7 stores a plain single message without its WAIT property (it only tells the broker whether to wait
+# for the flush); a message the store encodes again (a delay level, a half message) keeps it there too.
+_NOT_STORED = (PROP_WAIT,)
 # Topic names already validated (valid and sendable); bounded so random names cannot grow it forever.
 _VALID_TOPICS_MAX = 65536
 
@@ -183,7 +186,7 @@ class SendService:
             return None
         if len(body) > self._config.maxMessageSize:
             return None
-        plain = plain_properties(header.properties or "", _NOT_IN_A_RUN, self._cluster_property)
+        plain = plain_properties(header.properties or "", _NOT_IN_A_RUN, self._cluster_property, _NOT_STORED)
         if plain is None:
             return None
         stored_properties, tags, uniq_key, keys = plain
@@ -305,10 +308,16 @@ class SendService:
         properties: dict[str, str], properties_text: str, reconsume_times: int,
     ) -> SendOutcome:  # fmt: skip
         cluster = self._config.brokerClusterName
+        wait_store = properties.get(PROP_WAIT) != "false"
+        semantics = self._semantics
+        plain = semantics.is_plain(properties)
         # The request's own text is stored when it encodes exactly what was decoded (what our clients and
         # Apache's send, Java's without the last separator); anything else is encoded again from the dict, as
         # Java always does.
         canonical = canonical_properties_text(properties_text, len(properties))
+        if plain and PROP_WAIT in properties and not _delayed(properties):
+            del properties[PROP_WAIT]  # as Java stores it (see _NOT_STORED)
+            canonical = None
         stored_text = (
             f"{canonical}{PROP_CLUSTER}\x01{cluster}\x02"
             if canonical is not None and PROP_CLUSTER not in properties
@@ -329,13 +338,12 @@ class SendService:
             prepared_transaction_offset=0,
             tags_code=None,
         )
-        semantics = self._semantics
-        if semantics.is_plain(properties):
+        if plain:
             msg.properties_str = stored_text
         else:
             msg = semantics.before_put(msg)  # rewrites the properties: the store encodes them itself
         result = self._ctx.store.put_message(msg)
-        return _outcome(result, topic, queue_id, properties.get(PROP_WAIT) != "false")
+        return _outcome(result, topic, queue_id, wait_store)
 
     def _send_batch(
         self, header: SendMessageRequestHeader, body: Body, born_host: Host, topic: str, queue_id: int,
@@ -358,6 +366,14 @@ class SendService:
         result = self._ctx.store.put_messages(batch)
         # WAIT=false on the batch: answered without waiting for the flush, as Java's putMessages does
         return _outcome(result, topic, queue_id, batch_props.get(PROP_WAIT) != "false")
+
+
+def _delayed(properties: dict[str, str]) -> bool:
+    """A delay level the store acts on (Java's ``getDelayTimeLevel() > 0``)."""
+    try:
+        return int(properties.get(PROP_DELAY) or 0) > 0
+    except ValueError:
+        return False
 
 
 def _outcome(result: PutMessageResult, topic: str, queue_id: int, wait_store: bool) -> SendOutcome:
@@ -390,6 +406,7 @@ def send_back(
     props = dict(original.properties)
     props.setdefault(PROP_RETRY_TOPIC, original.topic)
     props.pop(PROP_TRAN_MSG, None)
+    props[PROP_WAIT] = "false"  # Java's setWaitStoreMsgOK(false): it stays in the stored properties
     max_times = group_cfg.retry_max_times
     if h.max_reconsume_times is not None and client_version >= VERSION_V3_4_9:
         max_times = h.max_reconsume_times
@@ -398,7 +415,7 @@ def send_back(
         topic = DLQ_PREFIX + h.group
         ctx.topics.create_system_if_absent(topic, 1, PERM_READ | PERM_WRITE)
         queue_id = 0
-        props.pop(PROP_DELAY, None)
+        props[PROP_DELAY] = "0"  # Java's setDelayTimeLevel(0): no delay, written down
     else:
         topic = RETRY_PREFIX + h.group
         ctx.topics.create_system_if_absent(topic, max(1, group_cfg.retry_queue_nums), PERM_READ | PERM_WRITE)
@@ -407,7 +424,9 @@ def send_back(
             delay = 3 + original.reconsume_times
         props[PROP_DELAY] = str(delay)
     ctx.registrar.kick()
-    props.setdefault(PROP_ORIGIN_MESSAGE_ID, h.origin_msg_id or original.msg_id)
+    # the first failed message's id: Java keeps an existing one, else takes the offset id of the message it
+    # looked up (the header's originMsgId is not used)
+    props.setdefault(PROP_ORIGIN_MESSAGE_ID, original.offset_msg_id)
     msg = restore(original, topic, queue_id, props, reconsume_times=original.reconsume_times + 1)
     result = ctx.store.put_message(semantics.before_put(msg))
     if result.status.name == "PUT_OK":

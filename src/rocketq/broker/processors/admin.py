@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import shutil
 from collections.abc import Callable
 from typing import Any
 
@@ -29,11 +31,17 @@ def _mq_key(topic: str, broker_name: str, queue_id: int) -> dict[str, Any]:
 
 class AdminProcessors:
     def __init__(
-        self, ctx: BrokerContext, *, send_queue_size: Callable[[], int], held_pulls: Callable[[], int]
+        self,
+        ctx: BrokerContext,
+        *,
+        send_queue_size: Callable[[], int],
+        send_head_wait: Callable[[], int],
+        held_pulls: Callable[[], int],
     ) -> None:
         self._ctx = ctx
         self._admin = AdminService(ctx)
         self._send_queue_size = send_queue_size
+        self._send_head_wait = send_head_wait
         self._held_pulls = held_pulls
 
     def register(self) -> None:
@@ -64,8 +72,8 @@ class AdminProcessors:
         return cmd.response(code, remark)
 
     def delete_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        self._admin.delete_topic(TopicRequestHeader.from_ext(cmd.ext_fields).topic)
-        return cmd.response(ResponseCode.SUCCESS)
+        code, remark = self._admin.delete_topic(TopicRequestHeader.from_ext(cmd.ext_fields).topic)
+        return cmd.response(code, remark)
 
     def all_topic_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         return cmd.response(ResponseCode.SUCCESS, body=dumps(self._ctx.topics.wrapper_json()))
@@ -113,27 +121,46 @@ class AdminProcessors:
         )
 
     def runtime_info(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """GET_BROKER_RUNTIME_INFO: Java's keys (mqadmin clusterList parses the day totals, the queue waits and the
+        earliest store time) where rocketq has the thing they measure, and a few of rocketq's own."""
         broker = self._ctx
         store = broker.store
         put_tps, get_tps = broker.metrics.tps()
+        root = broker.config.storePathRootDir
+        try:
+            disk = shutil.disk_usage(root)
+            capacity = f"Total : {human_bytes(disk.total)}, Free : {human_bytes(disk.free)}."
+        except OSError:
+            capacity = None
         table = {
             "brokerVersionDesc": f"rocketq {rocketq.__version__} (V4_9_8 protocol)",
             "brokerVersion": "409",
             "bootTimestamp": str(broker.boot_timestamp),
             "msgPutTotalTodayNow": str(broker.metrics.put_total),
             "msgGetTotalTodayNow": str(broker.metrics.get_total),
+            **{k: str(v) for k, v in broker.metrics.day_marks().items()},
             "putTps": f"{put_tps:.2f}",
             "getTransferedTps": f"{get_tps:.2f}",
             "commitLogMinOffset": str(store.get_min_phy_offset()),
             "commitLogMaxOffset": str(store.get_max_phy_offset()),
+            "earliestMessageTimeStamp": str(store.get_earliest_store_time()),
+            "startAcceptSendRequestTimeStamp": "0",
+            "remainHowManyDataToFlush": human_bytes(store.bytes_to_flush()),
+            # Java's count of free transient-store buffers is Integer.MAX_VALUE when it has no such pool
+            "remainTransientStoreBufferNumbs": str(2**31 - 1),
             "sendThreadPoolQueueSize": str(self._send_queue_size()),
             "sendThreadPoolQueueCapacity": str(broker.config.sendQueueCapacity),
+            "sendThreadPoolQueueHeadWaitTimeMills": str(self._send_head_wait()),
+            # pulls are not queued for a thread pool: nothing ever waits there
             "pullThreadPoolQueueSize": "0",
+            "pullThreadPoolQueueHeadWaitTimeMills": "0",
             "heldPullRequests": str(self._held_pulls()),
             "brokerName": broker.config.brokerName,
             "brokerRole": broker.role.role.value,
             "flushDiskType": broker.config.flushDiskType,
         }
+        if capacity is not None:
+            table["commitLogDirCapacity"] = capacity
         for k, v in store.runtime_info().items():
             table.setdefault(k, str(v))
         return cmd.response(ResponseCode.SUCCESS, body=encode_kv_table(table))
@@ -207,6 +234,14 @@ class AdminProcessors:
             )
             ch.conn.send_oneway(push)
         return cmd.response(ResponseCode.SUCCESS, body=java_body)
+
+
+def human_bytes(n: int) -> str:
+    """A byte count as Java's ``MixAll.humanReadableByteCount(n, false)`` writes it: ``512 B``, ``1.5 KiB``."""
+    if n < 1024:
+        return f"{n} B"
+    exp = min(int(math.log(n) / math.log(1024)), 6)
+    return f"{n / 1024**exp:.1f} {'KMGTPE'[exp - 1]}iB"
 
 
 def _object_key_values(name: str, entries: list[dict[str, Any]]) -> bytes:

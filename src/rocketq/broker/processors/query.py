@@ -67,8 +67,11 @@ class QueryProcessors:
         if cmd.ext_fields.get("_UNIQUE_KEY_QUERY", "").lower() == "true":
             max_num = 32
         records = self._ctx.store.query_message(h.topic, h.key, max_num, h.begin_timestamp, h.end_timestamp)
-        if not records:
-            return cmd.response(ResponseCode.QUERY_NOT_FOUND, "can not find message, maybe time range not correct")
+        if not records:  # Java answers its (zero) header here too
+            nothing = QueryMessageResponseHeader(index_last_update_timestamp=0, index_last_update_phyoffset=0)
+            return cmd.response(
+                ResponseCode.QUERY_NOT_FOUND, "can not find message, maybe time range not correct", nothing.to_ext()
+            )
         body = b"".join(encode_record(r) for r in records)
         header = QueryMessageResponseHeader(
             index_last_update_timestamp=max(r.store_timestamp for r in records),

@@ -82,6 +82,11 @@ class SendProcessor:
     def queue_size(self) -> int:
         return len(self._queue)
 
+    def head_wait_ms(self) -> int:
+        """How long the oldest queued send has waited (Java's headSlowTimeMills4SendThreadPoolQueue)."""
+        queue = self._queue
+        return int((time.monotonic() - queue[0][2]) * 1000) if queue else 0
+
     # ---------------------------------------------------------------------------------------- queueing
 
     def enqueue(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand | None:
@@ -129,8 +134,8 @@ class SendProcessor:
                     header = SendMessageRequestHeader.from_ext(cmd.ext_fields)
                 else:
                     header = send_header_from_v2(cmd.ext_fields)
-            except ProtocolError as exc:
-                self._gate.reply(conn, cmd, self._response(cmd, ResponseCode.SYSTEM_ERROR, str(exc)))
+            except ProtocolError as exc:  # as Java answers a processor that threw: no send extFields
+                self._gate.reply(conn, cmd, cmd.response(ResponseCode.SYSTEM_ERROR, str(exc)))
                 continue
             if prepare is not None:
                 try:
