@@ -157,7 +157,10 @@ class AdminProcessors:
 
     def producer_connections(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         group = cmd.ext_fields.get("producerGroup", "")
-        channels = self._ctx.producers.groups.get(group, {})
+        channels = self._ctx.producers.groups.get(group)
+        if channels is None:
+            # Java's answer (mqadmin prints it); an empty connection set would read as "online, no clients".
+            return cmd.response(ResponseCode.SYSTEM_ERROR, f"the producer group[{group}] not exist")
         body = {
             "connectionSet": [
                 {"clientAddr": ch.conn.remote, "clientId": ch.client_id, "language": ch.language, "version": ch.version}
