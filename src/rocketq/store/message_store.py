@@ -400,13 +400,16 @@ class MessageStore:
         offset: int,
         max_msg_nums: int,
         message_filter: MessageFilter | None = None,
+        *,
+        counted: bool = True,
     ) -> GetMessageResult:
         """Read up to ``max_msg_nums`` messages of a queue from ``offset`` (RocketMQ's getMessage rules).
 
         The result holds views of the mapped commit log; ``release()`` it once the bytes are sent.
+        ``counted=False`` keeps a broker service's read of its own queue out of the get statistics.
         """
         self._check_readable()
-        return self.reader.get_message(topic, queue_id, offset, max_msg_nums, message_filter)
+        return self.reader.get_message(topic, queue_id, offset, max_msg_nums, message_filter, counted=counted)
 
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
         cq = self.cq_table.find(topic, queue_id)

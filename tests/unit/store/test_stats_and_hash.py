@@ -37,6 +37,10 @@ def test_stats_and_runtime_info(open_store: StoreFactory) -> None:
     store.put_message(StoreMessage(topic="B", body=b"y"))
     store.get_message("A", 0, 0, 32).release()
     store.get_message("A", 0, 5, 32)
+    # a broker service reading its own queue (schedule, timer) is not a consumer's get
+    store.get_message("A", 1, 0, 32, counted=False).release()
+    store.get_message("A", 1, 9, 32, counted=False)
+    store.get_message("nowhere", 0, 0, 32, counted=False)
     s = store.stats()
     assert s.put_message_times_total == 4
     assert s.topics["A"].put_msgs == 3 and s.topics["B"].put_msgs == 1
