@@ -28,7 +28,7 @@ from rocketq.broker.messaging.pull import PullService
 from rocketq.broker.messaging.put_ack import PutAck
 from rocketq.broker.messaging.semantics import MessageSemantics
 from rocketq.broker.messaging.send import SendService
-from rocketq.broker.metrics import BrokerMetrics
+from rocketq.broker.metrics import BrokerMetrics, seconds_to_next_midnight
 from rocketq.broker.processors.admin import AdminProcessors
 from rocketq.broker.processors.clients import ClientProcessors
 from rocketq.broker.processors.end_transaction import EndTransactionProcessor
@@ -150,7 +150,12 @@ class BrokerController:
             QueryProcessors(ctx),
             self.sink_commit,
             EndTransactionProcessor(self.dispatcher, self.transactions),
-            AdminProcessors(ctx, send_queue_size=self.send.queue_size, held_pulls=self.pull_holds.held_count),
+            AdminProcessors(
+                ctx,
+                send_queue_size=self.send.queue_size,
+                held_pulls=self.pull_holds.held_count,
+                send_queue_head_wait_ms=self.send.head_wait_ms,
+            ),
         )
         self.consumers.on_members_changed = self._on_members_changed
         self.dispatcher.close_listeners.append(self._on_connection_closed)
@@ -207,6 +212,8 @@ class BrokerController:
                           initial_delay=cfg.clientScanIntervalMills / 1000.0)  # fmt: skip
         self._tasks.every(lambda: cfg.consumerOffsetPersistIntervalMills / 1000.0, self._persist_offsets,
                           "persist-offsets", initial_delay=cfg.consumerOffsetPersistIntervalMills / 1000.0)  # fmt: skip
+        self._tasks.every(seconds_to_next_midnight, self._record_morning, "daily-stats",
+                          initial_delay=seconds_to_next_midnight())  # fmt: skip
         self._started = True
         log.info(
             "broker.started name=%s addr=%s role=%s namesrv=%s store=%s",
@@ -285,6 +292,9 @@ class BrokerController:
         expiry = self.config.clientChannelExpiredTimeMills / 1000.0
         self.consumers.scan_expired(expiry)
         self.producers.scan_expired(expiry)
+
+    async def _record_morning(self) -> None:
+        self.metrics.record_morning()
 
     async def _persist_offsets(self) -> None:
         # The snapshot is taken on the loop; the write, fsync and renames run on the persister's thread, so a

@@ -9,6 +9,7 @@ so every answer is counted, whichever path wrote it); the gate keeps those count
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 
 from rocketq.store.stats import StatsService
@@ -19,6 +20,9 @@ class BrokerMetrics:
         self._store = store_stats
         #: (request code, response code) → answers written (the gate's own counter, read here)
         self._answers = answer_counts
+        # Java's BrokerStats: the totals at the last two local midnights (zero until the first one passes)
+        self.put_total_today_morning = self.put_total_yesterday_morning = 0
+        self.get_total_today_morning = self.get_total_yesterday_morning = 0
 
     # ------------------------------------------------------------------------------ counted by the store
 
@@ -41,8 +45,22 @@ class BrokerMetrics:
         snap = self._store.snapshot()
         return snap.put_tps, snap.get_transferred_tps
 
+    def record_morning(self) -> None:
+        """At local midnight (Java's BrokerStats.record): today's morning becomes yesterday's."""
+        self.put_total_yesterday_morning = self.put_total_today_morning
+        self.get_total_yesterday_morning = self.get_total_today_morning
+        self.put_total_today_morning = self.put_total
+        self.get_total_today_morning = self.get_total
+
     # ------------------------------------------------------------------------------- counted by the broker
 
     def answer_counts(self) -> dict[tuple[int, int], int]:
         """Answers by (request code, response code) since start."""
         return dict(self._answers)
+
+
+def seconds_to_next_midnight(now: datetime.datetime | None = None) -> float:
+    """Until the next local midnight (Java's UtilAll.computeNextMorningTimeMillis)."""
+    now = now or datetime.datetime.now()
+    midnight = (now + datetime.timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return max((midnight - now).total_seconds(), 1.0)

@@ -72,7 +72,7 @@ from rocketq.store.results import (
     PutMessageStatus,
 )
 from rocketq.store.running_flags import RunningFlags
-from rocketq.store.stats import StatsService, StoreStats
+from rocketq.store.stats import StatsService, StoreStats, human_bytes
 from rocketq.store.warm import PageWarmer
 
 log = logging.getLogger(__name__)
@@ -519,12 +519,29 @@ class MessageStore:
         """RocketMQ's store runtime-info keys (GET_BROKER_RUNTIME_INFO)."""
         info = self.stats_service.runtime_info(self._clock())
         cfg = self.config
-        info["commitLogDiskRatio"] = str(self._disk_usage(cfg.commit_log_dir))
+        ratio = str(self._disk_usage(cfg.commit_log_dir))
+        info["commitLogDiskRatio"] = ratio
+        info[f"commitLogDiskRatio_{cfg.commit_log_dir}"] = ratio  # Java: one key per commit-log path
         info["consumeQueueDiskRatio"] = str(self._disk_usage(cfg.store_path_root_dir))
-        info["commitLogMinOffset"] = str(self.get_min_phy_offset())
-        info["commitLogMaxOffset"] = str(self.get_max_phy_offset())
-        info["commitLogFlushedOffset"] = str(self.commit_log.mfq.flushed_where)
+        min_offset, max_offset = self.get_min_phy_offset(), self.get_max_phy_offset()
+        info["commitLogMinOffset"] = str(min_offset)
+        info["commitLogMaxOffset"] = str(max_offset)
+        flushed = self.commit_log.mfq.flushed_where
+        info["commitLogFlushedOffset"] = str(flushed)
+        info["remainHowManyDataToFlush"] = human_bytes(max(max_offset - flushed, 0))
+        info["earliestMessageTimeStamp"] = str(
+            self.commit_log.pickup_store_timestamp(min_offset, 0) if max_offset > min_offset else -1
+        )
         info["dispatchBehindBytes"] = "0"
         info["pageCacheLockTimeMills"] = "0"
+        # Java's figure when there is no transient store pool (rocketq never has one)
+        info["remainTransientStoreBufferNumbs"] = str(2**31 - 1)
+        try:
+            disk = os.statvfs(cfg.store_path_root_dir)
+        except OSError:
+            pass
+        else:
+            total, free = disk.f_blocks * disk.f_frsize, disk.f_bavail * disk.f_frsize
+            info["commitLogDirCapacity"] = f"Total : {human_bytes(total)}, Free : {human_bytes(free)}."
         info["storeRunningFlags"] = str(self.flags.bits)
         return info

@@ -7,6 +7,7 @@ thread calls it); TPS is computed over the samples of the last 10 s / 1 min / 10
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -157,3 +158,11 @@ def _format_runtime(ms: int) -> str:
     hours, s = divmod(s, 3600)
     minutes, seconds = divmod(s, 60)
     return f"[ {days} days, {hours} hours, {minutes} minutes, {seconds} seconds ]"
+
+
+def human_bytes(n: int) -> str:
+    """Java's MixAll.humanReadableByteCount(n, false): ``212 B``, ``1.5 KiB``, ``252.0 GiB``."""
+    if n < 1024:
+        return f"{n} B"
+    exp = min(int(math.log(n) / math.log(1024)), 6)
+    return f"{n / 1024**exp:.1f} {'KMGTPE'[exp - 1]}iB"

@@ -3,8 +3,13 @@ itself against them): each answer's body in the shape 4.9's admin client decodes
 
 from __future__ import annotations
 
+import datetime
+import re
+import time
+
 import orjson
 
+from rocketq.broker.metrics import seconds_to_next_midnight
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.bodies import HeartbeatData
 from rocketq.testing.wire import Wire
@@ -16,3 +21,37 @@ async def test_producer_connections_of_an_unknown_group_are_an_error(wire: Wire)
     assert (await wire.call(RequestCode.HEART_BEAT, body=HeartbeatData("p1", ["pg1"], []).encode())).code == 0
     conns = await wire.call(RequestCode.GET_PRODUCER_CONNECTION_LIST, {"producerGroup": "pg1"})
     assert conns.code == 0 and [c["clientId"] for c in orjson.loads(conns.body)["connectionSet"]] == ["p1"]
+
+
+async def test_runtime_info_carries_the_keys_mqadmin_reads(wire: Wire, cluster) -> None:
+    before = int(time.time() * 1000)
+    for i in range(2):
+        assert (await wire.send("TRuntime", b"x", queue_id=i)).code == 0
+
+    async def table() -> dict[str, str]:
+        info = await wire.call(RequestCode.GET_BROKER_RUNTIME_INFO)
+        assert info.code == 0
+        return dict(orjson.loads(info.body)["table"])
+
+    t = await table()
+    # clusterList: TPS, queue sizes and head waits, earliest message time, disk ratio
+    for key in ("putTps", "getTransferedTps", "sendThreadPoolQueueSize", "pullThreadPoolQueueSize",
+                "sendThreadPoolQueueHeadWaitTimeMills", "pullThreadPoolQueueHeadWaitTimeMills",
+                "pageCacheLockTimeMills", "commitLogDiskRatio", "brokerVersionDesc"):  # fmt: skip
+        assert t.get(key, "") != "", key
+    assert len(t["putTps"].split()) == 3 and len(t["getTransferedTps"].split()) == 3  # 10 s, 1 min, 10 min
+    assert before <= int(t["earliestMessageTimeStamp"]) <= int(time.time() * 1000)
+    assert re.fullmatch(r"Total : [\d.]+ [KMGTPE]iB, Free : [\d.]+ [KMGTPE]iB\.", t["commitLogDirCapacity"])
+    assert t["remainHowManyDataToFlush"].endswith(" B")
+    # clusterList -m: today's and yesterday's totals from the morning snapshots
+    assert (t["msgPutTotalTodayNow"], t["msgPutTotalTodayMorning"], t["msgPutTotalYesterdayMorning"]) == ("2", "0", "0")
+    cluster.broker.metrics.record_morning()  # midnight
+    assert (await wire.send("TRuntime", b"y")).code == 0
+    cluster.broker.metrics.record_morning()  # the next one
+    t = await table()
+    assert (t["msgPutTotalTodayNow"], t["msgPutTotalTodayMorning"], t["msgPutTotalYesterdayMorning"]) == ("3", "3", "2")
+
+
+def test_seconds_to_next_midnight() -> None:
+    assert seconds_to_next_midnight(datetime.datetime(2024, 5, 1, 23, 59, 0)) == 60.0
+    assert seconds_to_next_midnight(datetime.datetime(2024, 5, 1, 0, 0, 0)) == 86400.0

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from rocketq.common.hashing import index_key_hash, java_string_hash
 from rocketq.store import MessageStore, StoreMessage, fast_hash
+from rocketq.store.stats import human_bytes
 
 StoreFactory = Callable[..., MessageStore]
 
@@ -54,3 +55,9 @@ def test_stats_and_runtime_info(open_store: StoreFactory) -> None:
     assert info["commitLogMaxOffset"] == str(store.get_max_phy_offset())
     assert info["putMessageTimesTotal"] == "4"
     assert len(info["putTps"].split()) == 3
+
+
+def test_human_bytes_is_javas_binary_format() -> None:
+    assert [human_bytes(n) for n in (0, 212, 1023, 1536, 252 * 1024**3)] == [
+        "0 B", "212 B", "1023 B", "1.5 KiB", "252.0 GiB"
+    ]  # fmt: skip

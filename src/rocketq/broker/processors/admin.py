@@ -29,12 +29,18 @@ def _mq_key(topic: str, broker_name: str, queue_id: int) -> dict[str, Any]:
 
 class AdminProcessors:
     def __init__(
-        self, ctx: BrokerContext, *, send_queue_size: Callable[[], int], held_pulls: Callable[[], int]
+        self,
+        ctx: BrokerContext,
+        *,
+        send_queue_size: Callable[[], int],
+        held_pulls: Callable[[], int],
+        send_queue_head_wait_ms: Callable[[], int] = lambda: 0,
     ) -> None:
         self._ctx = ctx
         self._admin = AdminService(ctx)
         self._send_queue_size = send_queue_size
         self._held_pulls = held_pulls
+        self._send_queue_head_wait_ms = send_queue_head_wait_ms
 
     def register(self) -> None:
         d = self._ctx.gate
@@ -113,28 +119,34 @@ class AdminProcessors:
         )
 
     def runtime_info(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """Java's prepareRuntimeInfo keys (mqadmin brokerStatus prints them all; clusterList reads the TPS,
+        queue sizes and head waits, earliest message time and disk ratio). The store adds its own keys, putTps
+        and the other TPS among them (Java's three windows: 10 s, 1 min, 10 min)."""
         broker = self._ctx
-        store = broker.store
-        put_tps, get_tps = broker.metrics.tps()
+        metrics = broker.metrics
         table = {
             "brokerVersionDesc": f"rocketq {rocketq.__version__} (V4_9_8 protocol)",
             "brokerVersion": "409",
             "bootTimestamp": str(broker.boot_timestamp),
-            "msgPutTotalTodayNow": str(broker.metrics.put_total),
-            "msgGetTotalTodayNow": str(broker.metrics.get_total),
-            "putTps": f"{put_tps:.2f}",
-            "getTransferedTps": f"{get_tps:.2f}",
-            "commitLogMinOffset": str(store.get_min_phy_offset()),
-            "commitLogMaxOffset": str(store.get_max_phy_offset()),
+            "msgPutTotalYesterdayMorning": str(metrics.put_total_yesterday_morning),
+            "msgPutTotalTodayMorning": str(metrics.put_total_today_morning),
+            "msgPutTotalTodayNow": str(metrics.put_total),
+            "msgGetTotalYesterdayMorning": str(metrics.get_total_yesterday_morning),
+            "msgGetTotalTodayMorning": str(metrics.get_total_today_morning),
+            "msgGetTotalTodayNow": str(metrics.get_total),
             "sendThreadPoolQueueSize": str(self._send_queue_size()),
             "sendThreadPoolQueueCapacity": str(broker.config.sendQueueCapacity),
+            "sendThreadPoolQueueHeadWaitTimeMills": str(self._send_queue_head_wait_ms()),
+            # pulls are served as they arrive: there is no pull queue to wait in
             "pullThreadPoolQueueSize": "0",
+            "pullThreadPoolQueueHeadWaitTimeMills": "0",
+            "startAcceptSendRequestTimeStamp": "0",
             "heldPullRequests": str(self._held_pulls()),
             "brokerName": broker.config.brokerName,
             "brokerRole": broker.role.role.value,
             "flushDiskType": broker.config.flushDiskType,
         }
-        for k, v in store.runtime_info().items():
+        for k, v in broker.store.runtime_info().items():
             table.setdefault(k, str(v))
         return cmd.response(ResponseCode.SUCCESS, body=encode_kv_table(table))
 

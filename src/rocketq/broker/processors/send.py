@@ -82,6 +82,11 @@ class SendProcessor:
     def queue_size(self) -> int:
         return len(self._queue)
 
+    def head_wait_ms(self) -> int:
+        """How long the oldest queued send has waited (Java's headSlowTimeMills4SendThreadPoolQueue)."""
+        queue = self._queue
+        return int((time.monotonic() - queue[0][2]) * 1000) if queue else 0
+
     # ---------------------------------------------------------------------------------------- queueing
 
     def enqueue(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand | None:
