@@ -115,7 +115,9 @@ class BrokerController:
                 config.lockMaxLiveTimeMills / 1000.0, path=config_dir / "queueLocks.json", writer=self.persister
             ),
             watermarks=SinkWatermarkManager(config_dir),
-            metrics=BrokerMetrics(self.store.stats_service, self.dispatcher.answer_counts),
+            metrics=BrokerMetrics(
+                self.store.stats_service, self.dispatcher.answer_counts, cluster_name=config.brokerClusterName
+            ),
             persister=self.persister,
             put_ack=PutAck(self.store, self.role, sync_flush=config.flushDiskType == "SYNC_FLUSH"),
             gate=self.dispatcher,
@@ -212,6 +214,7 @@ class BrokerController:
                           initial_delay=cfg.clientScanIntervalMills / 1000.0)  # fmt: skip
         self._tasks.every(lambda: cfg.consumerOffsetPersistIntervalMills / 1000.0, self._persist_offsets,
                           "persist-offsets", initial_delay=cfg.consumerOffsetPersistIntervalMills / 1000.0)  # fmt: skip
+        self._tasks.every(lambda: 10.0, self._sample_stats, "sample-stats", initial_delay=10.0)
         self._tasks.every(seconds_to_next_midnight, self._record_morning, "daily-stats",
                           initial_delay=seconds_to_next_midnight())  # fmt: skip
         self._started = True
@@ -292,6 +295,9 @@ class BrokerController:
         expiry = self.config.clientChannelExpiredTimeMills / 1000.0
         self.consumers.scan_expired(expiry)
         self.producers.scan_expired(expiry)
+
+    async def _sample_stats(self) -> None:
+        self.metrics.sample_stats()
 
     async def _record_morning(self) -> None:
         self.metrics.record_morning()

@@ -494,6 +494,14 @@ class GetConsumeStatsRequestHeader(Header):
 
 
 @dataclass(**_KW)
+class ViewBrokerStatsDataRequestHeader(Header):
+    """VIEW_BROKER_STATS_DATA (315): one of Java's stats tables (``TOPIC_PUT_NUMS``...) and its key."""
+
+    stats_name: str = wire("statsName")
+    stats_key: str = wire("statsKey")
+
+
+@dataclass(**_KW)
 class ResetOffsetRequestHeader(Header):
     """INVOKE_BROKER_TO_RESET_OFFSET (222) and RESET_CONSUMER_CLIENT_OFFSET (220)."""
 

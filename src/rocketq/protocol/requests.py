@@ -35,6 +35,7 @@ from rocketq.protocol.headers import (
     TopicRequestHeader,
     UnregisterClientRequestHeader,
     UpdateConsumerOffsetRequestHeader,
+    ViewBrokerStatsDataRequestHeader,
     ViewMessageRequestHeader,
     send_header_from_v2,
 )
@@ -120,6 +121,7 @@ REQUESTS: dict[int, RequestSpec] = {
     RequestCode.GET_ALL_CONSUMER_OFFSET: RequestSpec(None, _ADMIN),
     RequestCode.GET_ALL_DELAY_OFFSET: RequestSpec(None, _ADMIN),
     RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: RequestSpec(ResetOffsetRequestHeader, _ADMIN, "topic", "group"),
+    RequestCode.VIEW_BROKER_STATS_DATA: RequestSpec(ViewBrokerStatsDataRequestHeader, _ADMIN),
 }
 
 

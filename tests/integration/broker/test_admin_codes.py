@@ -55,3 +55,28 @@ async def test_runtime_info_carries_the_keys_mqadmin_reads(wire: Wire, cluster) 
 def test_seconds_to_next_midnight() -> None:
     assert seconds_to_next_midnight(datetime.datetime(2024, 5, 1, 23, 59, 0)) == 60.0
     assert seconds_to_next_midnight(datetime.datetime(2024, 5, 1, 0, 0, 0)) == 86400.0
+
+
+async def test_stats_data_counts_a_topics_puts_and_a_groups_gets(wire: Wire) -> None:
+    view = {"statsName": "TOPIC_PUT_NUMS", "statsKey": "TStats"}
+    missing = await wire.call(RequestCode.VIEW_BROKER_STATS_DATA, view)
+    assert missing.code == ResponseCode.SYSTEM_ERROR
+    assert missing.remark == "The stats <TOPIC_PUT_NUMS> <TStats> not exist"
+    for _ in range(3):
+        assert (await wire.send("TStats", b"x" * 10, queue_id=0)).code == 0
+    puts = orjson.loads((await wire.call(RequestCode.VIEW_BROKER_STATS_DATA, view)).body)
+    assert set(puts) == {"statsMinute", "statsHour", "statsDay"}
+    assert [puts[w]["sum"] for w in ("statsMinute", "statsHour", "statsDay")] == [3, 3, 3]
+    assert puts["statsMinute"]["tps"] > 0
+    pulled = await wire.pull("TStats", 0, 0, group="gstats")
+    assert pulled.code == ResponseCode.SUCCESS
+    by_group = {"statsName": "GROUP_GET_NUMS", "statsKey": "TStats@gstats"}
+    gets = await wire.call(RequestCode.VIEW_BROKER_STATS_DATA, by_group)
+    assert gets.code == 0 and orjson.loads(gets.body)["statsDay"]["sum"] == 3
+    # the group's consume TPS in its consume stats is its own gets, not the broker's
+    upd = {"consumerGroup": "gstats", "topic": "TStats", "queueId": "0", "commitOffset": "3"}
+    assert (await wire.call(RequestCode.UPDATE_CONSUMER_OFFSET, upd)).code == 0
+    mine = await wire.call(RequestCode.GET_CONSUME_STATS, {"consumerGroup": "gstats", "topic": "TStats"})
+    other = await wire.call(RequestCode.GET_CONSUME_STATS, {"consumerGroup": "idle", "topic": "TStats"})
+    assert float(re.search(rb'"consumeTps":([\d.]+)', mine.body).group(1)) > 0  # type: ignore[union-attr]
+    assert float(re.search(rb'"consumeTps":([\d.]+)', other.body).group(1)) == 0  # type: ignore[union-attr]

@@ -98,6 +98,12 @@ class AdminService:
             out[name] = rows
         return out
 
+    def consume_tps(self, group: str, topic: str | None) -> float:
+        """Messages per second the group pulled over the last minute, from ``topic`` or every topic it consumes
+        (Java sums tpsGroupGetNums over the topics of its consume stats)."""
+        topics = [topic] if topic else sorted(self._ctx.offsets.topics_of_group(group))
+        return sum(self._ctx.metrics.group_consume_tps(group, name) for name in topics)
+
     def reset_offsets(self, group: str, topic: str, timestamp: int, force: bool) -> list[tuple[int, int]] | None:
         """INVOKE_BROKER_TO_RESET_OFFSET's rule per queue: the offset found for ``timestamp`` (-1 = the max
         offset) replaces the group's when ``force`` or when it is smaller. Unlike Java, rocketq also writes

@@ -19,6 +19,7 @@ from rocketq.protocol.headers import (
     GetConsumeStatsRequestHeader,
     ResetOffsetRequestHeader,
     TopicRequestHeader,
+    ViewBrokerStatsDataRequestHeader,
 )
 from rocketq.remoting.connection import Connection
 
@@ -59,6 +60,7 @@ class AdminProcessors:
         d.register(RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, self.consumed_by_who)
         d.register(RequestCode.GET_ALL_CONSUMER_OFFSET, self.all_consumer_offsets)
         d.register(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, self.reset_offset)
+        d.register(RequestCode.VIEW_BROKER_STATS_DATA, self.view_stats)
 
     async def create_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = CreateTopicRequestHeader.from_ext(cmd.ext_fields)
@@ -113,10 +115,19 @@ class AdminProcessors:
             for topic, queues in self._admin.consume_offsets(h.consumer_group, h.topic or None).items()
             for q in queues
         ]  # fmt: skip
-        tps = self._ctx.metrics.tps()[1]
+        tps = self._admin.consume_tps(h.consumer_group, h.topic or None)
         return cmd.response(
             ResponseCode.SUCCESS, body=_object_key_table("offsetTable", entries, "mq", extra={"consumeTps": tps})
         )
+
+    def view_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """VIEW_BROKER_STATS_DATA: BrokerStatsData of one stats item (mqadmin statsAll reads TOPIC_PUT_NUMS by
+        topic and GROUP_GET_NUMS by ``topic@group``)."""
+        h = ViewBrokerStatsDataRequestHeader.from_ext(cmd.ext_fields)
+        stats = self._ctx.metrics.view_stats(h.stats_name, h.stats_key)
+        if stats is None:
+            return cmd.response(ResponseCode.SYSTEM_ERROR, f"The stats <{h.stats_name}> <{h.stats_key}> not exist")
+        return cmd.response(ResponseCode.SUCCESS, body=dumps(stats.to_json()))
 
     def runtime_info(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         """Java's prepareRuntimeInfo keys (mqadmin brokerStatus prints them all; clusterList reads the TPS,
