@@ -117,6 +117,7 @@ REQUESTS: dict[int, RequestSpec] = {
     RequestCode.GET_CONSUMER_CONNECTION_LIST: RequestSpec(ConsumerGroupRequestHeader, _ADMIN, None, "consumerGroup"),
     RequestCode.GET_PRODUCER_CONNECTION_LIST: RequestSpec(None, _ADMIN, None, "producerGroup"),
     RequestCode.GET_BROKER_CONFIG: RequestSpec(None, _ADMIN),
+    RequestCode.UPDATE_BROKER_CONFIG: RequestSpec(None, _ADMIN),
     RequestCode.QUERY_TOPIC_CONSUME_BY_WHO: RequestSpec(TopicRequestHeader, _ADMIN, "topic"),
     RequestCode.GET_ALL_CONSUMER_OFFSET: RequestSpec(None, _ADMIN),
     RequestCode.GET_ALL_DELAY_OFFSET: RequestSpec(None, _ADMIN),

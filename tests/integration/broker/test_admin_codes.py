@@ -9,9 +9,11 @@ import time
 
 import orjson
 
+from rocketq.broker.config import parse_properties
 from rocketq.broker.metrics import seconds_to_next_midnight
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.bodies import HeartbeatData
+from rocketq.protocol.command import RemotingCommand
 from rocketq.testing.wire import Wire
 
 
@@ -80,3 +82,41 @@ async def test_stats_data_counts_a_topics_puts_and_a_groups_gets(wire: Wire) -> 
     other = await wire.call(RequestCode.GET_CONSUME_STATS, {"consumerGroup": "idle", "topic": "TStats"})
     assert float(re.search(rb'"consumeTps":([\d.]+)', mine.body).group(1)) > 0  # type: ignore[union-attr]
     assert float(re.search(rb'"consumeTps":([\d.]+)', other.body).group(1)) == 0  # type: ignore[union-attr]
+
+
+async def test_update_broker_config_applies_live_keys_all_or_nothing(wire: Wire, cluster, rc) -> None:
+    async def update(text: str) -> tuple[int, str | None]:
+        resp = await wire.call(RequestCode.UPDATE_BROKER_CONFIG, body=text.encode())
+        return resp.code, resp.remark
+
+    async def config() -> dict[str, str]:
+        resp = await wire.call(RequestCode.GET_BROKER_CONFIG)
+        assert resp.code == 0
+        return parse_properties(resp.body.decode())
+
+    assert (await wire.send("TConf", b"x" * 2000)).code == 0
+    assert await update("maxMessageSize=1024\n") == (0, None)
+    assert (await config())["maxMessageSize"] == "1024"
+    refused = await wire.send("TConf", b"x" * 2000)
+    assert refused.code == ResponseCode.MESSAGE_ILLEGAL
+    assert (await wire.send("TConf", b"x" * 1000)).code == 0
+    # all or nothing: an unknown key, a start-up key or a bad value changes nothing and is named
+    code, remark = await update("maxMessageSize=2048\nnoSuchKey=1\n")
+    assert code == ResponseCode.SYSTEM_ERROR and "noSuchKey" in (remark or "")
+    code, remark = await update("listenPort=1234")
+    assert code == ResponseCode.SYSTEM_ERROR and "listenPort" in (remark or "") and "start-up" in (remark or "")
+    code, remark = await update("maxMessageSize=big")
+    assert code == ResponseCode.SYSTEM_ERROR and "maxMessageSize" in (remark or "")
+    assert (await config())["maxMessageSize"] == "1024"
+    # a Java tuning key is accepted and ignored, as in broker.conf
+    assert await update("maxMessageSize=4194304\nsendMessageThreadPoolNums=4") == (0, None)
+    assert (await config())["sendMessageThreadPoolNums"] == "4"
+    assert (await wire.send("TConf", b"x" * 2000)).code == 0
+    # a read-only broker: sends refused (plain runs too), and the name servers hand out read-only routes
+    assert await update("brokerPermission=4") == (0, None)
+    assert (await wire.send("TConf", b"y")).code == ResponseCode.NO_PERMISSION
+    route = await rc.invoke(cluster.namesrv_addr, RemotingCommand.request(RequestCode.GET_ROUTEINFO_BY_TOPIC,
+                                                                          {"topic": "TConf"}))  # fmt: skip
+    assert [q["perm"] for q in orjson.loads(route.body)["queueDatas"]] == [4]
+    assert await update("brokerPermission=6") == (0, None)
+    assert (await wire.send("TConf", b"y")).code == 0

@@ -146,12 +146,13 @@ class SendService:
         self.runs_open = False
         self._open_runs()
         ctx.role.on_change(lambda before, after: self._open_runs())
+        ctx.config_listeners.append(self._open_runs)  # the broker's permission may change at run time
 
     # ------------------------------------------------------------------------------------- plain runs
 
     def _open_runs(self) -> None:
         """Runs are for a writable master whose answers need no wait (ASYNC_FLUSH, not SYNC_MASTER); the
-        answer is kept in ``runs_open`` and worked out again when the role changes."""
+        answer is kept in ``runs_open`` and worked out again when the role or the configuration changes."""
         self.runs_open = self._ctx.put_ack.immediate and self._ctx.writable()
 
     @property

@@ -6,9 +6,11 @@ from collections.abc import Callable
 from typing import Any
 
 import rocketq
+from rocketq.broker.config import parse_properties
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
 from rocketq.broker.messaging.admin import AdminService
+from rocketq.broker.messaging.runtime_config import RuntimeConfigService
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.bodies import TopicConfig, dumps, encode_kv_table, loads
 from rocketq.protocol.command import RemotingCommand
@@ -39,6 +41,7 @@ class AdminProcessors:
     ) -> None:
         self._ctx = ctx
         self._admin = AdminService(ctx)
+        self._config = RuntimeConfigService(ctx)
         self._send_queue_size = send_queue_size
         self._held_pulls = held_pulls
         self._send_queue_head_wait_ms = send_queue_head_wait_ms
@@ -57,6 +60,7 @@ class AdminProcessors:
         d.register(RequestCode.GET_CONSUMER_CONNECTION_LIST, self.consumer_connections)
         d.register(RequestCode.GET_PRODUCER_CONNECTION_LIST, self.producer_connections)
         d.register(RequestCode.GET_BROKER_CONFIG, self.broker_config)
+        d.register(RequestCode.UPDATE_BROKER_CONFIG, self.update_broker_config)
         d.register(RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, self.consumed_by_who)
         d.register(RequestCode.GET_ALL_CONSUMER_OFFSET, self.all_consumer_offsets)
         d.register(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, self.reset_offset)
@@ -193,10 +197,21 @@ class AdminProcessors:
         return cmd.response(ResponseCode.SUCCESS, body=dumps(body))
 
     def broker_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        props = self._ctx.config.as_properties()
+        props = self._config.properties()
         text = "\n".join(f"{k}={v}" for k, v in sorted(props.items())) + "\n"
         version = self._ctx.topics.data_version.to_json()
         return cmd.response(ResponseCode.SUCCESS, body=text.encode(), ext_fields={"version": dumps(version).decode()})
+
+    async def update_broker_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """UPDATE_BROKER_CONFIG: a properties text; RuntimeConfigService decides what may change."""
+        if not cmd.body:
+            return cmd.response(ResponseCode.SUCCESS)
+        try:
+            text = bytes(cmd.body).decode()
+        except UnicodeDecodeError as exc:
+            return cmd.response(ResponseCode.SYSTEM_ERROR, f"UnsupportedEncodingException {exc}")
+        code, remark = await self._config.update(parse_properties(text))
+        return cmd.response(code, remark)
 
     def consumed_by_who(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = TopicRequestHeader.from_ext(cmd.ext_fields)
