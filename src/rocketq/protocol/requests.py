@@ -123,6 +123,8 @@ REQUESTS: dict[int, RequestSpec] = {
     RequestCode.GET_ALL_DELAY_OFFSET: RequestSpec(None, _ADMIN),
     RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: RequestSpec(ResetOffsetRequestHeader, _ADMIN, "topic", "group"),
     RequestCode.VIEW_BROKER_STATS_DATA: RequestSpec(ViewBrokerStatsDataRequestHeader, _ADMIN),
+    RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE: RequestSpec(None, _ADMIN),
+    RequestCode.CLEAN_UNUSED_TOPIC: RequestSpec(None, _ADMIN),
 }
 
 

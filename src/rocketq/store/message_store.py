@@ -36,6 +36,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from rocketq.protocol.message import Host, MessageRecord
+from rocketq.protocol.topics import SCHEDULE_TOPIC, TRANS_OP_HALF_TOPIC
 from rocketq.store.append import Appender, ArrivalListener
 from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.cleanup import CleanupReport, CleanupService
@@ -76,6 +77,9 @@ from rocketq.store.stats import StatsService, StoreStats, human_bytes
 from rocketq.store.warm import PageWarmer
 
 log = logging.getLogger(__name__)
+
+#: queues cleanUnusedTopic never deletes, though no topic configuration names them (Java's list)
+_NEVER_UNUSED = frozenset({SCHEDULE_TOPIC, TRANS_OP_HALF_TOPIC})
 
 __all__ = ["ArrivalListener", "MessageStore"]
 
@@ -501,6 +505,28 @@ class MessageStore:
                 for key in [k for k in table if k[0] == topic]:
                     del table[key]
         return n
+
+    def clean_unused_topics(self, keep: set[str]) -> list[str]:
+        """Delete the consume queues of every topic not in ``keep`` (Java's cleanUnusedTopic; the delay-level
+        and transaction-op queues are never unused). Returns the topics deleted."""
+        unused = [t for t in self.cq_table.topics() if t not in keep and t not in _NEVER_UNUSED]
+        self.delete_topics(unused)
+        return unused
+
+    def clean_expired_consume_queues(self) -> list[tuple[str, int]]:
+        """Delete every consume queue whose messages have all left the commit log (Java's
+        cleanExpiredConsumerQueue): its next offset starts again at 0. Returns the queues deleted."""
+        gone: list[tuple[str, int]] = []
+        with self.commit_log.put_lock:
+            min_phys = self.commit_log.get_min_offset()
+            for cq in list(self.cq_table):
+                # an empty queue (-1) may have been created just now: kept, as Java keeps it
+                if cq.topic == SCHEDULE_TOPIC or cq.max_physic_offset < 0 or cq.max_physic_offset >= min_phys:
+                    continue
+                if self.cq_table.delete_queue(cq.topic, cq.queue_id):
+                    self.commit_log.topic_queue_table.pop((cq.topic, cq.queue_id), None)
+                    gone.append((cq.topic, cq.queue_id))
+        return gone
 
     # ============================================================================ maintenance, stats
 

@@ -120,3 +120,14 @@ async def test_update_broker_config_applies_live_keys_all_or_nothing(wire: Wire,
     assert [q["perm"] for q in orjson.loads(route.body)["queueDatas"]] == [4]
     assert await update("brokerPermission=6") == (0, None)
     assert (await wire.send("TConf", b"y")).code == 0
+
+
+async def test_clean_unused_topics_and_expired_consume_queues(wire: Wire, cluster) -> None:
+    assert (await wire.send("TKept", b"x")).code == 0
+    assert (await wire.send("TLeft", b"x")).code == 0
+    cluster.broker.topics.delete("TLeft")  # configuration gone, queue files still there
+    assert (await wire.call(RequestCode.CLEAN_UNUSED_TOPIC)).code == 0
+    assert "TLeft" not in cluster.broker.store.cq_table.topics()
+    assert "TKept" in cluster.broker.store.cq_table.topics()
+    assert (await wire.call(RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE)).code == 0  # nothing expired yet
+    assert "TKept" in cluster.broker.store.cq_table.topics()

@@ -66,6 +66,14 @@ class AdminService:
         last_ts = store.get_message_store_timestamp(topic, qid, max_off - 1) if max_off > 0 else 0
         return QueueOffsets(qid, store.get_min_offset_in_queue(topic, qid), max_off, last_ts, consumer_offset)
 
+    def clean_unused_topics(self) -> list[str]:
+        """CLEAN_UNUSED_TOPIC: drop the consume queues of topics no longer configured."""
+        return self._ctx.store.clean_unused_topics(set(self._ctx.topics.table))
+
+    def clean_expired_consume_queues(self) -> list[tuple[str, int]]:
+        """CLEAN_EXPIRED_CONSUMEQUEUE: drop the consume queues whose messages all left the commit log."""
+        return self._ctx.store.clean_expired_consume_queues()
+
     # ------------------------------------------------------------------------------------------ groups
 
     def update_group(self, cfg: SubscriptionGroupConfig) -> None:

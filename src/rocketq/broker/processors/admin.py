@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,8 @@ from rocketq.protocol.headers import (
     ViewBrokerStatsDataRequestHeader,
 )
 from rocketq.remoting.connection import Connection
+
+log = logging.getLogger(__name__)
 
 
 def _mq_key(topic: str, broker_name: str, queue_id: int) -> dict[str, Any]:
@@ -65,6 +68,8 @@ class AdminProcessors:
         d.register(RequestCode.GET_ALL_CONSUMER_OFFSET, self.all_consumer_offsets)
         d.register(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, self.reset_offset)
         d.register(RequestCode.VIEW_BROKER_STATS_DATA, self.view_stats)
+        d.register(RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, self.clean_expired_consume_queues)
+        d.register(RequestCode.CLEAN_UNUSED_TOPIC, self.clean_unused_topics)
 
     async def create_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = CreateTopicRequestHeader.from_ext(cmd.ext_fields)
@@ -95,6 +100,16 @@ class AdminProcessors:
             for q in queues
         ]  # fmt: skip
         return cmd.response(ResponseCode.SUCCESS, body=_object_key_table("offsetTable", entries, "mq"))
+
+    def clean_expired_consume_queues(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        gone = self._admin.clean_expired_consume_queues()
+        log.info("admin.clean_expired_cq queues=%s remote=%s", gone, conn.remote)
+        return cmd.response(ResponseCode.SUCCESS)
+
+    def clean_unused_topics(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        gone = self._admin.clean_unused_topics()
+        log.info("admin.clean_unused_topics topics=%s remote=%s", gone, conn.remote)
+        return cmd.response(ResponseCode.SUCCESS)
 
     def create_group(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         obj = loads(cmd.body)
