@@ -502,6 +502,24 @@ class ViewBrokerStatsDataRequestHeader(Header):
 
 
 @dataclass(**_KW)
+class GetConsumeStatsInBrokerHeader(Header):
+    """GET_BROKER_CONSUME_STATS (317)."""
+
+    is_order: bool = wire("isOrder", False)
+
+
+@dataclass(**_KW)
+class QueryConsumeQueueRequestHeader(Header):
+    """QUERY_CONSUME_QUEUE (321): ``count`` units of one queue from ``index``."""
+
+    topic: str = wire("topic")
+    queue_id: int = wire("queueId")
+    index: int = wire("index")
+    count: int = wire("count")
+    consumer_group: str | None = wire("consumerGroup", None)
+
+
+@dataclass(**_KW)
 class ResetOffsetRequestHeader(Header):
     """INVOKE_BROKER_TO_RESET_OFFSET (222) and RESET_CONSUMER_CLIENT_OFFSET (220)."""
 

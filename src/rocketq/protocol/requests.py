@@ -23,9 +23,11 @@ from rocketq.protocol.headers import (
     DeleteSubscriptionGroupRequestHeader,
     EndTransactionRequestHeader,
     GetConsumerListByGroupRequestHeader,
+    GetConsumeStatsInBrokerHeader,
     GetConsumeStatsRequestHeader,
     Header,
     PullMessageRequestHeader,
+    QueryConsumeQueueRequestHeader,
     QueryConsumerOffsetRequestHeader,
     QueryMessageRequestHeader,
     ResetOffsetRequestHeader,
@@ -125,6 +127,8 @@ REQUESTS: dict[int, RequestSpec] = {
     RequestCode.VIEW_BROKER_STATS_DATA: RequestSpec(ViewBrokerStatsDataRequestHeader, _ADMIN),
     RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE: RequestSpec(None, _ADMIN),
     RequestCode.CLEAN_UNUSED_TOPIC: RequestSpec(None, _ADMIN),
+    RequestCode.GET_BROKER_CONSUME_STATS: RequestSpec(GetConsumeStatsInBrokerHeader, _ADMIN),
+    RequestCode.QUERY_CONSUME_QUEUE: RequestSpec(QueryConsumeQueueRequestHeader, _ADMIN, "topic", "consumerGroup"),
 }
 
 

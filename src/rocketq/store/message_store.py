@@ -42,6 +42,7 @@ from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.cleanup import CleanupReport, CleanupService
 from rocketq.store.commit_log import CommitLog
 from rocketq.store.config import (
+    CQ_STORE_UNIT_SIZE,
     Clock,
     DiskUsage,
     StoreConfig,
@@ -49,6 +50,7 @@ from rocketq.store.config import (
     parse_delay_levels,
     system_clock,
 )
+from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.consume_queue_table import ConsumeQueueTable
 from rocketq.store.dispatcher import Dispatcher
 from rocketq.store.errors import StoreLockedError, StoreNotAvailableError
@@ -505,6 +507,26 @@ class MessageStore:
                 for key in [k for k in table if k[0] == topic]:
                     del table[key]
         return n
+
+    def consume_queue_units(
+        self, topic: str, queue_id: int, index: int, count: int
+    ) -> tuple[int, int, list[tuple[int, int, int]] | None] | None:
+        """QUERY_CONSUME_QUEUE: the queue's (min, max) offsets and up to ``count`` units (commit-log offset,
+        size, tags code) from ``index`` within its file; units None when ``index`` is not in the queue,
+        None when there is no such queue."""
+        cq = self.cq_table.find(topic, queue_id)
+        if cq is None:
+            return None
+        bounds = (cq.min_offset_in_queue, cq.max_offset_in_queue)
+        buf = cq.get_index_buffer(index) if index >= 0 else None
+        if buf is None:
+            return (*bounds, None)
+        try:
+            n = min(buf.size // CQ_STORE_UNIT_SIZE, max(count, 0))
+            units = [CQ_UNIT.unpack_from(buf.view, i * CQ_STORE_UNIT_SIZE) for i in range(n)]
+        finally:
+            buf.release()
+        return (*bounds, units)
 
     def clean_unused_topics(self, keep: set[str]) -> list[str]:
         """Delete the consume queues of every topic not in ``keep`` (Java's cleanUnusedTopic; the delay-level

@@ -12,6 +12,7 @@ import orjson
 from rocketq.broker.config import parse_properties
 from rocketq.broker.metrics import seconds_to_next_midnight
 from rocketq.codes import RequestCode, ResponseCode
+from rocketq.common.hashing import java_string_hash
 from rocketq.protocol.bodies import HeartbeatData
 from rocketq.protocol.command import RemotingCommand
 from rocketq.testing.wire import Wire
@@ -131,3 +132,41 @@ async def test_clean_unused_topics_and_expired_consume_queues(wire: Wire, cluste
     assert "TKept" in cluster.broker.store.cq_table.topics()
     assert (await wire.call(RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE)).code == 0  # nothing expired yet
     assert "TKept" in cluster.broker.store.cq_table.topics()
+
+
+async def test_consume_stats_follow_javas_rules_and_the_broker_wide_list(wire: Wire) -> None:
+    create = {"topic": "TCs", "defaultTopic": "TBW102", "readQueueNums": "2", "writeQueueNums": "3", "perm": "6",
+              "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false"}  # fmt: skip
+    assert (await wire.call(RequestCode.UPDATE_AND_CREATE_TOPIC, create)).code == 0
+    for qid in (0, 0, 1):
+        assert (await wire.send("TCs", b"x", queue_id=qid)).code == 0
+    group = {"groupName": "gcs", "consumeEnable": True}
+    assert (await wire.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=orjson.dumps(group))).code == 0
+    upd = {"consumerGroup": "gcs", "topic": "TCs", "queueId": "0", "commitOffset": "1"}
+    assert (await wire.call(RequestCode.UPDATE_CONSUMER_OFFSET, upd)).code == 0
+    cs = await wire.call(RequestCode.GET_CONSUME_STATS, {"consumerGroup": "gcs"})
+    rows = [(int(q), int(b), int(c)) for q, b, c in re.findall(
+        rb'"queueId":(\d+),"topic":"TCs"\}:\{"brokerOffset":(\d+),"consumerOffset":(-?\d+)', cs.body)]  # fmt: skip
+    assert sorted(rows) == [(0, 2, 1), (1, 1, 0)]  # read queues; an offset never committed reads 0
+    whole = await wire.call(RequestCode.GET_BROKER_CONSUME_STATS, {"isOrder": "false"})
+    assert whole.code == 0
+    text = whole.body.decode()
+    assert text.startswith('{"brokerAddr":') and text.endswith(',"totalDiff":2}')  # (2-1) + (1-0) + (0-0)
+    assert '{"gcs":[{"offsetTable":{' in text and text.count('"topic":"TCs"') == 3  # write queues
+    assert '{"TOOLS_CONSUMER":[]}' in text  # every subscription group, with or without offsets
+
+
+async def test_query_consume_queue_returns_the_units(wire: Wire) -> None:
+    for _ in range(3):
+        assert (await wire.send("TCq", b"x" * 10, queue_id=0, props={"TAGS": "TagA"})).code == 0
+    resp = await wire.call(RequestCode.QUERY_CONSUME_QUEUE, {"topic": "TCq", "queueId": 0, "index": 1, "count": 5})
+    body = orjson.loads(resp.body)
+    assert (body["minQueueIndex"], body["maxQueueIndex"]) == (0, 3)
+    assert len(body["queueData"]) == 2 and body["queueData"][0]["tagsCode"] == java_string_hash("TagA")
+    first, second = body["queueData"]
+    assert second["physicOffset"] == first["physicOffset"] + first["physicSize"]
+    none = await wire.call(RequestCode.QUERY_CONSUME_QUEUE, {"topic": "TCq", "queueId": 7, "index": 0, "count": 1})
+    assert none.code == ResponseCode.SYSTEM_ERROR and none.remark == "7@TCq is not exist!"
+    past = await wire.call(RequestCode.QUERY_CONSUME_QUEUE, {"topic": "TCq", "queueId": 0, "index": -1, "count": 1,
+                                                             "consumerGroup": "nobody"})  # fmt: skip
+    assert past.code == 0 and not past.body and past.remark == "Index -1 of 0@TCq is not exist!"

@@ -83,28 +83,43 @@ class AdminService:
         self._ctx.groups.delete(group)
         self._ctx.offsets.remove_group(group)
 
-    def consume_offsets(self, group: str, topic: str | None) -> dict[str, list[QueueOffsets]]:
-        """Per topic the group consumes (or ``topic``): each queue's broker offset and the group's offset.
+    def consume_offsets(
+        self, group: str, topic: str | None, *, write_queues: bool = False, order_only: bool = False
+    ) -> dict[str, list[QueueOffsets]]:
+        """Per topic the group has offsets on (or ``topic``): each queue's broker offset and the group's.
 
-        ``last_timestamp`` is the store time of the last message the group consumed (0: none yet).
+        Java's rules: a topic without configuration is left out, and so is one the group does not subscribe
+        to while it has online subscriptions; an offset never committed reads 0; ``last_timestamp`` is the
+        store time of the last message the group consumed (0: none yet). Java counts the read queues for
+        GET_CONSUME_STATS and the write queues for GET_BROKER_CONSUME_STATS (``write_queues``).
         """
         ctx = self._ctx
         store = ctx.store
         topics = [topic] if topic else sorted(ctx.offsets.topics_of_group(group))
+        online = ctx.consumers.get(group)
+        subscribed = online.subscriptions if online is not None else {}
         out: dict[str, list[QueueOffsets]] = {}
         for name in topics:
             tc = ctx.topics.get(name)
-            if tc is None:
+            if tc is None or (subscribed and name not in subscribed) or (order_only and not tc.order):
                 continue
             committed = ctx.offsets.offsets_of(group, name)
             rows = []
-            for qid in range(tc.write_queue_nums):
-                consumer_off = committed.get(qid, -1)
+            for qid in range(tc.write_queue_nums if write_queues else tc.read_queue_nums):
+                consumer_off = max(committed.get(qid, 0), 0)
                 last_ts = store.get_message_store_timestamp(name, qid, consumer_off - 1) if consumer_off > 0 else 0
                 rows.append(QueueOffsets(qid, store.get_min_offset_in_queue(name, qid),
-                                         store.get_max_offset_in_queue(name, qid), last_ts, consumer_off))  # fmt: skip
+                                         max(store.get_max_offset_in_queue(name, qid), 0), max(last_ts, 0),
+                                         consumer_off))  # fmt: skip
             out[name] = rows
         return out
+
+    def broker_consume_offsets(self, order_only: bool) -> dict[str, dict[str, list[QueueOffsets]]]:
+        """GET_BROKER_CONSUME_STATS: every subscription group's ``consume_offsets`` (Java's write-queue count)."""
+        return {
+            group: self.consume_offsets(group, None, write_queues=True, order_only=order_only)
+            for group in sorted(self._ctx.groups.table)
+        }
 
     def consume_tps(self, group: str, topic: str | None) -> float:
         """Messages per second the group pulled over the last minute, from ``topic`` or every topic it consumes

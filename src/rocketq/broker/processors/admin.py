@@ -10,7 +10,7 @@ import rocketq
 from rocketq.broker.config import parse_properties
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
-from rocketq.broker.messaging.admin import AdminService
+from rocketq.broker.messaging.admin import AdminService, QueueOffsets
 from rocketq.broker.messaging.runtime_config import RuntimeConfigService
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.bodies import TopicConfig, dumps, encode_kv_table, loads
@@ -19,7 +19,9 @@ from rocketq.protocol.headers import (
     ConsumerGroupRequestHeader,
     CreateTopicRequestHeader,
     DeleteSubscriptionGroupRequestHeader,
+    GetConsumeStatsInBrokerHeader,
     GetConsumeStatsRequestHeader,
+    QueryConsumeQueueRequestHeader,
     ResetOffsetRequestHeader,
     TopicRequestHeader,
     ViewBrokerStatsDataRequestHeader,
@@ -70,6 +72,8 @@ class AdminProcessors:
         d.register(RequestCode.VIEW_BROKER_STATS_DATA, self.view_stats)
         d.register(RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, self.clean_expired_consume_queues)
         d.register(RequestCode.CLEAN_UNUSED_TOPIC, self.clean_unused_topics)
+        d.register(RequestCode.GET_BROKER_CONSUME_STATS, self.broker_consume_stats)
+        d.register(RequestCode.QUERY_CONSUME_QUEUE, self.query_consume_queue)
 
     async def create_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = CreateTopicRequestHeader.from_ext(cmd.ext_fields)
@@ -127,17 +131,57 @@ class AdminProcessors:
 
     def consume_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = GetConsumeStatsRequestHeader.from_ext(cmd.ext_fields)
+        by_topic = self._admin.consume_offsets(h.consumer_group, h.topic or None)
+        tps = self._admin.consume_tps(h.consumer_group, h.topic or None)
+        return cmd.response(ResponseCode.SUCCESS, body=self._consume_stats_body(by_topic, tps))
+
+    def broker_consume_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """GET_BROKER_CONSUME_STATS: ConsumeStatsList, one ConsumeStats per group and topic (mqadmin
+        brokerConsumeStats)."""
+        h = GetConsumeStatsInBrokerHeader.from_ext(cmd.ext_fields)
+        total_diff = 0
+        groups = []
+        for group, by_topic in self._admin.broker_consume_offsets(h.is_order).items():
+            stats = []
+            for topic, queues in by_topic.items():
+                total_diff += sum(q.max_offset - q.consumer_offset for q in queues)
+                tps = self._admin.consume_tps(group, topic)
+                stats.append(self._consume_stats_body({topic: queues}, tps).decode())
+            groups.append(f"{{{dumps(group).decode()}:[{','.join(stats)}]}}")
+        addr = dumps(self._ctx.config.broker_addr).decode()
+        body = f'{{"brokerAddr":{addr},"consumeStatsList":[{",".join(groups)}],"totalDiff":{total_diff}}}'
+        return cmd.response(ResponseCode.SUCCESS, body=body.encode())
+
+    def _consume_stats_body(self, by_topic: dict[str, list[QueueOffsets]], tps: float) -> bytes:
         name = self._ctx.config.brokerName
         entries = [
             {"mq": _mq_key(topic, name, q.queue_id), "brokerOffset": q.max_offset,
              "consumerOffset": q.consumer_offset, "lastTimestamp": q.last_timestamp}
-            for topic, queues in self._admin.consume_offsets(h.consumer_group, h.topic or None).items()
+            for topic, queues in by_topic.items()
             for q in queues
         ]  # fmt: skip
-        tps = self._admin.consume_tps(h.consumer_group, h.topic or None)
-        return cmd.response(
-            ResponseCode.SUCCESS, body=_object_key_table("offsetTable", entries, "mq", extra={"consumeTps": tps})
-        )
+        return _object_key_table("offsetTable", entries, "mq", extra={"consumeTps": tps})
+
+    def query_consume_queue(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """QUERY_CONSUME_QUEUE (mqadmin queryCq): a queue's bounds and raw units; with a group, its subscription."""
+        h = QueryConsumeQueueRequestHeader.from_ext(cmd.ext_fields)
+        found = self._ctx.store.consume_queue_units(h.topic, h.queue_id, h.index, h.count)
+        if found is None:
+            return cmd.response(ResponseCode.SYSTEM_ERROR, f"{h.queue_id}@{h.topic} is not exist!")
+        min_index, max_index, units = found
+        body: dict[str, Any] = {"maxQueueIndex": max_index, "minQueueIndex": min_index}
+        if h.consumer_group is not None:
+            sub = self._ctx.consumers.find_subscription(h.consumer_group, h.topic)
+            if sub is None:
+                body["filterData"] = f"{h.consumer_group}@{h.topic} is not online!"
+            else:
+                body["subscriptionData"] = sub.to_json()
+                body["filterData"] = "null"  # Java: its filter data of a tag subscription, printed as JSON
+        if units is None:
+            remark = f"Index {h.index} of {h.queue_id}@{h.topic} is not exist!"
+            return cmd.response(ResponseCode.SUCCESS, remark)  # Java answers SUCCESS with no body
+        body["queueData"] = [{"eval": False, "physicOffset": p, "physicSize": n, "tagsCode": t} for p, n, t in units]
+        return cmd.response(ResponseCode.SUCCESS, body=dumps(dict(sorted(body.items()))))
 
     def view_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         """VIEW_BROKER_STATS_DATA: BrokerStatsData of one stats item (mqadmin statsAll reads TOPIC_PUT_NUMS by
