@@ -520,6 +520,16 @@ class QueryConsumeQueueRequestHeader(Header):
 
 
 @dataclass(**_KW)
+class ConsumerCallRequestHeader(Header):
+    """GET_CONSUMER_RUNNING_INFO (307) and CONSUME_MESSAGE_DIRECTLY (309): the broker passes them on to one
+    consumer; ``msg_id`` (an offset message id) only in the latter."""
+
+    consumer_group: str = wire("consumerGroup")
+    client_id: str = wire("clientId")
+    msg_id: str | None = wire("msgId", None)
+
+
+@dataclass(**_KW)
 class ResetOffsetRequestHeader(Header):
     """INVOKE_BROKER_TO_RESET_OFFSET (222) and RESET_CONSUMER_CLIENT_OFFSET (220)."""
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from rocketq.codes import RequestCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import (
+    ConsumerCallRequestHeader,
     ConsumerGroupRequestHeader,
     ConsumerSendMsgBackRequestHeader,
     CreateTopicRequestHeader,
@@ -128,6 +129,8 @@ REQUESTS: dict[int, RequestSpec] = {
     RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE: RequestSpec(None, _ADMIN),
     RequestCode.CLEAN_UNUSED_TOPIC: RequestSpec(None, _ADMIN),
     RequestCode.GET_BROKER_CONSUME_STATS: RequestSpec(GetConsumeStatsInBrokerHeader, _ADMIN),
+    RequestCode.GET_CONSUMER_RUNNING_INFO: RequestSpec(ConsumerCallRequestHeader, _ADMIN, None, "consumerGroup"),
+    RequestCode.CONSUME_MESSAGE_DIRECTLY: RequestSpec(ConsumerCallRequestHeader, _ADMIN, None, "consumerGroup"),
     RequestCode.QUERY_CONSUME_QUEUE: RequestSpec(QueryConsumeQueueRequestHeader, _ADMIN, "topic", "consumerGroup"),
 }
 

@@ -13,9 +13,11 @@ from rocketq.broker.config import parse_properties
 from rocketq.broker.metrics import seconds_to_next_midnight
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.common.hashing import java_string_hash
-from rocketq.protocol.bodies import HeartbeatData
+from rocketq.protocol.bodies import ConsumerData, HeartbeatData, SubscriptionData
 from rocketq.protocol.command import RemotingCommand
-from rocketq.testing.wire import Wire
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.server import RemotingDispatcher
+from rocketq.testing.wire import Wire, records
 
 
 async def test_producer_connections_of_an_unknown_group_are_an_error(wire: Wire) -> None:
@@ -170,3 +172,33 @@ async def test_query_consume_queue_returns_the_units(wire: Wire) -> None:
     past = await wire.call(RequestCode.QUERY_CONSUME_QUEUE, {"topic": "TCq", "queueId": 0, "index": -1, "count": 1,
                                                              "consumerGroup": "nobody"})  # fmt: skip
     assert past.code == 0 and not past.body and past.remark == "Index -1 of 0@TCq is not exist!"
+
+
+async def test_running_info_and_consume_directly_are_passed_to_the_consumer(wire: Wire, cluster) -> None:
+    asked: list[RemotingCommand] = []
+
+    def answer(conn: object, cmd: RemotingCommand) -> RemotingCommand:
+        asked.append(cmd)
+        return cmd.response(ResponseCode.SUCCESS, body=b'{"answered":%d}' % cmd.code)
+
+    d = RemotingDispatcher("consumer")
+    d.register(RequestCode.GET_CONSUMER_RUNNING_INFO, answer)
+    d.register(RequestCode.CONSUME_MESSAGE_DIRECTLY, answer)
+    consumer = RemotingClient(d)
+    try:
+        member = Wire(consumer, cluster.broker_addr)
+        hb = HeartbeatData("crun", [], [ConsumerData("grun", subscriptions=[SubscriptionData.of("TRun", "*")])])
+        assert (await member.call(RequestCode.HEART_BEAT, body=hb.encode())).code == 0
+        ask = {"consumerGroup": "grun", "clientId": "crun", "jstackEnable": "false"}
+        info = await wire.call(RequestCode.GET_CONSUMER_RUNNING_INFO, ask)
+        assert (info.code, bytes(info.body)) == (0, b'{"answered":307}')
+        assert asked[-1].ext_fields["jstackEnable"] == "false"
+        sent = await wire.send("TRun", b"direct")
+        direct = {"consumerGroup": "grun", "clientId": "crun", "msgId": sent.ext_fields["msgId"]}
+        done = await wire.call(RequestCode.CONSUME_MESSAGE_DIRECTLY, direct)
+        assert (done.code, bytes(done.body)) == (0, b'{"answered":309}')
+        assert records(asked[-1])[0].body == b"direct" and asked[-1].ext_fields["brokerName"] == "broker-a"
+        gone = await wire.call(RequestCode.GET_CONSUMER_RUNNING_INFO, {**ask, "clientId": "nobody"})
+        assert gone.code == ResponseCode.SYSTEM_ERROR and gone.remark == "The Consumer <grun> <nobody> not online"
+    finally:
+        await consumer.close()

@@ -12,10 +12,12 @@ from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
 from rocketq.broker.messaging.admin import AdminService, QueueOffsets
 from rocketq.broker.messaging.runtime_config import RuntimeConfigService
-from rocketq.codes import RequestCode, ResponseCode
+from rocketq.codes import VERSION_V3_1_8, RequestCode, ResponseCode
+from rocketq.errors import RemotingError, RemotingTimeoutError
 from rocketq.protocol.bodies import TopicConfig, dumps, encode_kv_table, loads
-from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.command import Buffer, RemotingCommand
 from rocketq.protocol.headers import (
+    ConsumerCallRequestHeader,
     ConsumerGroupRequestHeader,
     CreateTopicRequestHeader,
     DeleteSubscriptionGroupRequestHeader,
@@ -74,6 +76,8 @@ class AdminProcessors:
         d.register(RequestCode.CLEAN_UNUSED_TOPIC, self.clean_unused_topics)
         d.register(RequestCode.GET_BROKER_CONSUME_STATS, self.broker_consume_stats)
         d.register(RequestCode.QUERY_CONSUME_QUEUE, self.query_consume_queue)
+        d.register(RequestCode.GET_CONSUMER_RUNNING_INFO, self.consumer_running_info)
+        d.register(RequestCode.CONSUME_MESSAGE_DIRECTLY, self.consume_message_directly)
 
     async def create_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = CreateTopicRequestHeader.from_ext(cmd.ext_fields)
@@ -272,6 +276,49 @@ class AdminProcessors:
         code, remark = await self._config.update(parse_properties(text))
         return cmd.response(code, remark)
 
+    # ------------------------------------------------------------------------- calls passed to a consumer
+
+    async def consumer_running_info(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """GET_CONSUMER_RUNNING_INFO (mqadmin consumerStatus): asked of the consumer itself, its answer relayed."""
+        h = ConsumerCallRequestHeader.from_ext(cmd.ext_fields)
+        return await self._call_consumer(cmd, h, cmd.body)
+
+    async def consume_message_directly(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """CONSUME_MESSAGE_DIRECTLY (mqadmin queryMsgById -g -d): the stored message, found by its offset message
+        id, handed to one consumer's listener; the consumer's verdict relayed."""
+        h = ConsumerCallRequestHeader.from_ext(cmd.ext_fields)
+        offset = _offset_of_msg_id(h.msg_id or "")
+        raw = self._ctx.store.select_one_message_by_offset(offset) if offset is not None else None
+        if raw is None:
+            return cmd.response(ResponseCode.SYSTEM_ERROR, f"can not find message by the msgId, {h.msg_id}")
+        return await self._call_consumer(cmd, h, raw, brokerName=self._ctx.config.brokerName)
+
+    async def _call_consumer(
+        self, cmd: RemotingCommand, h: ConsumerCallRequestHeader, body: Buffer, **extra: str
+    ) -> RemotingCommand:
+        """Java's callConsumer: the request, with its header fields, to the client's own connection (10 s)."""
+        info = self._ctx.consumers.get(h.consumer_group)
+        ch = info.channels.get(h.client_id) if info is not None else None
+        if ch is None:
+            remark = f"The Consumer <{h.consumer_group}> <{h.client_id}> not online"
+            return cmd.response(ResponseCode.SYSTEM_ERROR, remark)
+        if ch.version < VERSION_V3_1_8:
+            return cmd.response(
+                ResponseCode.SYSTEM_ERROR, f"The Consumer <{h.client_id}> Version <{ch.version}> too low to finish"
+            )
+        call = RemotingCommand.request(cmd.code, {**cmd.ext_fields, **extra}, body, language="JAVA")
+        try:
+            answer = await ch.conn.request(call, timeout=10.0)
+        except RemotingTimeoutError as exc:
+            return cmd.response(
+                ResponseCode.CONSUME_MSG_TIMEOUT, f"consumer <{h.consumer_group}> <{h.client_id}> Timeout: {exc}"
+            )
+        except RemotingError as exc:
+            return cmd.response(
+                ResponseCode.SYSTEM_ERROR, f"invoke consumer <{h.consumer_group}> <{h.client_id}> Exception: {exc}"
+            )
+        return cmd.response(answer.code, answer.remark, body=answer.body, ext_fields=dict(answer.ext_fields))
+
     def consumed_by_who(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = TopicRequestHeader.from_ext(cmd.ext_fields)
         groups = set(self._ctx.consumers.groups_subscribing(h.topic)) | self._ctx.offsets.groups_of_topic(h.topic)
@@ -331,3 +378,13 @@ def _object_key_table(name: str, entries: list[dict[str, Any]], key: str, extra:
         for k, v in extra.items():
             head += f',"{k}":{dumps(v).decode()}'
     return (head + "}").encode()
+
+
+def _offset_of_msg_id(msg_id: str) -> int | None:
+    """The commit-log offset in an offset message id (IPv4: 32 hex digits, IPv6: 56; the offset is the last 16)."""
+    if len(msg_id) not in (32, 56):
+        return None
+    try:
+        return int(msg_id[-16:], 16)
+    except ValueError:
+        return None
