@@ -202,3 +202,10 @@ async def test_running_info_and_consume_directly_are_passed_to_the_consumer(wire
         assert gone.code == ResponseCode.SYSTEM_ERROR and gone.remark == "The Consumer <grun> <nobody> not online"
     finally:
         await consumer.close()
+
+
+async def test_system_topic_list_names_the_brokers_own_topics(wire: Wire) -> None:
+    assert (await wire.send("TUser", b"x")).code == 0
+    topics = orjson.loads((await wire.call(RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER)).body)["topicList"]
+    assert {"TBW102", "SELF_TEST_TOPIC", "SCHEDULE_TOPIC_XXXX", "DefaultCluster", "broker-a"} <= set(topics)
+    assert "TUser" not in topics

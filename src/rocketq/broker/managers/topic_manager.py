@@ -119,6 +119,10 @@ class TopicConfigManager(ConfigManager):
 
     # --------------------------------------------------------------------------------------- queries
 
+    def system_topics(self) -> list[str]:
+        """The topics every broker creates for itself at start (Java's getSystemTopic)."""
+        return sorted(self._system)
+
     def get(self, topic: str) -> TopicConfig | None:
         return self.table.get(topic)
 

@@ -77,6 +77,7 @@ class AdminProcessors:
         d.register(RequestCode.GET_BROKER_CONSUME_STATS, self.broker_consume_stats)
         d.register(RequestCode.QUERY_CONSUME_QUEUE, self.query_consume_queue)
         d.register(RequestCode.GET_CONSUMER_RUNNING_INFO, self.consumer_running_info)
+        d.register(RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, self.system_topics)
         d.register(RequestCode.CONSUME_MESSAGE_DIRECTLY, self.consume_message_directly)
 
     async def create_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
@@ -118,6 +119,10 @@ class AdminProcessors:
         gone = self._admin.clean_unused_topics()
         log.info("admin.clean_unused_topics topics=%s remote=%s", gone, conn.remote)
         return cmd.response(ResponseCode.SUCCESS)
+
+    def system_topics(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """GET_SYSTEM_TOPIC_LIST_FROM_BROKER: TopicList of the broker's own topics (mqadmin exportMetadata)."""
+        return cmd.response(ResponseCode.SUCCESS, body=dumps({"topicList": self._ctx.topics.system_topics()}))
 
     def create_group(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         obj = loads(cmd.body)
