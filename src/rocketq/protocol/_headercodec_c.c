@@ -107,7 +107,8 @@ fail:
 
 /* plain_properties(text, excluded, suffix): the compiled twin of rocketq.protocol.message._plain_properties_py
  * (read its docstring). One pass over the text's UTF-8 instead of a dict of its pieces: the broker asks this of
- * every send. A piece is NAME 0x01 VALUE, pieces end with 0x02 (Java's form drops the last one). */
+ * every send. A piece is NAME 0x01 VALUE, pieces end with 0x02 (Java's form drops the last one). The WAIT piece
+ * is left out of the stored bytes, as Java's broker leaves it out. */
 #define MAX_PIECES 64
 static PyObject *plain_fallback;  /* the pure twin: texts of more pieces than tracked here go to it */
 
@@ -133,7 +134,7 @@ static PyObject *plain_properties(PyObject *self, PyObject *const *args, Py_ssiz
     const char *found[3] = {NULL, NULL, NULL};  /* TAGS, UNIQ_KEY, KEYS values */
     Py_ssize_t found_lens[3] = {0, 0, 0};
     int pieces = 0, java_form = 0;
-    Py_ssize_t start = 0;
+    Py_ssize_t start = 0, wait_start = -1, wait_stop = -1;  /* the WAIT piece with its 0x02, if any */
     while (start < n) {
         const char *piece = s + start;
         const char *stop = memchr(piece, 0x02, (size_t)(n - start));
@@ -161,18 +162,29 @@ static PyObject *plain_properties(PyObject *self, PyObject *const *args, Py_ssiz
         if (which >= 0) {
             found[which] = sep + 1;
             found_lens[which] = len - name_len - 1;
+        } else if (name_len == 4 && memcmp(piece, "WAIT", 4) == 0) {
+            wait_start = start;
+            wait_stop = stop ? start + len + 1 : n;
         }
         names[pieces] = piece;
         name_lens[pieces++] = name_len;
         start += len + 1;
     }
     Py_ssize_t suffix_len = PyBytes_GET_SIZE(args[2]);
-    PyObject *stored = PyBytes_FromStringAndSize(NULL, n + java_form + suffix_len);
+    Py_ssize_t head = n, tail_from = n;  /* stored: s[0:head] + s[tail_from:n] (+ 0x02 in Java's form) + suffix */
+    if (wait_start >= 0) {
+        head = wait_start;
+        tail_from = wait_stop;
+        if (wait_stop == n) java_form = 0;  /* WAIT was the last piece: the one before it ended with 0x02 */
+    }
+    Py_ssize_t kept = head + (n - tail_from);
+    PyObject *stored = PyBytes_FromStringAndSize(NULL, kept + java_form + suffix_len);
     if (stored == NULL) return NULL;
     char *o = PyBytes_AS_STRING(stored);
-    memcpy(o, s, (size_t)n);
-    if (java_form) o[n] = 0x02;
-    memcpy(o + n + java_form, PyBytes_AS_STRING(args[2]), (size_t)suffix_len);
+    memcpy(o, s, (size_t)head);
+    memcpy(o + head, s + tail_from, (size_t)(n - tail_from));
+    if (java_form) o[kept] = 0x02;
+    memcpy(o + kept + java_form, PyBytes_AS_STRING(args[2]), (size_t)suffix_len);
     PyObject *out = PyTuple_New(4);
     if (out == NULL) {
         Py_DECREF(stored);

@@ -146,12 +146,15 @@ PlainProperties = tuple[bytes, "str | None", "str | None", "str | None"]
 def _plain_properties_py(text: str, excluded: tuple[str, ...], suffix: bytes) -> PlainProperties | None:
     """What a broker needs of a send's properties text to store it as it came: when the text encodes exactly
     what it decodes to (``canonical_properties_text``, Java's form included) and names none of ``excluded``,
-    ``(its canonical UTF-8 + suffix, TAGS, UNIQ_KEY, KEYS)``; else None.
+    ``(its canonical UTF-8 without the WAIT piece + suffix, TAGS, UNIQ_KEY, KEYS)``; else None. Java 4.9's broker
+    does not store a single message's WAIT (it only tells the broker whether to wait for the flush).
     """
     props = decode_properties(text)
     canonical = canonical_properties_text(text, len(props))
     if canonical is None or not props.keys().isdisjoint(excluded):
         return None
+    if PROP_WAIT in props:
+        canonical = encode_properties({k: v for k, v in props.items() if k != PROP_WAIT})
     try:
         encoded = canonical.encode()
     except UnicodeEncodeError:  # a lone surrogate: not storable as it came

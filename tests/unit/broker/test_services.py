@@ -119,6 +119,19 @@ def test_a_plain_run_stores_what_the_general_path_stores(tmp_path: Path) -> None
     assert records[0] == records[1] and len(records[0]) == 6
 
 
+def test_wait_is_not_stored_on_either_path(ctx: BrokerContext) -> None:
+    svc = service(ctx)
+    assert svc.send(header("TWait", WAIT="true", TAGS="a"), b"general", HOST, client_version=409, remote="r").ok
+    svc.route_registered("TWait")
+    plain = svc.prepare_plain(header("TWait", WAIT="false", TAGS="b"), b"run", HOST)
+    assert plain is not None and svc.put_plain_run([plain])
+    sel = ctx.store.get_commit_log_data(0)
+    assert sel is not None
+    stored = [r.properties for r in iter_records(bytes(sel.view))]
+    sel.release()
+    assert [p.get("TAGS") for p in stored] == ["a", "b"] and not any("WAIT" in p for p in stored)
+
+
 def test_a_transactional_or_delayed_send_is_not_plain(ctx: BrokerContext) -> None:
     svc = service(ctx)
     assert svc.send(header("TSpecial"), b"c", HOST, client_version=409, remote="r").ok

@@ -22,7 +22,9 @@ SUFFIX = b"CLUSTER\x01DefaultCluster\x02"
 
 # texts built from the pieces that matter to the rule, so odd shapes (repeats, dropped pieces, Java's form,
 # excluded names, non-ASCII) come up often
-_PIECES = st.sampled_from(["\x01", "\x02", "a", "b", "é", "中", "TAGS", "UNIQ_KEY", "KEYS", "DELAY", "CLUSTER", " "])
+_PIECES = st.sampled_from(
+    ["\x01", "\x02", "a", "b", "é", "中", "TAGS", "UNIQ_KEY", "KEYS", "WAIT", "DELAY", "CLUSTER", " "]
+)
 _TEXTS = st.lists(_PIECES, max_size=14).map("".join)
 _MAPS = st.dictionaries(
     st.sampled_from(["TAGS", "UNIQ_KEY", "KEYS", "WAIT", "DELAY", "é", "x"]),
@@ -36,7 +38,8 @@ def _expected(text: str) -> PlainProperties | None:
     encoded = encode_properties(props)
     if encoded not in (text, text + "\x02") or any(name in props for name in EXCLUDED):
         return None
-    return encoded.encode() + SUFFIX, props.get("TAGS"), props.get("UNIQ_KEY"), props.get("KEYS")
+    stored = encode_properties({k: v for k, v in props.items() if k != "WAIT"})  # Java does not store WAIT
+    return stored.encode() + SUFFIX, props.get("TAGS"), props.get("UNIQ_KEY"), props.get("KEYS")
 
 
 @pytest.mark.parametrize("twin", TWINS, ids=TWIN_IDS)
@@ -55,6 +58,9 @@ def test_plain_properties_follows_its_rule(twin: Twin, text: str) -> None:
         ("TAGS\x01a\x02TAGS\x01b\x02", None),  # a repeated name
         ("TAGS\x01a\x02DELAY\x013\x02", None),  # an excluded name
         ("TAGS\x01\x02", None),  # a dropped piece (empty value)
+        ("WAIT\x01true\x02TAGS\x01a", (b"TAGS\x01a\x02" + SUFFIX, "a", None, None)),  # WAIT is not stored
+        ("TAGS\x01a\x02WAIT\x01false", (b"TAGS\x01a\x02" + SUFFIX, "a", None, None)),  # nor at the end
+        ("WAIT\x01true", (SUFFIX, None, None, None)),
         ("\ud800\x01x", None),  # a lone surrogate cannot be stored as it came
     ],
 )

@@ -36,6 +36,7 @@ from rocketq.protocol.message import (
     Host,
     canonical_properties_text,
     decode_properties,
+    encode_properties,
     plain_properties,
 )
 from rocketq.store import PutMessageResult, PutMessageStatus, StoreBatch, StoreMessage
@@ -287,8 +288,11 @@ class SendService:
         cluster = self._config.brokerClusterName
         # The request's own text is stored when it encodes exactly what was decoded (what our clients and
         # Apache's send, Java's without the last separator); anything else is encoded again from the dict, as
-        # Java always does.
+        # Java always does. WAIT only says whether to wait for the flush: Java does not store it.
         canonical = canonical_properties_text(properties_text, len(properties))
+        wait = properties.pop(PROP_WAIT, None)
+        if wait is not None and canonical is not None:
+            canonical = encode_properties(properties)
         stored_text = (
             f"{canonical}{PROP_CLUSTER}\x01{cluster}\x02"
             if canonical is not None and PROP_CLUSTER not in properties
@@ -315,7 +319,7 @@ class SendService:
         else:
             msg = semantics.before_put(msg)  # rewrites the properties: the store encodes them itself
         result = self._ctx.store.put_message(msg)
-        return _outcome(result, topic, queue_id, properties.get(PROP_WAIT) != "false")
+        return _outcome(result, topic, queue_id, wait != "false")
 
     def _send_batch(
         self, header: SendMessageRequestHeader, body: Body, born_host: Host, topic: str, queue_id: int,
