@@ -7,7 +7,9 @@ warnings to ``<dir>/namesrv.log`` / ``broker.log``; ``ROCKETMQ_HOME`` points at
 
 JVM flags: none beyond a small heap are needed on this machine's JDK 17 for 4.9.7 (its
 ``runbroker.sh`` passes CMS and ``-XX:+UseBiasedLocking`` flags that JDK 17 rejects; starting the
-main classes directly skips them). The 4.9 servers cannot be told which address to bind and listen on
+main classes directly skips them), except ``BROKER_OPENS``: without them the broker cannot unmap a
+file it deletes (deleteTopic, retention) and answers "InaccessibleObjectException". The 4.9 servers
+cannot be told which address to bind and listen on
 every interface; the ports are the only thing chosen here.
 """
 
@@ -33,6 +35,8 @@ MQADMIN_MAIN = "org.apache.rocketmq.tools.command.MQAdminStartup"
 DRIVER_MAIN = "RocketqDriver"
 
 SERVER_HEAP = ("-Xms64m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m")
+# UtilAll.cleanBuffer reflects into DirectByteBuffer and its Cleaner (JDK 17 closes both packages)
+BROKER_OPENS = ("--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED")
 TOOL_HEAP = ("-Xms32m", "-Xmx192m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
 
@@ -132,7 +136,7 @@ class JavaCluster:
             self.broker_port = free_port_block((-2, 0, 1))
             self.write_broker_conf()
             conf = self.base_dir / "broker.conf"
-            self.broker = self._spawn(cp, self.broker_heap, BROKER_MAIN, conf, "broker.log")
+            self.broker = self._spawn(cp, self.broker_heap + BROKER_OPENS, BROKER_MAIN, conf, "broker.log")
             _wait_for_line(self.broker, self.base_dir / "broker.log", "boot success", timeout)
         except BaseException:
             self.stop()
