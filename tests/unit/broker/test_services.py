@@ -248,9 +248,29 @@ async def test_admin_topics_groups_and_offset_resets(ctx: BrokerContext) -> None
     assert offsets is not None and [q.max_offset for q in offsets] == [3, 0]
     assert admin.reset_offsets("g", "TAdm", -1, force=True) == [(0, 3), (1, 0)]
     assert [q.consumer_offset for q in admin.consume_offsets("g", None)["TAdm"]] == [3, 0]
-    admin.update_group(SubscriptionGroupConfig("g", retry_max_times=3))
+    assert admin.update_group(SubscriptionGroupConfig("g", retry_max_times=3)) == (ResponseCode.SUCCESS, None)
     assert ctx.groups.get("g") is not None and ctx.groups.get("g").retry_max_times == 3  # type: ignore[union-attr]
-    admin.delete_group("g")
+    assert admin.delete_group("g") == (ResponseCode.SUCCESS, None)
     assert ctx.groups.get("g") is None and ctx.offsets.offsets_of("g", "TAdm") == {}
-    admin.delete_topic("TAdm")
+    assert admin.delete_topic("TAdm") == (ResponseCode.SUCCESS, None)
     assert admin.topic_offsets("TAdm") is None and admin.reset_offsets("g", "TAdm", -1, force=True) is None
+
+
+async def test_admin_refuses_system_topics_and_changes_on_a_slave(ctx: BrokerContext) -> None:
+    from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
+    from rocketq.broker.messaging.admin import AdminService
+    from rocketq.protocol.bodies import TopicConfig
+
+    admin = AdminService(ctx)
+    for system in ("TBW102", "SCHEDULE_TOPIC_XXXX", "BenchmarkTest", "RMQ_SYS_TRACE_TOPIC", "rmq_sys_wheel_timer"):
+        conflict = (ResponseCode.SYSTEM_ERROR, f"The topic[{system}] is conflict with system topic.")
+        assert await admin.create_topic(TopicConfig(system, 4, 4, 6)) == conflict
+        assert admin.delete_topic(system) == conflict
+    assert ctx.topics.get("SCHEDULE_TOPIC_XXXX") is not None  # still there
+    assert admin.delete_topic("bad name")[0] == ResponseCode.SYSTEM_ERROR
+    ctx.role.change(BrokerRole.SLAVE, epoch=1, master_addr="m:1")
+    from_slave = "Can't modify topic or subscription group from slave broker, please execute it from master broker."
+    assert await admin.create_topic(TopicConfig("TSlave", 1, 1, 6)) == (ResponseCode.SYSTEM_ERROR, from_slave)
+    assert admin.delete_topic("TSlave") == (ResponseCode.SYSTEM_ERROR, from_slave)
+    assert admin.update_group(SubscriptionGroupConfig("g")) == (ResponseCode.SYSTEM_ERROR, from_slave)
+    assert admin.delete_group("g") == (ResponseCode.SYSTEM_ERROR, from_slave)

@@ -13,7 +13,9 @@ from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
 from rocketq.codes import ResponseCode
 from rocketq.protocol.bodies import TopicConfig
-from rocketq.protocol.topics import NOT_ALLOWED_SEND_TOPICS, topic_name_error
+from rocketq.protocol.topics import is_system_topic, topic_name_error
+
+_FROM_SLAVE = "Can't modify topic or subscription group from slave broker, please execute it from master broker."
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,25 +35,40 @@ class AdminService:
 
     # ------------------------------------------------------------------------------------------ topics
 
+    def _refused(self, topic: str | None = None) -> tuple[int, str] | None:
+        """Java's checks before a topic or group is changed: on the master only; a valid, non-system topic."""
+        if self._ctx.role.is_slave:
+            return ResponseCode.SYSTEM_ERROR, _FROM_SLAVE
+        if topic is not None:
+            error = topic_name_error(topic)
+            if error is not None:
+                return ResponseCode.SYSTEM_ERROR, error
+            if is_system_topic(topic):
+                return ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic."
+        return None
+
     async def create_topic(self, tc: TopicConfig) -> tuple[int, str | None]:
         """Create or update a topic; answered once the name servers know it, as Java does."""
-        error = topic_name_error(tc.topic_name)
-        if error is not None:
-            return ResponseCode.SYSTEM_ERROR, error
-        if tc.topic_name in NOT_ALLOWED_SEND_TOPICS:
-            return ResponseCode.SYSTEM_ERROR, f"The topic[{tc.topic_name}] is conflict with system topic."
+        refused = self._refused(tc.topic_name)
+        if refused is not None:
+            return refused
         if tc.read_queue_nums <= 0 or tc.write_queue_nums <= 0:
             return ResponseCode.SYSTEM_ERROR, "queue numbers must be positive"
         self._ctx.topics.update(tc)
         await self._ctx.publish_topics()
         return ResponseCode.SUCCESS, None
 
-    def delete_topic(self, topic: str) -> None:
+    def delete_topic(self, topic: str) -> tuple[int, str | None]:
+        """Delete a topic's configuration, queues and (unlike Java, which keeps them) its consumer offsets."""
+        refused = self._refused(topic)
+        if refused is not None:
+            return refused
         ctx = self._ctx
         ctx.topics.delete(topic)
         ctx.offsets.remove_topic(topic)
         ctx.store.delete_topics({topic})
         ctx.registrar.kick()
+        return ResponseCode.SUCCESS, None
 
     def topic_offsets(self, topic: str) -> list[QueueOffsets] | None:
         """Every write queue's offsets (None: no such topic)."""
@@ -76,12 +93,20 @@ class AdminService:
 
     # ------------------------------------------------------------------------------------------ groups
 
-    def update_group(self, cfg: SubscriptionGroupConfig) -> None:
+    def update_group(self, cfg: SubscriptionGroupConfig) -> tuple[int, str | None]:
+        refused = self._refused()
+        if refused is not None:
+            return refused
         self._ctx.groups.update(cfg)
+        return ResponseCode.SUCCESS, None
 
-    def delete_group(self, group: str) -> None:
+    def delete_group(self, group: str) -> tuple[int, str | None]:
+        refused = self._refused()
+        if refused is not None:
+            return refused
         self._ctx.groups.delete(group)
         self._ctx.offsets.remove_group(group)
+        return ResponseCode.SUCCESS, None
 
     def consume_offsets(
         self, group: str, topic: str | None, *, write_queues: bool = False, order_only: bool = False

@@ -90,8 +90,8 @@ class AdminProcessors:
         return cmd.response(code, remark)
 
     def delete_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        self._admin.delete_topic(TopicRequestHeader.from_ext(cmd.ext_fields).topic)
-        return cmd.response(ResponseCode.SUCCESS)
+        code, remark = self._admin.delete_topic(TopicRequestHeader.from_ext(cmd.ext_fields).topic)
+        return cmd.response(code, remark)
 
     def all_topic_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         return cmd.response(ResponseCode.SUCCESS, body=dumps(self._ctx.topics.wrapper_json()))
@@ -128,12 +128,13 @@ class AdminProcessors:
         obj = loads(cmd.body)
         if not isinstance(obj, dict) or not obj.get("groupName"):
             return cmd.response(ResponseCode.SYSTEM_ERROR, "SubscriptionGroupConfig body without groupName")
-        self._admin.update_group(SubscriptionGroupConfig.from_json(obj))
-        return cmd.response(ResponseCode.SUCCESS)
+        code, remark = self._admin.update_group(SubscriptionGroupConfig.from_json(obj))
+        return cmd.response(code, remark)
 
     def delete_group(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        self._admin.delete_group(DeleteSubscriptionGroupRequestHeader.from_ext(cmd.ext_fields).group_name)
-        return cmd.response(ResponseCode.SUCCESS)
+        h = DeleteSubscriptionGroupRequestHeader.from_ext(cmd.ext_fields)
+        code, remark = self._admin.delete_group(h.group_name)
+        return cmd.response(code, remark)
 
     def all_groups(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         return cmd.response(ResponseCode.SUCCESS, body=dumps(self._ctx.groups.to_json()))
