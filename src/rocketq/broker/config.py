@@ -128,12 +128,16 @@ class BrokerConfig:
         return parse_delay_levels(self.messageDelayLevel)
 
     def as_properties(self) -> dict[str, str]:
+        """Every key with the value in effect (GET_BROKER_CONFIG): an unset HA port or second IP shows what is
+        used instead (listenPort + 1, brokerIP1), as Java shows the values its start-up filled in."""
         out = {}
         for f in dataclasses.fields(self):
             if f.name == "extra":
                 continue
             v = getattr(self, f.name)
             out[f.name] = ("true" if v else "false") if isinstance(v, bool) else str(v)
+        out["haListenPort"] = str(self.ha_port)
+        out["brokerIP2"] = self.brokerIP2 or self.brokerIP1
         out.update(self.extra)
         return out
 

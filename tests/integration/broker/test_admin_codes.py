@@ -97,6 +97,9 @@ async def test_update_broker_config_applies_live_keys_all_or_nothing(wire: Wire,
         assert resp.code == 0
         return parse_properties(resp.body.decode())
 
+    before = await config()
+    assert before["haListenPort"] == str(cluster.broker.config.listenPort + 1)  # the port in effect, not 0
+    assert before["brokerIP2"] == before["brokerIP1"] == "127.0.0.1"
     assert (await wire.send("TConf", b"x" * 2000)).code == 0
     assert await update("maxMessageSize=1024\n") == (0, None)
     assert (await config())["maxMessageSize"] == "1024"
