@@ -485,6 +485,8 @@ class ConsumerGroupRequestHeader(Header):
 @dataclass(**_KW)
 class DeleteSubscriptionGroupRequestHeader(Header):
     group_name: str = wire("groupName")
+    #: also forget the group's consumer offsets (mqadmin deleteSubGroup -r true); kept otherwise, as Java keeps them
+    remove_offset: bool = wire("removeOffset", False)
 
 
 @dataclass(**_KW)

@@ -212,3 +212,16 @@ async def test_system_topic_list_names_the_brokers_own_topics(wire: Wire) -> Non
     topics = orjson.loads((await wire.call(RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER)).body)["topicList"]
     assert {"TBW102", "SELF_TEST_TOPIC", "SCHEDULE_TOPIC_XXXX", "DefaultCluster", "broker-a"} <= set(topics)
     assert "TUser" not in topics
+
+
+async def test_deleting_a_group_keeps_its_offsets_unless_asked(wire: Wire, cluster) -> None:
+    assert (await wire.send("TDel", b"x")).code == 0
+    offsets = cluster.broker.offsets
+    for remove in ("false", "true"):
+        group = {"groupName": "gdel", "consumeEnable": True}
+        assert (await wire.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=orjson.dumps(group))).code == 0
+        upd = {"consumerGroup": "gdel", "topic": "TDel", "queueId": "0", "commitOffset": "1"}
+        assert (await wire.call(RequestCode.UPDATE_CONSUMER_OFFSET, upd)).code == 0
+        deleted = await wire.call(RequestCode.DELETE_SUBSCRIPTIONGROUP, {"groupName": "gdel", "removeOffset": remove})
+        assert deleted.code == 0 and cluster.broker.groups.get("gdel") is None
+        assert offsets.offsets_of("gdel", "TDel") == ({0: 1} if remove == "false" else {})

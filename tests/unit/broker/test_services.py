@@ -251,7 +251,9 @@ async def test_admin_topics_groups_and_offset_resets(ctx: BrokerContext) -> None
     assert admin.update_group(SubscriptionGroupConfig("g", retry_max_times=3)) == (ResponseCode.SUCCESS, None)
     assert ctx.groups.get("g") is not None and ctx.groups.get("g").retry_max_times == 3  # type: ignore[union-attr]
     assert admin.delete_group("g") == (ResponseCode.SUCCESS, None)
-    assert ctx.groups.get("g") is None and ctx.offsets.offsets_of("g", "TAdm") == {}
+    assert ctx.groups.get("g") is None and ctx.offsets.offsets_of("g", "TAdm") == {0: 3, 1: 0}  # kept, as Java
+    assert admin.delete_group("g", remove_offsets=True) == (ResponseCode.SUCCESS, None)
+    assert ctx.offsets.offsets_of("g", "TAdm") == {}
     assert admin.delete_topic("TAdm") == (ResponseCode.SUCCESS, None)
     assert admin.topic_offsets("TAdm") is None and admin.reset_offsets("g", "TAdm", -1, force=True) is None
 

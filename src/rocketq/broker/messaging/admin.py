@@ -100,12 +100,15 @@ class AdminService:
         self._ctx.groups.update(cfg)
         return ResponseCode.SUCCESS, None
 
-    def delete_group(self, group: str) -> tuple[int, str | None]:
+    def delete_group(self, group: str, remove_offsets: bool = False) -> tuple[int, str | None]:
+        """Delete a group's configuration; its consumer offsets only when asked (Java's removeOffset), so a group
+        created again under the name resumes where it was."""
         refused = self._refused()
         if refused is not None:
             return refused
         self._ctx.groups.delete(group)
-        self._ctx.offsets.remove_group(group)
+        if remove_offsets:
+            self._ctx.offsets.remove_group(group)
         return ResponseCode.SUCCESS, None
 
     def consume_offsets(

@@ -133,7 +133,7 @@ class AdminProcessors:
 
     def delete_group(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = DeleteSubscriptionGroupRequestHeader.from_ext(cmd.ext_fields)
-        code, remark = self._admin.delete_group(h.group_name)
+        code, remark = self._admin.delete_group(h.group_name, h.remove_offset)
         return cmd.response(code, remark)
 
     def all_groups(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
