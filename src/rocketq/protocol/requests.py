@@ -128,6 +128,7 @@ REQUESTS: dict[int, RequestSpec] = {
     RequestCode.VIEW_BROKER_STATS_DATA: RequestSpec(ViewBrokerStatsDataRequestHeader, _ADMIN),
     RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE: RequestSpec(None, _ADMIN),
     RequestCode.CLEAN_UNUSED_TOPIC: RequestSpec(None, _ADMIN),
+    RequestCode.DELETE_EXPIRED_COMMITLOG: RequestSpec(None, _ADMIN),
     RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER: RequestSpec(None, _ADMIN),
     RequestCode.GET_BROKER_CONSUME_STATS: RequestSpec(GetConsumeStatsInBrokerHeader, _ADMIN),
     RequestCode.GET_CONSUMER_RUNNING_INFO: RequestSpec(ConsumerCallRequestHeader, _ADMIN, None, "consumerGroup"),

@@ -225,3 +225,10 @@ async def test_deleting_a_group_keeps_its_offsets_unless_asked(wire: Wire, clust
         deleted = await wire.call(RequestCode.DELETE_SUBSCRIPTIONGROUP, {"groupName": "gdel", "removeOffset": remove})
         assert deleted.code == 0 and cluster.broker.groups.get("gdel") is None
         assert offsets.offsets_of("gdel", "TDel") == ({0: 1} if remove == "false" else {})
+
+
+async def test_delete_expired_commit_log_triggers_the_retention_runs(wire: Wire, cluster) -> None:
+    cleanup = cluster.broker.store.cleanup_service
+    assert cleanup.manual_delete_times == 0
+    assert (await wire.call(RequestCode.DELETE_EXPIRED_COMMITLOG)).code == 0
+    assert cleanup.manual_delete_times > 0  # the next runs delete expired files whatever the hour

@@ -91,6 +91,11 @@ class AdminService:
         """CLEAN_EXPIRED_CONSUMEQUEUE: drop the consume queues whose messages all left the commit log."""
         return self._ctx.store.clean_expired_consume_queues()
 
+    def delete_expired_commit_log(self) -> None:
+        """DELETE_EXPIRED_COMMITLOG: the next retention runs delete expired files whatever the hour (Java's
+        executeDeleteFilesManually; the store's cleanup thread does the deleting)."""
+        self._ctx.store.trigger_delete_files()
+
     # ------------------------------------------------------------------------------------------ groups
 
     def update_group(self, cfg: SubscriptionGroupConfig) -> tuple[int, str | None]:

@@ -74,6 +74,7 @@ class AdminProcessors:
         d.register(RequestCode.VIEW_BROKER_STATS_DATA, self.view_stats)
         d.register(RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, self.clean_expired_consume_queues)
         d.register(RequestCode.CLEAN_UNUSED_TOPIC, self.clean_unused_topics)
+        d.register(RequestCode.DELETE_EXPIRED_COMMITLOG, self.delete_expired_commit_log)
         d.register(RequestCode.GET_BROKER_CONSUME_STATS, self.broker_consume_stats)
         d.register(RequestCode.QUERY_CONSUME_QUEUE, self.query_consume_queue)
         d.register(RequestCode.GET_CONSUMER_RUNNING_INFO, self.consumer_running_info)
@@ -123,6 +124,11 @@ class AdminProcessors:
     def system_topics(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         """GET_SYSTEM_TOPIC_LIST_FROM_BROKER: TopicList of the broker's own topics (mqadmin exportMetadata)."""
         return cmd.response(ResponseCode.SUCCESS, body=dumps({"topicList": self._ctx.topics.system_topics()}))
+
+    def delete_expired_commit_log(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        self._admin.delete_expired_commit_log()
+        log.info("admin.delete_expired_commit_log remote=%s", conn.remote)
+        return cmd.response(ResponseCode.SUCCESS)
 
     def create_group(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         obj = loads(cmd.body)
