@@ -347,7 +347,8 @@ SHAPED = {
     "wipeWritePerm": _numbers_out,
     "addWritePerm": _numbers_out,
     "consumerProgress": lambda t: re.sub(r"(CLUSTERING|BROADCASTING) \d+", r"\1 <TPS>", _only(t, CANON.group)),
-    "brokerConsumeStats": lambda t: _only(t, CANON.group),
+    # one ConsumeStats per topic of the group, in the order of Java's hash set (the names' hashes) or sorted
+    "brokerConsumeStats": lambda t: _lines_sorted(_only(t, CANON.group)),
     # the group's consume TPS: rocketq counts at once, Java from its 10-s samples (deliberate, documented)
     "consumerProgress -g": lambda t: re.sub(r"Consume TPS: [\d.]+", "Consume TPS: <TPS>", t),
     "consumerProgress offline": lambda t: re.sub(r"Consume TPS: [\d.]+", "Consume TPS: <TPS>", t),
