@@ -131,12 +131,16 @@ class BrokerConfig:
         return parse_delay_levels(self.messageDelayLevel)
 
     def as_properties(self) -> dict[str, str]:
+        """Every key with the value in effect (GET_BROKER_CONFIG): an unset HA port or second IP shows what is
+        used instead (listenPort + 1, brokerIP1), as Java shows the values its start-up filled in."""
         out = {}
         for f in dataclasses.fields(self):
             if f.name == "extra":
                 continue
             v = getattr(self, f.name)
             out[f.name] = ("true" if v else "false") if isinstance(v, bool) else str(v)
+        out["haListenPort"] = str(self.ha_port)
+        out["brokerIP2"] = self.brokerIP2 or self.brokerIP1
         out.update(self.extra)
         return out
 
@@ -179,7 +183,7 @@ class BrokerConfig:
             kind = types.get(key)
             if kind is None:
                 raise ConfigError(key, "unknown broker configuration key")
-            setattr(cfg, key, _convert(key, raw, kind))
+            setattr(cfg, key, convert_value(key, raw, kind))
         cfg.validate()
         return cfg
 
@@ -213,11 +217,12 @@ class BrokerConfig:
 
 def _refuse_unless_off(key: str, raw: str) -> None:
     """A security setting rocketq cannot honour yet stops start-up instead of serving without it."""
-    if _convert(key, raw, bool):
+    if convert_value(key, raw, bool):
         raise ConfigError(key, FAIL_CLOSED_KEYS[key])
 
 
-def _convert(key: str, raw: str, kind: Any) -> Any:
+def convert_value(key: str, raw: str, kind: Any) -> Any:
+    """``raw`` as the field type ``kind`` (bool, int or str); ConfigError names ``key`` otherwise."""
     raw = raw.strip()
     if kind in (bool, "bool"):
         low = raw.lower()
@@ -254,6 +259,11 @@ def read_properties(path: Path) -> dict[str, str]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(str(path), f"cannot read config file: {exc}") from None
+    return parse_properties(text)
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Java properties text (a file's, or UPDATE_BROKER_CONFIG's body)."""
     out: dict[str, str] = {}
     pending = ""
     for raw_line in text.splitlines():

@@ -9,6 +9,7 @@ can be built alone in a test with fakes where it needs them.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -69,6 +70,8 @@ class BrokerContext:
     boot_timestamp: int = 0
     #: the host stored in each record; set again once the listening port is known
     store_host: tuple[str, int] = ("127.0.0.1", 0)
+    #: called after UPDATE_BROKER_CONFIG changed ``config`` (a part that worked something out from it redoes it)
+    config_listeners: list[Callable[[], None]] = field(default_factory=list)
 
     async def publish_topics(self) -> None:
         """Wait until the topic table is on disk and the name servers have it (Java persists and registers

@@ -29,7 +29,7 @@ from rocketq.broker.messaging.put_ack import PutAck
 from rocketq.broker.messaging.reply import ReplyService
 from rocketq.broker.messaging.semantics import MessageSemantics
 from rocketq.broker.messaging.send import SendService
-from rocketq.broker.metrics import BrokerMetrics
+from rocketq.broker.metrics import BrokerMetrics, seconds_to_next_midnight
 from rocketq.broker.processors.admin import AdminProcessors
 from rocketq.broker.processors.clients import ClientProcessors
 from rocketq.broker.processors.end_transaction import EndTransactionProcessor
@@ -118,7 +118,9 @@ class BrokerController:
                 config.lockMaxLiveTimeMills / 1000.0, path=config_dir / "queueLocks.json", writer=self.persister
             ),
             watermarks=SinkWatermarkManager(config_dir),
-            metrics=BrokerMetrics(self.store.stats_service, self.dispatcher.answer_counts),
+            metrics=BrokerMetrics(
+                self.store.stats_service, self.dispatcher.answer_counts, cluster_name=config.brokerClusterName
+            ),
             persister=self.persister,
             put_ack=PutAck(self.store, self.role, sync_flush=config.flushDiskType == "SYNC_FLUSH"),
             gate=self.dispatcher,
@@ -157,8 +159,8 @@ class BrokerController:
             AdminProcessors(
                 ctx,
                 send_queue_size=self.send.queue_size,
-                send_head_wait=self.send.head_wait_ms,
                 held_pulls=self.pull_holds.held_count,
+                send_queue_head_wait_ms=self.send.head_wait_ms,
             ),
         )
         self.consumers.on_members_changed = self._on_members_changed
@@ -216,6 +218,9 @@ class BrokerController:
                           initial_delay=cfg.clientScanIntervalMills / 1000.0)  # fmt: skip
         self._tasks.every(lambda: cfg.consumerOffsetPersistIntervalMills / 1000.0, self._persist_offsets,
                           "persist-offsets", initial_delay=cfg.consumerOffsetPersistIntervalMills / 1000.0)  # fmt: skip
+        self._tasks.every(lambda: 10.0, self._sample_stats, "sample-stats", initial_delay=10.0)
+        self._tasks.every(seconds_to_next_midnight, self._record_morning, "daily-stats",
+                          initial_delay=seconds_to_next_midnight())  # fmt: skip
         self._started = True
         log.info(
             "broker.started name=%s addr=%s role=%s namesrv=%s store=%s",
@@ -294,6 +299,12 @@ class BrokerController:
         expiry = self.config.clientChannelExpiredTimeMills / 1000.0
         self.consumers.scan_expired(expiry)
         self.producers.scan_expired(expiry)
+
+    async def _sample_stats(self) -> None:
+        self.metrics.sample_stats()
+
+    async def _record_morning(self) -> None:
+        self.metrics.record_morning()
 
     async def _persist_offsets(self) -> None:
         # The snapshot is taken on the loop; the write, fsync and renames run on the persister's thread, so a

@@ -4,21 +4,38 @@ Puts and gets are counted once, by the store (``rocketq.store.stats.StatsService
 path and every read); this registry reads those counters instead of keeping a second copy. What only the
 broker sees is read here too: answers by request code and response code (the dispatcher's exit counts them,
 so every answer is counted, whichever path wrote it); the gate keeps those counts where every answer passes
-(``RemotingDispatcher.answer_counts``) and this registry reads them.
+(``RemotingDispatcher.answer_counts``) and this registry reads them. A group's gets are counted here, by the
+pull path (the store does not know groups), in Java's named stats tables (``stats_items``), which also hold
+copies of the store's per-topic put counts for VIEW_BROKER_STATS_DATA.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import datetime
+from collections.abc import Callable, Mapping
 
+from rocketq.broker import stats_items as si
 from rocketq.store.stats import StatsService
 
 
 class BrokerMetrics:
-    def __init__(self, store_stats: StatsService, answer_counts: Mapping[tuple[int, int], int]) -> None:
+    def __init__(
+        self,
+        store_stats: StatsService,
+        answer_counts: Mapping[tuple[int, int], int],
+        *,
+        cluster_name: str = "DefaultCluster",
+        stats_clock: Callable[[], float] | None = None,
+    ) -> None:
         self._store = store_stats
         #: (request code, response code) → answers written (the gate's own counter, read here)
         self._answers = answer_counts
+        self._cluster = cluster_name
+        #: Java's BrokerStatsManager tables (VIEW_BROKER_STATS_DATA); puts are copied from the store's counters
+        self.items = si.StatsTable(stats_clock) if stats_clock is not None else si.StatsTable()
+        # Java's BrokerStats: the totals at the last two local midnights (zero until the first one passes)
+        self.put_total_today_morning = self.put_total_yesterday_morning = 0
+        self.get_total_today_morning = self.get_total_yesterday_morning = 0
 
     # ------------------------------------------------------------------------------ counted by the store
 
@@ -36,23 +53,60 @@ class BrokerMetrics:
         """Messages handed to readers since start."""
         return self._store.get_transferred
 
-    def day_marks(self) -> dict[str, int]:
-        """The put and get totals at the start of today and of yesterday (Java's BrokerStats)."""
-        st = self._store
-        return {
-            "msgPutTotalYesterdayMorning": st.put_yesterday_morning,
-            "msgPutTotalTodayMorning": st.put_today_morning,
-            "msgGetTotalYesterdayMorning": st.get_yesterday_morning,
-            "msgGetTotalTodayMorning": st.get_today_morning,
-        }
-
     def tps(self) -> tuple[float, float]:
         """(messages stored, messages handed to readers) per second over the last 10 s, from one snapshot."""
         snap = self._store.snapshot()
         return snap.put_tps, snap.get_transferred_tps
 
+    def record_morning(self) -> None:
+        """At local midnight (Java's BrokerStats.record): today's morning becomes yesterday's."""
+        self.put_total_yesterday_morning = self.put_total_today_morning
+        self.get_total_yesterday_morning = self.get_total_today_morning
+        self.put_total_today_morning = self.put_total
+        self.get_total_today_morning = self.get_total
+
     # ------------------------------------------------------------------------------- counted by the broker
+
+    def on_group_get(self, topic: str, group: str, msgs: int, nbytes: int) -> None:
+        """A pull that found messages (Java: PullMessageProcessor's incGroupGetNums/Size)."""
+        key = f"{topic}@{group}"
+        self.items.add(si.GROUP_GET_NUMS, key, msgs)
+        self.items.add(si.GROUP_GET_SIZE, key, nbytes)
+
+    def _observe_store(self, name: str | None = None, key: str | None = None) -> None:
+        """Copy the store's put counts into their items: all of them, or only the one ``name``/``key`` asks."""
+        items, store = self.items, self._store
+        if name in (None, si.TOPIC_PUT_NUMS, si.TOPIC_PUT_SIZE):
+            topics = store.per_topic.items() if key is None else [(key, store.per_topic.get(key))]
+            for topic, counts in list(topics):
+                if counts is not None:
+                    items.observe(si.TOPIC_PUT_NUMS, topic, counts[0], counts[0])
+                    items.observe(si.TOPIC_PUT_SIZE, topic, counts[1], counts[0])
+        if name in (None, si.BROKER_PUT_NUMS, si.BROKER_GET_NUMS):
+            items.observe(si.BROKER_PUT_NUMS, self._cluster, store.put_times, store.put_times)
+            items.observe(si.BROKER_GET_NUMS, self._cluster, store.get_transferred, store.get_found)
+
+    def sample_stats(self) -> None:
+        """Every 10 s (the controller's task)."""
+        self._observe_store()
+        self.items.sample()
+
+    def view_stats(self, name: str, key: str) -> si.ItemStats | None:
+        """VIEW_BROKER_STATS_DATA: one item's minute/hour/day windows (None: never counted)."""
+        self._observe_store(name, key)
+        return self.items.view(name, key)
+
+    def group_consume_tps(self, group: str, topic: str) -> float:
+        """Messages a group pulled from a topic per second over the last minute (Java's tpsGroupGetNums)."""
+        return self.items.minute_tps(si.GROUP_GET_NUMS, f"{topic}@{group}")
 
     def answer_counts(self) -> dict[tuple[int, int], int]:
         """Answers by (request code, response code) since start."""
         return dict(self._answers)
+
+
+def seconds_to_next_midnight(now: datetime.datetime | None = None) -> float:
+    """Until the next local midnight (Java's UtilAll.computeNextMorningTimeMillis)."""
+    now = now or datetime.datetime.now()
+    midnight = (now + datetime.timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return max((midnight - now).total_seconds(), 1.0)

@@ -173,6 +173,10 @@ class ProcessQueue:
     def messages(self) -> list[MessageExt]:
         return [self._msgs[k] for k in self._keys]
 
+    def _epoch_ms(self, moment: float) -> int:
+        """A time kept on the (monotonic) clock as Java's epoch milliseconds, which mqadmin prints as a date."""
+        return int((time.time() - (self._clock() - moment)) * 1000)
+
     def info(self) -> dict[str, object]:
         """Java ``ProcessQueueInfo`` (for GET_CONSUMER_RUNNING_INFO)."""
         return {
@@ -182,9 +186,9 @@ class ProcessQueue:
             "cachedMsgSizeInMiB": self.msg_size // (1024 * 1024),
             "commitOffset": 0,
             "droped": self.dropped,
-            "lastConsumeTimestamp": int(self.last_consume_timestamp * 1000),
-            "lastLockTimestamp": int(self.last_lock_timestamp * 1000),
-            "lastPullTimestamp": int(self.last_pull_timestamp * 1000),
+            "lastConsumeTimestamp": self._epoch_ms(self.last_consume_timestamp),
+            "lastLockTimestamp": self._epoch_ms(self.last_lock_timestamp),
+            "lastPullTimestamp": self._epoch_ms(self.last_pull_timestamp),
             "locked": self.locked,
             "transactionMsgCount": len(self._consuming),
             "transactionMsgMaxOffset": max(self._consuming) if self._consuming else 0,

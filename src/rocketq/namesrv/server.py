@@ -75,6 +75,8 @@ class NamesrvServer:
             idle_scan_interval=min(10.0, self.config.idle_timeout),
         )
         port = await remoting.start()
+        # GET_NAMESRV_CONFIG shows the port served (Java's listenPort), also when asked for any free one (0)
+        self.config.listen_port = port
         self._remoting = remoting
         self._scan_task = asyncio.get_running_loop().create_task(self._scan_loop(), name="namesrv-scan")
         log.info("namesrv.started addr=%s:%s home=%s", self.config.listen_host, port, self.config.home_dir)

@@ -509,12 +509,50 @@ class ConsumerGroupRequestHeader(Header):
 @dataclass(**_KW)
 class DeleteSubscriptionGroupRequestHeader(Header):
     group_name: str = wire("groupName")
+    #: also forget the group's consumer offsets (mqadmin deleteSubGroup -r true); kept otherwise, as Java keeps them
+    remove_offset: bool = wire("removeOffset", False)
 
 
 @dataclass(**_KW)
 class GetConsumeStatsRequestHeader(Header):
     consumer_group: str = wire("consumerGroup")
     topic: str | None = wire("topic", None)
+
+
+@dataclass(**_KW)
+class ViewBrokerStatsDataRequestHeader(Header):
+    """VIEW_BROKER_STATS_DATA (315): one of Java's stats tables (``TOPIC_PUT_NUMS``...) and its key."""
+
+    stats_name: str = wire("statsName")
+    stats_key: str = wire("statsKey")
+
+
+@dataclass(**_KW)
+class GetConsumeStatsInBrokerHeader(Header):
+    """GET_BROKER_CONSUME_STATS (317)."""
+
+    is_order: bool = wire("isOrder", False)
+
+
+@dataclass(**_KW)
+class QueryConsumeQueueRequestHeader(Header):
+    """QUERY_CONSUME_QUEUE (321): ``count`` units of one queue from ``index``."""
+
+    topic: str = wire("topic")
+    queue_id: int = wire("queueId")
+    index: int = wire("index")
+    count: int = wire("count")
+    consumer_group: str | None = wire("consumerGroup", None)
+
+
+@dataclass(**_KW)
+class ConsumerCallRequestHeader(Header):
+    """GET_CONSUMER_RUNNING_INFO (307) and CONSUME_MESSAGE_DIRECTLY (309): the broker passes them on to one
+    consumer; ``msg_id`` (an offset message id) only in the latter."""
+
+    consumer_group: str = wire("consumerGroup")
+    client_id: str = wire("clientId")
+    msg_id: str | None = wire("msgId", None)
 
 
 @dataclass(**_KW)

@@ -17,15 +17,18 @@ from dataclasses import dataclass
 from rocketq.codes import RequestCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import (
+    ConsumerCallRequestHeader,
     ConsumerGroupRequestHeader,
     ConsumerSendMsgBackRequestHeader,
     CreateTopicRequestHeader,
     DeleteSubscriptionGroupRequestHeader,
     EndTransactionRequestHeader,
     GetConsumerListByGroupRequestHeader,
+    GetConsumeStatsInBrokerHeader,
     GetConsumeStatsRequestHeader,
     Header,
     PullMessageRequestHeader,
+    QueryConsumeQueueRequestHeader,
     QueryConsumerOffsetRequestHeader,
     QueryMessageRequestHeader,
     ResetOffsetRequestHeader,
@@ -35,6 +38,7 @@ from rocketq.protocol.headers import (
     TopicRequestHeader,
     UnregisterClientRequestHeader,
     UpdateConsumerOffsetRequestHeader,
+    ViewBrokerStatsDataRequestHeader,
     ViewMessageRequestHeader,
     send_header_from_v2,
 )
@@ -117,10 +121,20 @@ REQUESTS: dict[int, RequestSpec] = {
     RequestCode.GET_CONSUMER_CONNECTION_LIST: RequestSpec(ConsumerGroupRequestHeader, _ADMIN, None, "consumerGroup"),
     RequestCode.GET_PRODUCER_CONNECTION_LIST: RequestSpec(None, _ADMIN, None, "producerGroup"),
     RequestCode.GET_BROKER_CONFIG: RequestSpec(None, _ADMIN),
+    RequestCode.UPDATE_BROKER_CONFIG: RequestSpec(None, _ADMIN),
     RequestCode.QUERY_TOPIC_CONSUME_BY_WHO: RequestSpec(TopicRequestHeader, _ADMIN, "topic"),
     RequestCode.GET_ALL_CONSUMER_OFFSET: RequestSpec(None, _ADMIN),
     RequestCode.GET_ALL_DELAY_OFFSET: RequestSpec(None, _ADMIN),
     RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: RequestSpec(ResetOffsetRequestHeader, _ADMIN, "topic", "group"),
+    RequestCode.VIEW_BROKER_STATS_DATA: RequestSpec(ViewBrokerStatsDataRequestHeader, _ADMIN),
+    RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE: RequestSpec(None, _ADMIN),
+    RequestCode.CLEAN_UNUSED_TOPIC: RequestSpec(None, _ADMIN),
+    RequestCode.DELETE_EXPIRED_COMMITLOG: RequestSpec(None, _ADMIN),
+    RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER: RequestSpec(None, _ADMIN),
+    RequestCode.GET_BROKER_CONSUME_STATS: RequestSpec(GetConsumeStatsInBrokerHeader, _ADMIN),
+    RequestCode.GET_CONSUMER_RUNNING_INFO: RequestSpec(ConsumerCallRequestHeader, _ADMIN, None, "consumerGroup"),
+    RequestCode.CONSUME_MESSAGE_DIRECTLY: RequestSpec(ConsumerCallRequestHeader, _ADMIN, None, "consumerGroup"),
+    RequestCode.QUERY_CONSUME_QUEUE: RequestSpec(QueryConsumeQueueRequestHeader, _ADMIN, "topic", "consumerGroup"),
 }
 
 

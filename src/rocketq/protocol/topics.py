@@ -41,6 +41,7 @@ __all__ = [
     "VALID_NAME_PATTERN",
     "dlq_topic",
     "group_name_error",
+    "is_system_topic",
     "reply_topic",
     "retry_topic",
     "topic_name_error",
@@ -69,15 +70,20 @@ SYSTEM_TOPIC_PREFIX: Final = "rmq_sys_"
 #: The prefix of rocketq's own system topics.
 ROCKETQ_SYSTEM_TOPIC_PREFIX: Final = "RQ_SYS_"
 
-#: Java's trace topic (created only with traceTopicEnable; rocketq has no trace yet, the name stays reserved).
+#: Java's RMQ_SYS_TRACE_TOPIC: the clients' message traces (created at start-up with traceTopicEnable).
 TRACE_TOPIC: Final = "RMQ_SYS_TRACE_TOPIC"
 
-#: Java's fixed system topics (TopicValidator.SYSTEM_TOPIC_SET before a broker adds its cluster and broker names):
-#: UPDATE_AND_CREATE_TOPIC and DELETE_TOPIC_IN_BROKER refuse them.
+#: Topics no admin request may create or delete (TopicValidator.SYSTEM_TOPIC_SET; ``is_system_topic``).
 SYSTEM_TOPICS: Final = frozenset(
     {AUTO_CREATE_TOPIC, SCHEDULE_TOPIC, BENCHMARK_TOPIC, TRANS_HALF_TOPIC, TRACE_TOPIC, TRANS_OP_HALF_TOPIC,
      TRANS_CHECK_MAX_TIME_TOPIC, SELF_TEST_TOPIC, OFFSET_MOVED_EVENT}
 )  # fmt: skip
+
+
+def is_system_topic(topic: str) -> bool:
+    """TopicValidator.isSystemTopic, and rocketq's own ``RQ_SYS_`` topics."""
+    return topic in SYSTEM_TOPICS or topic.startswith((SYSTEM_TOPIC_PREFIX, ROCKETQ_SYSTEM_TOPIC_PREFIX))
+
 
 #: Topics a client may not send to directly (TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET).
 NOT_ALLOWED_SEND_TOPICS: Final = frozenset(

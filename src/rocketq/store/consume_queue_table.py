@@ -100,6 +100,22 @@ class ConsumeQueueTable:
         shutil.rmtree(os.path.join(self.root_dir, topic), ignore_errors=True)
         return True
 
+    def delete_queue(self, topic: str, queue_id: int) -> bool:
+        """Drop one queue (its files too); the topic goes when its last queue does."""
+        with self._lock:
+            queues = self._by_topic.get(topic)
+            cq = queues.pop(queue_id, None) if queues is not None else None
+            if cq is None:
+                return False
+            if not queues:
+                del self._by_topic[topic]
+            self.queues = {k: v for k, v in self.queues.items() if k != (topic, queue_id)}
+        cq.destroy()
+        shutil.rmtree(os.path.join(self.root_dir, topic, str(queue_id)), ignore_errors=True)
+        if topic not in self._by_topic:
+            shutil.rmtree(os.path.join(self.root_dir, topic), ignore_errors=True)
+        return True
+
     def destroy(self) -> None:
         with self._lock:
             queues = list(self.queues.values())

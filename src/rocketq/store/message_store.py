@@ -36,11 +36,13 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from rocketq.protocol.message import Host, MessageRecord
+from rocketq.protocol.topics import SCHEDULE_TOPIC, TRANS_OP_HALF_TOPIC
 from rocketq.store.append import Appender, ArrivalListener
 from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.cleanup import CleanupReport, CleanupService
 from rocketq.store.commit_log import CommitLog
 from rocketq.store.config import (
+    CQ_STORE_UNIT_SIZE,
     Clock,
     DiskUsage,
     StoreConfig,
@@ -48,6 +50,7 @@ from rocketq.store.config import (
     parse_delay_levels,
     system_clock,
 )
+from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.consume_queue_table import ConsumeQueueTable
 from rocketq.store.dispatcher import Dispatcher
 from rocketq.store.errors import StoreLockedError, StoreNotAvailableError
@@ -72,10 +75,13 @@ from rocketq.store.results import (
     PutMessageStatus,
 )
 from rocketq.store.running_flags import RunningFlags
-from rocketq.store.stats import StatsService, StoreStats
+from rocketq.store.stats import StatsService, StoreStats, human_bytes
 from rocketq.store.warm import PageWarmer
 
 log = logging.getLogger(__name__)
+
+#: queues cleanUnusedTopic never deletes, though no topic configuration names them (Java's list)
+_NEVER_UNUSED = frozenset({SCHEDULE_TOPIC, TRANS_OP_HALF_TOPIC})
 
 __all__ = ["ArrivalListener", "MessageStore"]
 
@@ -400,13 +406,16 @@ class MessageStore:
         offset: int,
         max_msg_nums: int,
         message_filter: MessageFilter | None = None,
+        *,
+        counted: bool = True,
     ) -> GetMessageResult:
         """Read up to ``max_msg_nums`` messages of a queue from ``offset`` (RocketMQ's getMessage rules).
 
         The result holds views of the mapped commit log; ``release()`` it once the bytes are sent.
+        ``counted=False`` keeps a broker service's read of its own queue out of the get statistics.
         """
         self._check_readable()
-        return self.reader.get_message(topic, queue_id, offset, max_msg_nums, message_filter)
+        return self.reader.get_message(topic, queue_id, offset, max_msg_nums, message_filter, counted=counted)
 
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
         cq = self.cq_table.find(topic, queue_id)
@@ -508,6 +517,48 @@ class MessageStore:
                     del table[key]
         return n
 
+    def consume_queue_units(
+        self, topic: str, queue_id: int, index: int, count: int
+    ) -> tuple[int, int, list[tuple[int, int, int]] | None] | None:
+        """QUERY_CONSUME_QUEUE: the queue's (min, max) offsets and up to ``count`` units (commit-log offset,
+        size, tags code) from ``index`` within its file; units None when ``index`` is not in the queue,
+        None when there is no such queue."""
+        cq = self.cq_table.find(topic, queue_id)
+        if cq is None:
+            return None
+        bounds = (cq.min_offset_in_queue, cq.max_offset_in_queue)
+        buf = cq.get_index_buffer(index) if index >= 0 else None
+        if buf is None:
+            return (*bounds, None)
+        try:
+            n = min(buf.size // CQ_STORE_UNIT_SIZE, max(count, 0))
+            units = [CQ_UNIT.unpack_from(buf.view, i * CQ_STORE_UNIT_SIZE) for i in range(n)]
+        finally:
+            buf.release()
+        return (*bounds, units)
+
+    def clean_unused_topics(self, keep: set[str]) -> list[str]:
+        """Delete the consume queues of every topic not in ``keep`` (Java's cleanUnusedTopic; the delay-level
+        and transaction-op queues are never unused). Returns the topics deleted."""
+        unused = [t for t in self.cq_table.topics() if t not in keep and t not in _NEVER_UNUSED]
+        self.delete_topics(unused)
+        return unused
+
+    def clean_expired_consume_queues(self) -> list[tuple[str, int]]:
+        """Delete every consume queue whose messages have all left the commit log (Java's
+        cleanExpiredConsumerQueue): its next offset starts again at 0. Returns the queues deleted."""
+        gone: list[tuple[str, int]] = []
+        with self.commit_log.put_lock:
+            min_phys = self.commit_log.get_min_offset()
+            for cq in list(self.cq_table):
+                # an empty queue (-1) may have been created just now: kept, as Java keeps it
+                if cq.topic == SCHEDULE_TOPIC or cq.max_physic_offset < 0 or cq.max_physic_offset >= min_phys:
+                    continue
+                if self.cq_table.delete_queue(cq.topic, cq.queue_id):
+                    self.commit_log.topic_queue_table.pop((cq.topic, cq.queue_id), None)
+                    gone.append((cq.topic, cq.queue_id))
+        return gone
+
     # ============================================================================ maintenance, stats
 
     def run_cleanup(self) -> CleanupReport:
@@ -525,13 +576,29 @@ class MessageStore:
         """RocketMQ's store runtime-info keys (GET_BROKER_RUNTIME_INFO)."""
         info = self.stats_service.runtime_info(self._clock())
         cfg = self.config
-        info["commitLogDiskRatio"] = str(self._disk_usage(cfg.commit_log_dir))
-        info[f"commitLogDiskRatio_{cfg.commit_log_dir}"] = info["commitLogDiskRatio"]  # one per store path (Java)
+        ratio = str(self._disk_usage(cfg.commit_log_dir))
+        info["commitLogDiskRatio"] = ratio
+        info[f"commitLogDiskRatio_{cfg.commit_log_dir}"] = ratio  # Java: one key per commit-log path
         info["consumeQueueDiskRatio"] = str(self._disk_usage(cfg.store_path_root_dir))
-        info["commitLogMinOffset"] = str(self.get_min_phy_offset())
-        info["commitLogMaxOffset"] = str(self.get_max_phy_offset())
-        info["commitLogFlushedOffset"] = str(self.commit_log.mfq.flushed_where)
+        min_offset, max_offset = self.get_min_phy_offset(), self.get_max_phy_offset()
+        info["commitLogMinOffset"] = str(min_offset)
+        info["commitLogMaxOffset"] = str(max_offset)
+        flushed = self.commit_log.mfq.flushed_where
+        info["commitLogFlushedOffset"] = str(flushed)
+        info["remainHowManyDataToFlush"] = human_bytes(max(max_offset - flushed, 0))
+        info["earliestMessageTimeStamp"] = str(
+            self.commit_log.pickup_store_timestamp(min_offset, 0) if max_offset > min_offset else -1
+        )
         info["dispatchBehindBytes"] = "0"
         info["pageCacheLockTimeMills"] = "0"
+        # Java's figure when there is no transient store pool (rocketq never has one)
+        info["remainTransientStoreBufferNumbs"] = str(2**31 - 1)
+        try:
+            disk = os.statvfs(cfg.store_path_root_dir)
+        except OSError:
+            pass
+        else:
+            total, free = disk.f_blocks * disk.f_frsize, disk.f_bavail * disk.f_frsize
+            info["commitLogDirCapacity"] = f"Total : {human_bytes(total)}, Free : {human_bytes(free)}."
         info["storeRunningFlags"] = str(self.flags.bits)
         return info

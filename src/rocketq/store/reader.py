@@ -71,15 +71,20 @@ class MessageReader:
         offset: int,
         max_msg_nums: int,
         message_filter: MessageFilter | None = None,
+        *,
+        counted: bool = True,
     ) -> GetMessageResult:
         """Read up to ``max_msg_nums`` messages of a queue from ``offset`` (RocketMQ's getMessage rules).
 
         The result holds views of the mapped commit log; ``release()`` it once the bytes are sent.
+        ``counted=False``: a broker service reading its own queue, kept out of the get statistics (Java's
+        schedule and timer services read their queues without getMessage, so only consumers' pulls count).
         """
         max_offset_py = self.commit_log.get_max_offset()
         cq = self.cq_table.find(topic, queue_id)
         if cq is None:
-            self.stats.get_miss += 1
+            if counted:
+                self.stats.get_miss += 1
             return GetMessageResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, 0, 0, 0)
         min_offset = cq.min_offset_in_queue
         max_offset = cq.max_offset_in_queue
@@ -102,13 +107,16 @@ class MessageReader:
                     buf.release()
                 result.min_offset = min_offset
                 result.max_offset = max_offset
-                if result.status is GetMessageStatus.FOUND:
+                if not counted:
+                    pass
+                elif result.status is GetMessageStatus.FOUND:
                     self.stats.get_found += 1
                     self.stats.get_transferred += result.message_count
                 else:
                     self.stats.get_miss += 1
                 return result
-        self.stats.get_miss += 1
+        if counted:
+            self.stats.get_miss += 1
         return GetMessageResult(status, next_offset, min_offset, max_offset)
 
     def _read_units(

@@ -7,7 +7,7 @@ thread calls it); TPS is computed over the samples of the last 10 s / 1 min / 10
 
 from __future__ import annotations
 
-import datetime
+import math
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -62,11 +62,6 @@ class StatsService:
         #: topic → [messages, bytes]
         self.per_topic: dict[str, list[int]] = {}
         self._samples: deque[_Sample] = deque(maxlen=700)
-        #: the totals at the start of today and of yesterday (Java's BrokerStats, recorded at midnight): the
-        #: first tick of a new local day moves today's marks to yesterday's; both are 0 until a day has passed
-        self._day = datetime.date.today()
-        self.put_today_morning = self.put_yesterday_morning = 0
-        self.get_today_morning = self.get_yesterday_morning = 0
         self.tick()
 
     def on_put(self, topic: str, msgs: int, nbytes: int) -> None:
@@ -80,11 +75,6 @@ class StatsService:
             t[1] += nbytes
 
     def tick(self) -> None:
-        today = datetime.date.today()
-        if today != self._day:
-            self._day = today
-            self.put_yesterday_morning, self.put_today_morning = self.put_today_morning, self.put_times
-            self.get_yesterday_morning, self.get_today_morning = self.get_today_morning, self.get_transferred
         self._samples.append(
             _Sample(
                 time.monotonic(), self.put_times, self.get_found, self.get_miss, self.get_transferred,
@@ -168,3 +158,11 @@ def _format_runtime(ms: int) -> str:
     hours, s = divmod(s, 3600)
     minutes, seconds = divmod(s, 60)
     return f"[ {days} days, {hours} hours, {minutes} minutes, {seconds} seconds ]"
+
+
+def human_bytes(n: int) -> str:
+    """Java's MixAll.humanReadableByteCount(n, false): ``212 B``, ``1.5 KiB``, ``252.0 GiB``."""
+    if n < 1024:
+        return f"{n} B"
+    exp = min(int(math.log(n) / math.log(1024)), 6)
+    return f"{n / 1024**exp:.1f} {'KMGTPE'[exp - 1]}iB"

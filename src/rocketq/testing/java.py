@@ -51,7 +51,6 @@ MQADMIN_MAIN = "org.apache.rocketmq.tools.command.MQAdminStartup"
 DRIVER_MAIN = "RocketqDriver"
 
 SERVER_HEAP = ("-Xms64m", "-Xmx256m", "-XX:MaxDirectMemorySize=256m")
-# JDK 9+ module opens the 4.9 store needs to unmap files (runbroker.sh of 4.9.7 predates them).
 TOOL_HEAP = ("-Xms32m", "-Xmx192m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
 

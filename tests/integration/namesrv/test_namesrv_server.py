@@ -252,6 +252,10 @@ async def test_update_config_over_the_wire_changes_expiry(tmp_path: Path) -> Non
             update = RemotingCommand.request(RequestCode.UPDATE_NAMESRV_CONFIG, body=b"brokerChannelExpiredTime=100")
             assert (await client.invoke(server.address, update, timeout=WAIT)).code == ResponseCode.SUCCESS
             assert server.route_info.broker_expiry == 0.1
+            # the port it listens on, not the 0 it was asked to bind (mqadmin getNamesrvConfig shows it)
+            get = RemotingCommand.request(RequestCode.GET_NAMESRV_CONFIG)
+            text = bytes((await client.invoke(server.address, get, timeout=WAIT)).body).decode()
+            assert f"listenPort={server.port}\n" in text and server.port > 0
             await wait_until_no_route(client, server.address, "T1")
         finally:
             await client.close()

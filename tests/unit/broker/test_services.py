@@ -134,6 +134,19 @@ def test_wait_is_kept_where_the_store_encodes_the_properties_again(ctx: BrokerCo
     assert stored[b"delayed"]["WAIT"] == "true"  # as Java's CommitLog keeps it for a delay level
 
 
+def test_wait_is_not_stored_on_either_path(ctx: BrokerContext) -> None:
+    svc = service(ctx)
+    assert svc.send(header("TWait", WAIT="true", TAGS="a"), b"general", HOST, client_version=409, remote="r").ok
+    svc.route_registered("TWait")
+    plain = svc.prepare_plain(header("TWait", WAIT="false", TAGS="b"), b"run", HOST)
+    assert plain is not None and svc.put_plain_run([plain])
+    sel = ctx.store.get_commit_log_data(0)
+    assert sel is not None
+    stored = [r.properties for r in iter_records(bytes(sel.view))]
+    sel.release()
+    assert [p.get("TAGS") for p in stored] == ["a", "b"] and not any("WAIT" in p for p in stored)
+
+
 def test_a_transactional_or_delayed_send_is_not_plain(ctx: BrokerContext) -> None:
     svc = service(ctx)
     assert svc.send(header("TSpecial"), b"c", HOST, client_version=409, remote="r").ok
@@ -278,9 +291,31 @@ async def test_admin_topics_groups_and_offset_resets(ctx: BrokerContext) -> None
     # a group that never committed: offset 0 on every read queue (Java's getConsumeStats), no store time
     fresh = admin.consume_offsets("never", "TAdm")["TAdm"]
     assert [(q.consumer_offset, q.max_offset, q.last_timestamp) for q in fresh] == [(0, 3, 0), (0, 0, 0)]
-    admin.update_group(SubscriptionGroupConfig("g", retry_max_times=3))
+    assert admin.update_group(SubscriptionGroupConfig("g", retry_max_times=3)) == (ResponseCode.SUCCESS, None)
     assert ctx.groups.get("g") is not None and ctx.groups.get("g").retry_max_times == 3  # type: ignore[union-attr]
-    admin.delete_group("g")
-    assert ctx.groups.get("g") is None and ctx.offsets.offsets_of("g", "TAdm") == {}
+    assert admin.delete_group("g") == (ResponseCode.SUCCESS, None)
+    assert ctx.groups.get("g") is None and ctx.offsets.offsets_of("g", "TAdm") == {0: 3, 1: 0}  # kept, as Java
+    assert admin.delete_group("g", remove_offsets=True) == (ResponseCode.SUCCESS, None)
+    assert ctx.offsets.offsets_of("g", "TAdm") == {}
     assert admin.delete_topic("TAdm") == (ResponseCode.SUCCESS, None)
     assert admin.topic_offsets("TAdm") is None and admin.reset_offsets("g", "TAdm", -1, force=True) is None
+
+
+async def test_admin_refuses_system_topics_and_changes_on_a_slave(ctx: BrokerContext) -> None:
+    from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
+    from rocketq.broker.messaging.admin import AdminService
+    from rocketq.protocol.bodies import TopicConfig
+
+    admin = AdminService(ctx)
+    for system in ("TBW102", "SCHEDULE_TOPIC_XXXX", "BenchmarkTest", "RMQ_SYS_TRACE_TOPIC", "rmq_sys_wheel_timer"):
+        conflict = (ResponseCode.SYSTEM_ERROR, f"The topic[{system}] is conflict with system topic.")
+        assert await admin.create_topic(TopicConfig(system, 4, 4, 6)) == conflict
+        assert admin.delete_topic(system) == conflict
+    assert ctx.topics.get("SCHEDULE_TOPIC_XXXX") is not None  # still there
+    assert admin.delete_topic("bad name")[0] == ResponseCode.SYSTEM_ERROR
+    ctx.role.change(BrokerRole.SLAVE, epoch=1, master_addr="m:1")
+    from_slave = "Can't modify topic or subscription group from slave broker, please execute it from master broker."
+    assert await admin.create_topic(TopicConfig("TSlave", 1, 1, 6)) == (ResponseCode.SYSTEM_ERROR, from_slave)
+    assert admin.delete_topic("TSlave") == (ResponseCode.SYSTEM_ERROR, from_slave)
+    assert admin.update_group(SubscriptionGroupConfig("g")) == (ResponseCode.SYSTEM_ERROR, from_slave)
+    assert admin.delete_group("g") == (ResponseCode.SYSTEM_ERROR, from_slave)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from rocketq.client.message import MessageExt
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.push_consumer import PULL_DELAY_WHEN_CACHE_FLOW_CONTROL, PushConsumer
@@ -81,3 +83,14 @@ def test_flow_control_thresholds() -> None:
     assert c.flow_control_delay(pq) == PULL_DELAY_WHEN_CACHE_FLOW_CONTROL  # span 11 > 10
     c.consume_orderly = True
     assert c.flow_control_delay(pq) is None  # the span limit is for concurrent consumption only
+
+
+def test_running_info_times_are_epoch_milliseconds() -> None:
+    """ProcessQueueInfo goes to mqadmin consumerStatus, which prints the times as dates: wall clock, not monotonic."""
+    now = [1000.0]
+    pq = ProcessQueue(clock=lambda: now[0])
+    now[0] += 5.0  # the queue was last pulled, locked and consumed 5 s ago
+    before = int(time.time() * 1000)
+    info = pq.info()
+    for key in ("lastPullTimestamp", "lastLockTimestamp", "lastConsumeTimestamp"):
+        assert before - 5000 - 1000 <= int(str(info[key])) <= before - 5000 + 1000, key

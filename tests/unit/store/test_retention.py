@@ -155,3 +155,30 @@ def test_cleanup_thread(
     while not store.is_disk_full() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert store.is_disk_full()
+
+
+def test_clean_expired_consume_queues_drops_queues_whose_messages_all_expired(
+    open_store: StoreFactory, store_config: Callable[..., StoreConfig], msg: MsgFactory, clock: Any
+) -> None:
+    cfg = store_config(file_reserved_time=1, delete_when=_hour(clock, 2), max_index_num=8)
+    store = open_store(cfg, disk_usage=Disk())
+    assert store.put_message(msg(topic="Old", body=b"o" * 300)).is_ok
+    _fill(store, msg, 30)  # topic T rolls the commit log past Old's only message
+    clock.advance(2 * HOUR + 1)
+    assert store.run_cleanup().commit_log_files_deleted >= 1
+    assert store.get_min_phy_offset() > 0
+    assert store.clean_expired_consume_queues() == [("Old", 0)]  # T still has messages in the commit log
+    assert store.cq_table.find("Old", 0) is None and store.get_max_offset_in_queue("Old", 0) == 0
+    again = store.put_message(msg(topic="Old", body=b"n")).append_result
+    assert again is not None and again.logics_offset == 0  # the queue starts again
+    assert store.clean_expired_consume_queues() == []
+
+
+def test_clean_unused_topics_keeps_the_configured_and_the_delay_queues(
+    open_store: StoreFactory, msg: MsgFactory
+) -> None:
+    store = open_store()
+    for topic in ("Kept", "Gone", "SCHEDULE_TOPIC_XXXX"):
+        assert store.put_message(msg(topic=topic, body=b"x")).is_ok
+    assert store.clean_unused_topics({"Kept"}) == ["Gone"]
+    assert sorted(store.cq_table.topics()) == ["Kept", "SCHEDULE_TOPIC_XXXX"]

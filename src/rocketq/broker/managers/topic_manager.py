@@ -25,12 +25,11 @@ from rocketq.protocol.topics import (
     RETRY_PREFIX,
     SCHEDULE_TOPIC,
     SELF_TEST_TOPIC,
-    SYSTEM_TOPIC_PREFIX,
-    SYSTEM_TOPICS,
     TOPIC_MAX_LENGTH,
     TRANS_CHECK_MAX_TIME_TOPIC,
     TRANS_HALF_TOPIC,
     TRANS_OP_HALF_TOPIC,
+    is_system_topic,
     reply_topic,
     topic_name_error,
 )
@@ -125,13 +124,17 @@ class TopicConfigManager(ConfigManager):
 
     # --------------------------------------------------------------------------------------- queries
 
+    def system_topics(self) -> list[str]:
+        """The topics every broker creates for itself at start (Java's getSystemTopic)."""
+        return sorted(self._system)
+
     def get(self, topic: str) -> TopicConfig | None:
         return self.table.get(topic)
 
     def is_system(self, topic: str) -> bool:
         """A system topic (TopicValidator.isSystemTopic): Java's fixed set, the ``rmq_sys_`` prefix, and the topics
-        this broker made at start (its cluster and broker names, the reply topic)."""
-        return topic in SYSTEM_TOPICS or topic in self._system or topic.startswith(SYSTEM_TOPIC_PREFIX)
+        this broker made at start (its cluster and broker names, the reply topic), and rocketq's own ``RQ_SYS_``."""
+        return is_system_topic(topic) or topic in self._system
 
     def wrapper_json(self) -> dict[str, object]:
         return encode_topic_config_wrapper(self.data_version, self.table)

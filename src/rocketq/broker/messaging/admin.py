@@ -18,6 +18,8 @@ from rocketq.protocol.topics import topic_name_error
 #: TopicFilterType's names (an UPDATE_AND_CREATE_TOPIC with another is refused, as Java's header check does)
 TOPIC_FILTER_TYPES = frozenset({"SINGLE_TAG", "MULTI_TAG"})
 
+_FROM_SLAVE = "Can't modify topic or subscription group from slave broker, please execute it from master broker."
+
 
 @dataclass(frozen=True, slots=True)
 class QueueOffsets:
@@ -36,11 +38,23 @@ class AdminService:
 
     # ------------------------------------------------------------------------------------------ topics
 
+    def _refused(self, topic: str | None = None) -> tuple[int, str] | None:
+        """Java's checks before a topic or group is changed: on the master only; a valid, non-system topic."""
+        if self._ctx.role.is_slave:
+            return ResponseCode.SYSTEM_ERROR, _FROM_SLAVE
+        if topic is not None:
+            error = topic_name_error(topic)
+            if error is not None:
+                return ResponseCode.SYSTEM_ERROR, error
+            if self._ctx.topics.is_system(topic):
+                return ResponseCode.SYSTEM_ERROR, f"The topic[{topic}] is conflict with system topic."
+        return None
+
     async def create_topic(self, tc: TopicConfig) -> tuple[int, str | None]:
         """Create or update a topic; answered once the name servers know it, as Java does."""
         refused = self._refused(tc.topic_name)
         if refused is not None:
-            return ResponseCode.SYSTEM_ERROR, refused
+            return refused
         if tc.topic_filter_type not in TOPIC_FILTER_TYPES:  # CreateTopicRequestHeader.checkFields
             return ResponseCode.SYSTEM_ERROR, f"topicFilterType = [{tc.topic_filter_type}] value invalid"
         if tc.read_queue_nums <= 0 or tc.write_queue_nums <= 0:
@@ -50,24 +64,16 @@ class AdminService:
         return ResponseCode.SUCCESS, None
 
     def delete_topic(self, topic: str) -> tuple[int, str | None]:
+        """Delete a topic's configuration, queues and (unlike Java, which keeps them) its consumer offsets."""
         refused = self._refused(topic)
         if refused is not None:
-            return ResponseCode.SYSTEM_ERROR, refused
+            return refused
         ctx = self._ctx
         ctx.topics.delete(topic)
         ctx.offsets.remove_topic(topic)
         ctx.store.delete_topics({topic})
         ctx.registrar.kick()
         return ResponseCode.SUCCESS, None
-
-    def _refused(self, topic: str) -> str | None:
-        """Why an admin may not create, change or delete ``topic`` (a bad name or a system topic), or None."""
-        error = topic_name_error(topic)
-        if error is not None:
-            return error
-        if self._ctx.topics.is_system(topic):
-            return f"The topic[{topic}] is conflict with system topic."
-        return None
 
     def topic_offsets(self, topic: str) -> list[QueueOffsets] | None:
         """Every write queue's offsets (None: no such topic)."""
@@ -82,21 +88,48 @@ class AdminService:
         last_ts = store.get_message_store_timestamp(topic, qid, max_off - 1) if max_off > 0 else 0
         return QueueOffsets(qid, store.get_min_offset_in_queue(topic, qid), max_off, last_ts, consumer_offset)
 
+    def clean_unused_topics(self) -> list[str]:
+        """CLEAN_UNUSED_TOPIC: drop the consume queues of topics no longer configured."""
+        return self._ctx.store.clean_unused_topics(set(self._ctx.topics.table))
+
+    def clean_expired_consume_queues(self) -> list[tuple[str, int]]:
+        """CLEAN_EXPIRED_CONSUMEQUEUE: drop the consume queues whose messages all left the commit log."""
+        return self._ctx.store.clean_expired_consume_queues()
+
+    def delete_expired_commit_log(self) -> None:
+        """DELETE_EXPIRED_COMMITLOG: the next retention runs delete expired files whatever the hour (Java's
+        executeDeleteFilesManually; the store's cleanup thread does the deleting)."""
+        self._ctx.store.trigger_delete_files()
+
     # ------------------------------------------------------------------------------------------ groups
 
-    def update_group(self, cfg: SubscriptionGroupConfig) -> None:
+    def update_group(self, cfg: SubscriptionGroupConfig) -> tuple[int, str | None]:
+        refused = self._refused()
+        if refused is not None:
+            return refused
         self._ctx.groups.update(cfg)
+        return ResponseCode.SUCCESS, None
 
-    def delete_group(self, group: str) -> None:
+    def delete_group(self, group: str, remove_offsets: bool = False) -> tuple[int, str | None]:
+        """Delete a group's configuration; its consumer offsets only when asked (Java's removeOffset), so a group
+        created again under the name resumes where it was."""
+        refused = self._refused()
+        if refused is not None:
+            return refused
         self._ctx.groups.delete(group)
-        self._ctx.offsets.remove_group(group)
+        if remove_offsets:
+            self._ctx.offsets.remove_group(group)
+        return ResponseCode.SUCCESS, None
 
-    def consume_offsets(self, group: str, topic: str | None) -> dict[str, list[QueueOffsets]]:
-        """Per topic the group consumes (or ``topic``): each read queue's broker offset and the group's offset
-        (0 where it committed none), as Java's getConsumeStats; a topic the online group does not subscribe to
-        is left out.
+    def consume_offsets(
+        self, group: str, topic: str | None, *, write_queues: bool = False, order_only: bool = False
+    ) -> dict[str, list[QueueOffsets]]:
+        """Per topic the group has offsets on (or ``topic``): each queue's broker offset and the group's.
 
-        ``last_timestamp`` is the store time of the last message the group consumed (0: none yet).
+        Java's rules: a topic without configuration is left out, and so is one the group does not subscribe
+        to while it has online subscriptions; an offset never committed reads 0; ``last_timestamp`` is the
+        store time of the last message the group consumed (0: none yet). Java counts the read queues for
+        GET_CONSUME_STATS and the write queues for GET_BROKER_CONSUME_STATS (``write_queues``).
         """
         ctx = self._ctx
         store = ctx.store
@@ -106,17 +139,31 @@ class AdminService:
         out: dict[str, list[QueueOffsets]] = {}
         for name in topics:
             tc = ctx.topics.get(name)
-            if tc is None or (subscribed and name not in subscribed):
+            if tc is None or (subscribed and name not in subscribed) or (order_only and not tc.order):
                 continue
             committed = ctx.offsets.offsets_of(group, name)
             rows = []
-            for qid in range(tc.read_queue_nums):
-                consumer_off = max(0, committed.get(qid, 0))
+            for qid in range(tc.write_queue_nums if write_queues else tc.read_queue_nums):
+                consumer_off = max(committed.get(qid, 0), 0)
                 last_ts = store.get_message_store_timestamp(name, qid, consumer_off - 1) if consumer_off > 0 else 0
                 rows.append(QueueOffsets(qid, store.get_min_offset_in_queue(name, qid),
-                                         store.get_max_offset_in_queue(name, qid), last_ts, consumer_off))  # fmt: skip
+                                         max(store.get_max_offset_in_queue(name, qid), 0), max(last_ts, 0),
+                                         consumer_off))  # fmt: skip
             out[name] = rows
         return out
+
+    def broker_consume_offsets(self, order_only: bool) -> dict[str, dict[str, list[QueueOffsets]]]:
+        """GET_BROKER_CONSUME_STATS: every subscription group's ``consume_offsets`` (Java's write-queue count)."""
+        return {
+            group: self.consume_offsets(group, None, write_queues=True, order_only=order_only)
+            for group in sorted(self._ctx.groups.table)
+        }
+
+    def consume_tps(self, group: str, topic: str | None) -> float:
+        """Messages per second the group pulled over the last minute, from ``topic`` or every topic it consumes
+        (Java sums tpsGroupGetNums over the topics of its consume stats)."""
+        topics = [topic] if topic else sorted(self._ctx.offsets.topics_of_group(group))
+        return sum(self._ctx.metrics.group_consume_tps(group, name) for name in topics)
 
     def reset_offsets(self, group: str, topic: str, timestamp: int, force: bool) -> list[tuple[int, int]] | None:
         """INVOKE_BROKER_TO_RESET_OFFSET's rule per queue: the offset found for ``timestamp`` (-1 = the max

@@ -118,6 +118,7 @@ class PullService:
             if status == GetMessageStatus.FOUND:
                 code = _SUCCESS
                 body = result.to_bytes()
+                ctx.metrics.on_group_get(h.topic, h.consumer_group, result.message_count, len(body))
             elif status in (GetMessageStatus.NO_MATCHED_MESSAGE, GetMessageStatus.MESSAGE_WAS_REMOVING):
                 code = ResponseCode.PULL_RETRY_IMMEDIATELY
             elif status in (GetMessageStatus.NO_MESSAGE_IN_QUEUE, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE):

@@ -158,12 +158,13 @@ class SendService:
         self.runs_open = False
         self._open_runs()
         ctx.role.on_change(lambda before, after: self._open_runs())
+        ctx.config_listeners.append(self._open_runs)  # the broker's permission may change at run time
 
     # ------------------------------------------------------------------------------------- plain runs
 
     def _open_runs(self) -> None:
         """Runs are for a writable master whose answers need no wait (ASYNC_FLUSH, not SYNC_MASTER); the
-        answer is kept in ``runs_open`` and worked out again when the role changes."""
+        answer is kept in ``runs_open`` and worked out again when the role or the configuration changes."""
         self.runs_open = self._ctx.put_ack.immediate and self._ctx.writable()
 
     @property
@@ -313,7 +314,7 @@ class SendService:
         plain = semantics.is_plain(properties)
         # The request's own text is stored when it encodes exactly what was decoded (what our clients and
         # Apache's send, Java's without the last separator); anything else is encoded again from the dict, as
-        # Java always does.
+        # Java always does. A plain message's WAIT only says whether to wait for the flush: Java does not store it.
         canonical = canonical_properties_text(properties_text, len(properties))
         if plain and PROP_WAIT in properties and not _delayed(properties):
             del properties[PROP_WAIT]  # as Java stores it (see _NOT_STORED)

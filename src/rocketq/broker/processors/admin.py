@@ -2,27 +2,35 @@
 
 from __future__ import annotations
 
-import math
-import shutil
+import logging
 from collections.abc import Callable
 from typing import Any
 
 import rocketq
+from rocketq.broker.config import parse_properties
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
-from rocketq.broker.messaging.admin import AdminService
-from rocketq.codes import RequestCode, ResponseCode
+from rocketq.broker.messaging.admin import AdminService, QueueOffsets
+from rocketq.broker.messaging.runtime_config import RuntimeConfigService
+from rocketq.codes import VERSION_V3_1_8, RequestCode, ResponseCode
+from rocketq.errors import RemotingError, RemotingTimeoutError
 from rocketq.protocol.bodies import TopicConfig, dumps, encode_kv_table, loads
-from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.command import Buffer, RemotingCommand
 from rocketq.protocol.headers import (
+    ConsumerCallRequestHeader,
     ConsumerGroupRequestHeader,
     CreateTopicRequestHeader,
     DeleteSubscriptionGroupRequestHeader,
+    GetConsumeStatsInBrokerHeader,
     GetConsumeStatsRequestHeader,
+    QueryConsumeQueueRequestHeader,
     ResetOffsetRequestHeader,
     TopicRequestHeader,
+    ViewBrokerStatsDataRequestHeader,
 )
 from rocketq.remoting.connection import Connection
+
+log = logging.getLogger(__name__)
 
 
 def _mq_key(topic: str, broker_name: str, queue_id: int) -> dict[str, Any]:
@@ -35,14 +43,15 @@ class AdminProcessors:
         ctx: BrokerContext,
         *,
         send_queue_size: Callable[[], int],
-        send_head_wait: Callable[[], int],
         held_pulls: Callable[[], int],
+        send_queue_head_wait_ms: Callable[[], int] = lambda: 0,
     ) -> None:
         self._ctx = ctx
         self._admin = AdminService(ctx)
+        self._config = RuntimeConfigService(ctx)
         self._send_queue_size = send_queue_size
-        self._send_head_wait = send_head_wait
         self._held_pulls = held_pulls
+        self._send_queue_head_wait_ms = send_queue_head_wait_ms
 
     def register(self) -> None:
         d = self._ctx.gate
@@ -58,9 +67,19 @@ class AdminProcessors:
         d.register(RequestCode.GET_CONSUMER_CONNECTION_LIST, self.consumer_connections)
         d.register(RequestCode.GET_PRODUCER_CONNECTION_LIST, self.producer_connections)
         d.register(RequestCode.GET_BROKER_CONFIG, self.broker_config)
+        d.register(RequestCode.UPDATE_BROKER_CONFIG, self.update_broker_config)
         d.register(RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, self.consumed_by_who)
         d.register(RequestCode.GET_ALL_CONSUMER_OFFSET, self.all_consumer_offsets)
         d.register(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, self.reset_offset)
+        d.register(RequestCode.VIEW_BROKER_STATS_DATA, self.view_stats)
+        d.register(RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, self.clean_expired_consume_queues)
+        d.register(RequestCode.CLEAN_UNUSED_TOPIC, self.clean_unused_topics)
+        d.register(RequestCode.DELETE_EXPIRED_COMMITLOG, self.delete_expired_commit_log)
+        d.register(RequestCode.GET_BROKER_CONSUME_STATS, self.broker_consume_stats)
+        d.register(RequestCode.QUERY_CONSUME_QUEUE, self.query_consume_queue)
+        d.register(RequestCode.GET_CONSUMER_RUNNING_INFO, self.consumer_running_info)
+        d.register(RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, self.system_topics)
+        d.register(RequestCode.CONSUME_MESSAGE_DIRECTLY, self.consume_message_directly)
 
     async def create_topic(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = CreateTopicRequestHeader.from_ext(cmd.ext_fields)
@@ -92,76 +111,132 @@ class AdminProcessors:
         ]  # fmt: skip
         return cmd.response(ResponseCode.SUCCESS, body=_object_key_table("offsetTable", entries, "mq"))
 
+    def clean_expired_consume_queues(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        gone = self._admin.clean_expired_consume_queues()
+        log.info("admin.clean_expired_cq queues=%s remote=%s", gone, conn.remote)
+        return cmd.response(ResponseCode.SUCCESS)
+
+    def clean_unused_topics(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        gone = self._admin.clean_unused_topics()
+        log.info("admin.clean_unused_topics topics=%s remote=%s", gone, conn.remote)
+        return cmd.response(ResponseCode.SUCCESS)
+
+    def system_topics(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """GET_SYSTEM_TOPIC_LIST_FROM_BROKER: TopicList of the broker's own topics (mqadmin exportMetadata)."""
+        return cmd.response(ResponseCode.SUCCESS, body=dumps({"topicList": self._ctx.topics.system_topics()}))
+
+    def delete_expired_commit_log(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        self._admin.delete_expired_commit_log()
+        log.info("admin.delete_expired_commit_log remote=%s", conn.remote)
+        return cmd.response(ResponseCode.SUCCESS)
+
     def create_group(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         obj = loads(cmd.body)
         if not isinstance(obj, dict) or not obj.get("groupName"):
             return cmd.response(ResponseCode.SYSTEM_ERROR, "SubscriptionGroupConfig body without groupName")
-        self._admin.update_group(SubscriptionGroupConfig.from_json(obj))
-        return cmd.response(ResponseCode.SUCCESS)
+        code, remark = self._admin.update_group(SubscriptionGroupConfig.from_json(obj))
+        return cmd.response(code, remark)
 
     def delete_group(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        self._admin.delete_group(DeleteSubscriptionGroupRequestHeader.from_ext(cmd.ext_fields).group_name)
-        return cmd.response(ResponseCode.SUCCESS)
+        h = DeleteSubscriptionGroupRequestHeader.from_ext(cmd.ext_fields)
+        code, remark = self._admin.delete_group(h.group_name, h.remove_offset)
+        return cmd.response(code, remark)
 
     def all_groups(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         return cmd.response(ResponseCode.SUCCESS, body=dumps(self._ctx.groups.to_json()))
 
     def consume_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = GetConsumeStatsRequestHeader.from_ext(cmd.ext_fields)
+        by_topic = self._admin.consume_offsets(h.consumer_group, h.topic or None)
+        tps = self._admin.consume_tps(h.consumer_group, h.topic or None)
+        return cmd.response(ResponseCode.SUCCESS, body=self._consume_stats_body(by_topic, tps))
+
+    def broker_consume_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """GET_BROKER_CONSUME_STATS: ConsumeStatsList, one ConsumeStats per group and topic (mqadmin
+        brokerConsumeStats)."""
+        h = GetConsumeStatsInBrokerHeader.from_ext(cmd.ext_fields)
+        total_diff = 0
+        groups = []
+        for group, by_topic in self._admin.broker_consume_offsets(h.is_order).items():
+            stats = []
+            for topic, queues in by_topic.items():
+                total_diff += sum(q.max_offset - q.consumer_offset for q in queues)
+                tps = self._admin.consume_tps(group, topic)
+                stats.append(self._consume_stats_body({topic: queues}, tps).decode())
+            groups.append(f"{{{dumps(group).decode()}:[{','.join(stats)}]}}")
+        addr = dumps(self._ctx.config.broker_addr).decode()
+        body = f'{{"brokerAddr":{addr},"consumeStatsList":[{",".join(groups)}],"totalDiff":{total_diff}}}'
+        return cmd.response(ResponseCode.SUCCESS, body=body.encode())
+
+    def _consume_stats_body(self, by_topic: dict[str, list[QueueOffsets]], tps: float) -> bytes:
         name = self._ctx.config.brokerName
         entries = [
             {"mq": _mq_key(topic, name, q.queue_id), "brokerOffset": q.max_offset,
              "consumerOffset": q.consumer_offset, "lastTimestamp": q.last_timestamp}
-            for topic, queues in self._admin.consume_offsets(h.consumer_group, h.topic or None).items()
+            for topic, queues in by_topic.items()
             for q in queues
         ]  # fmt: skip
-        tps = self._ctx.metrics.tps()[1]
-        return cmd.response(
-            ResponseCode.SUCCESS, body=_object_key_table("offsetTable", entries, "mq", extra={"consumeTps": tps})
-        )
+        return _object_key_table("offsetTable", entries, "mq", extra={"consumeTps": tps})
+
+    def query_consume_queue(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """QUERY_CONSUME_QUEUE (mqadmin queryCq): a queue's bounds and raw units; with a group, its subscription."""
+        h = QueryConsumeQueueRequestHeader.from_ext(cmd.ext_fields)
+        found = self._ctx.store.consume_queue_units(h.topic, h.queue_id, h.index, h.count)
+        if found is None:
+            return cmd.response(ResponseCode.SYSTEM_ERROR, f"{h.queue_id}@{h.topic} is not exist!")
+        min_index, max_index, units = found
+        body: dict[str, Any] = {"maxQueueIndex": max_index, "minQueueIndex": min_index}
+        if h.consumer_group is not None:
+            sub = self._ctx.consumers.find_subscription(h.consumer_group, h.topic)
+            if sub is None:
+                body["filterData"] = f"{h.consumer_group}@{h.topic} is not online!"
+            else:
+                body["subscriptionData"] = sub.to_json()
+                body["filterData"] = "null"  # Java: its filter data of a tag subscription, printed as JSON
+        if units is None:
+            remark = f"Index {h.index} of {h.queue_id}@{h.topic} is not exist!"
+            return cmd.response(ResponseCode.SUCCESS, remark)  # Java answers SUCCESS with no body
+        body["queueData"] = [{"eval": False, "physicOffset": p, "physicSize": n, "tagsCode": t} for p, n, t in units]
+        return cmd.response(ResponseCode.SUCCESS, body=dumps(dict(sorted(body.items()))))
+
+    def view_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """VIEW_BROKER_STATS_DATA: BrokerStatsData of one stats item (mqadmin statsAll reads TOPIC_PUT_NUMS by
+        topic and GROUP_GET_NUMS by ``topic@group``)."""
+        h = ViewBrokerStatsDataRequestHeader.from_ext(cmd.ext_fields)
+        stats = self._ctx.metrics.view_stats(h.stats_name, h.stats_key)
+        if stats is None:
+            return cmd.response(ResponseCode.SYSTEM_ERROR, f"The stats <{h.stats_name}> <{h.stats_key}> not exist")
+        return cmd.response(ResponseCode.SUCCESS, body=dumps(stats.to_json()))
 
     def runtime_info(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        """GET_BROKER_RUNTIME_INFO: Java's keys (mqadmin clusterList parses the day totals, the queue waits and the
-        earliest store time) where rocketq has the thing they measure, and a few of rocketq's own."""
+        """Java's prepareRuntimeInfo keys (mqadmin brokerStatus prints them all; clusterList reads the TPS,
+        queue sizes and head waits, earliest message time and disk ratio). The store adds its own keys, putTps
+        and the other TPS among them (Java's three windows: 10 s, 1 min, 10 min)."""
         broker = self._ctx
-        store = broker.store
-        put_tps, get_tps = broker.metrics.tps()
-        root = broker.config.storePathRootDir
-        try:
-            disk = shutil.disk_usage(root)
-            capacity = f"Total : {human_bytes(disk.total)}, Free : {human_bytes(disk.free)}."
-        except OSError:
-            capacity = None
+        metrics = broker.metrics
         table = {
             "brokerVersionDesc": f"rocketq {rocketq.__version__} (V4_9_8 protocol)",
             "brokerVersion": "409",
             "bootTimestamp": str(broker.boot_timestamp),
-            "msgPutTotalTodayNow": str(broker.metrics.put_total),
-            "msgGetTotalTodayNow": str(broker.metrics.get_total),
-            **{k: str(v) for k, v in broker.metrics.day_marks().items()},
-            "putTps": f"{put_tps:.2f}",
-            "getTransferedTps": f"{get_tps:.2f}",
-            "commitLogMinOffset": str(store.get_min_phy_offset()),
-            "commitLogMaxOffset": str(store.get_max_phy_offset()),
-            "earliestMessageTimeStamp": str(store.get_earliest_store_time()),
-            "startAcceptSendRequestTimeStamp": "0",
-            "remainHowManyDataToFlush": human_bytes(store.bytes_to_flush()),
-            # Java's count of free transient-store buffers is Integer.MAX_VALUE when it has no such pool
-            "remainTransientStoreBufferNumbs": str(2**31 - 1),
+            "msgPutTotalYesterdayMorning": str(metrics.put_total_yesterday_morning),
+            "msgPutTotalTodayMorning": str(metrics.put_total_today_morning),
+            "msgPutTotalTodayNow": str(metrics.put_total),
+            "msgGetTotalYesterdayMorning": str(metrics.get_total_yesterday_morning),
+            "msgGetTotalTodayMorning": str(metrics.get_total_today_morning),
+            "msgGetTotalTodayNow": str(metrics.get_total),
             "sendThreadPoolQueueSize": str(self._send_queue_size()),
             "sendThreadPoolQueueCapacity": str(broker.config.sendQueueCapacity),
-            "sendThreadPoolQueueHeadWaitTimeMills": str(self._send_head_wait()),
-            # pulls are not queued for a thread pool: nothing ever waits there
+            "sendThreadPoolQueueHeadWaitTimeMills": str(self._send_queue_head_wait_ms()),
+            # pulls are served as they arrive: there is no pull queue to wait in
             "pullThreadPoolQueueSize": "0",
             "pullThreadPoolQueueHeadWaitTimeMills": "0",
+            "startAcceptSendRequestTimeStamp": "0",
             "heldPullRequests": str(self._held_pulls()),
             "brokerName": broker.config.brokerName,
             "brokerRole": broker.role.role.value,
             "flushDiskType": broker.config.flushDiskType,
         }
-        if capacity is not None:
-            table["commitLogDirCapacity"] = capacity
-        for k, v in store.runtime_info().items():
+        for k, v in broker.store.runtime_info().items():
             table.setdefault(k, str(v))
         return cmd.response(ResponseCode.SUCCESS, body=encode_kv_table(table))
 
@@ -184,7 +259,10 @@ class AdminProcessors:
 
     def producer_connections(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         group = cmd.ext_fields.get("producerGroup", "")
-        channels = self._ctx.producers.groups.get(group, {})
+        channels = self._ctx.producers.groups.get(group)
+        if channels is None:
+            # Java's answer (mqadmin prints it); an empty connection set would read as "online, no clients".
+            return cmd.response(ResponseCode.SYSTEM_ERROR, f"the producer group[{group}] not exist")
         body = {
             "connectionSet": [
                 {"clientAddr": ch.conn.remote, "clientId": ch.client_id, "language": ch.language, "version": ch.version}
@@ -194,10 +272,64 @@ class AdminProcessors:
         return cmd.response(ResponseCode.SUCCESS, body=dumps(body))
 
     def broker_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        props = self._ctx.config.as_properties()
+        props = self._config.properties()
         text = "\n".join(f"{k}={v}" for k, v in sorted(props.items())) + "\n"
         version = self._ctx.topics.data_version.to_json()
         return cmd.response(ResponseCode.SUCCESS, body=text.encode(), ext_fields={"version": dumps(version).decode()})
+
+    async def update_broker_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """UPDATE_BROKER_CONFIG: a properties text; RuntimeConfigService decides what may change."""
+        if not cmd.body:
+            return cmd.response(ResponseCode.SUCCESS)
+        try:
+            text = bytes(cmd.body).decode()
+        except UnicodeDecodeError as exc:
+            return cmd.response(ResponseCode.SYSTEM_ERROR, f"UnsupportedEncodingException {exc}")
+        code, remark = await self._config.update(parse_properties(text))
+        return cmd.response(code, remark)
+
+    # ------------------------------------------------------------------------- calls passed to a consumer
+
+    async def consumer_running_info(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """GET_CONSUMER_RUNNING_INFO (mqadmin consumerStatus): asked of the consumer itself, its answer relayed."""
+        h = ConsumerCallRequestHeader.from_ext(cmd.ext_fields)
+        return await self._call_consumer(cmd, h, cmd.body)
+
+    async def consume_message_directly(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """CONSUME_MESSAGE_DIRECTLY (mqadmin queryMsgById -g -d): the stored message, found by its offset message
+        id, handed to one consumer's listener; the consumer's verdict relayed."""
+        h = ConsumerCallRequestHeader.from_ext(cmd.ext_fields)
+        offset = _offset_of_msg_id(h.msg_id or "")
+        raw = self._ctx.store.select_one_message_by_offset(offset) if offset is not None else None
+        if raw is None:
+            return cmd.response(ResponseCode.SYSTEM_ERROR, f"can not find message by the msgId, {h.msg_id}")
+        return await self._call_consumer(cmd, h, raw, brokerName=self._ctx.config.brokerName)
+
+    async def _call_consumer(
+        self, cmd: RemotingCommand, h: ConsumerCallRequestHeader, body: Buffer, **extra: str
+    ) -> RemotingCommand:
+        """Java's callConsumer: the request, with its header fields, to the client's own connection (10 s)."""
+        info = self._ctx.consumers.get(h.consumer_group)
+        ch = info.channels.get(h.client_id) if info is not None else None
+        if ch is None:
+            remark = f"The Consumer <{h.consumer_group}> <{h.client_id}> not online"
+            return cmd.response(ResponseCode.SYSTEM_ERROR, remark)
+        if ch.version < VERSION_V3_1_8:
+            return cmd.response(
+                ResponseCode.SYSTEM_ERROR, f"The Consumer <{h.client_id}> Version <{ch.version}> too low to finish"
+            )
+        call = RemotingCommand.request(cmd.code, {**cmd.ext_fields, **extra}, body, language="JAVA")
+        try:
+            answer = await ch.conn.request(call, timeout=10.0)
+        except RemotingTimeoutError as exc:
+            return cmd.response(
+                ResponseCode.CONSUME_MSG_TIMEOUT, f"consumer <{h.consumer_group}> <{h.client_id}> Timeout: {exc}"
+            )
+        except RemotingError as exc:
+            return cmd.response(
+                ResponseCode.SYSTEM_ERROR, f"invoke consumer <{h.consumer_group}> <{h.client_id}> Exception: {exc}"
+            )
+        return cmd.response(answer.code, answer.remark, body=answer.body, ext_fields=dict(answer.ext_fields))
 
     def consumed_by_who(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = TopicRequestHeader.from_ext(cmd.ext_fields)
@@ -236,14 +368,6 @@ class AdminProcessors:
         return cmd.response(ResponseCode.SUCCESS, body=java_body)
 
 
-def human_bytes(n: int) -> str:
-    """A byte count as Java's ``MixAll.humanReadableByteCount(n, false)`` writes it: ``512 B``, ``1.5 KiB``."""
-    if n < 1024:
-        return f"{n} B"
-    exp = min(int(math.log(n) / math.log(1024)), 6)
-    return f"{n / 1024**exp:.1f} {'KMGTPE'[exp - 1]}iB"
-
-
 def _object_key_values(name: str, entries: list[dict[str, Any]]) -> bytes:
     """``{"offsetTable":{{MessageQueue}:offset,...}}`` — fastjson's object-keyed map with scalar values."""
     parts = [f"{dumps(e['mq']).decode()}:{int(e['offset'])}" for e in entries]
@@ -266,3 +390,13 @@ def _object_key_table(name: str, entries: list[dict[str, Any]], key: str, extra:
         for k, v in extra.items():
             head += f',"{k}":{dumps(v).decode()}'
     return (head + "}").encode()
+
+
+def _offset_of_msg_id(msg_id: str) -> int | None:
+    """The commit-log offset in an offset message id (IPv4: 32 hex digits, IPv6: 56; the offset is the last 16)."""
+    if len(msg_id) not in (32, 56):
+        return None
+    try:
+        return int(msg_id[-16:], 16)
+    except ValueError:
+        return None

@@ -43,7 +43,7 @@ def read_queue(
     """Up to ``limit`` records of a queue from ``offset`` (skipping entries retention already removed)."""
     out: list[MessageRecord] = []
     while len(out) < limit:
-        result = store.get_message(topic, queue_id, offset, min(32, limit - len(out)), None)
+        result = store.get_message(topic, queue_id, offset, min(32, limit - len(out)), None, counted=False)
         try:
             if result.status != GetMessageStatus.FOUND:
                 if result.status in (GetMessageStatus.OFFSET_TOO_SMALL, GetMessageStatus.NO_MATCHED_MESSAGE):

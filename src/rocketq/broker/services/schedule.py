@@ -73,7 +73,7 @@ class ScheduleService(PersistedLoopService):
             min_offset = store.get_min_offset_in_queue(SCHEDULE_TOPIC, qid)
             offset = max(offset, min_offset)
             for _ in range(limit):
-                result = store.get_message(SCHEDULE_TOPIC, qid, offset, 1, None)
+                result = store.get_message(SCHEDULE_TOPIC, qid, offset, 1, None, counted=False)
                 try:
                     if result.status != GetMessageStatus.FOUND:
                         if result.status in (GetMessageStatus.OFFSET_TOO_SMALL, GetMessageStatus.OFFSET_OVERFLOW_BADLY):

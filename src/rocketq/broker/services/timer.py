@@ -149,7 +149,7 @@ class TimerService(PersistedLoopService):
             return
         offset = max(self._loaded_until, store.get_min_offset_in_queue(TIMER_TOPIC, 0))
         while True:
-            result = store.get_message(TIMER_TOPIC, 0, offset, 32, None)
+            result = store.get_message(TIMER_TOPIC, 0, offset, 32, None, counted=False)
             try:
                 if result.status != GetMessageStatus.FOUND:
                     break
