@@ -123,9 +123,3 @@ def test_offset_queries(ctx: BrokerContext) -> None:
     answer = clients.query_consumer_offset(conn, query)  # type: ignore[arg-type]
     assert answer.code == ResponseCode.SUCCESS and answer.ext_fields["offset"] == "5"
 
-
-def test_byte_counts_read_as_javas_human_readable_form() -> None:
-    from rocketq.broker.processors.admin import human_bytes
-
-    assert [human_bytes(n) for n in (0, 1023, 1024, 1536, 5 * 1024**3)] == ["0 B", "1023 B", "1.0 KiB", "1.5 KiB",
-                                                                          "5.0 GiB"]
