@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.testing.java import JavaCluster, JavaUnavailable
+from rocketq.testing.java import JavaCluster
 
 sys.path.insert(0, str(Path(__file__).parent))  # test modules import javaharness
+
+from javaharness import running_java_cluster
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -22,11 +24,4 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def java_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaCluster]:
     """One Java 4.9 name server + broker for the whole run (started on first use)."""
-    try:
-        cluster = JavaCluster(tmp_path_factory.mktemp("java-broker")).start()
-    except JavaUnavailable as exc:
-        pytest.fail(str(exc))
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
+    yield from running_java_cluster(tmp_path_factory.mktemp("java-broker"))

@@ -10,12 +10,13 @@ import asyncio
 import contextlib
 import json
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rocketq.testing.java import DRIVER_MAIN, TOOL_HEAP, JavaUnavailable, driver_classpath, java_env
+from rocketq.testing.java import DRIVER_MAIN, TOOL_HEAP, JavaCluster, JavaUnavailable, driver_classpath, java_env
 
 
 def java_cp() -> str:
@@ -55,3 +56,15 @@ async def run_driver(*args: str, home: Path, timeout: float = 120) -> list[dict[
     if rc != 0:
         pytest.fail(f"driver {' '.join(args)} exited {rc}\nstdout:\n{out[-3000:]}\nstderr:\n{err[-3000:]}")
     return lines
+
+
+def running_java_cluster(base_dir: Path, version: str = "4.9", timeout: float = 60.0) -> Iterator[JavaCluster]:
+    """A Java name server + broker for a fixture to yield; always stopped afterwards."""
+    try:
+        cluster = JavaCluster(base_dir, version=version).start(timeout=timeout)
+    except JavaUnavailable as exc:
+        pytest.fail(str(exc))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

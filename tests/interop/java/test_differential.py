@@ -100,7 +100,6 @@ DELIBERATE = (
     "send to a topic whose perm lacks WRITE",
     "request without a mandatory header field",
     "UPDATE_AND_CREATE_TOPIC `order`",
-    "GET_CONSUME_STATS `consumeTps`",
     "GET_BROKER_RUNTIME_INFO keys",
     "ROCKETMQ-serialised request from language CPP",
     'send with `batch` "1" (C++ 1.2.3 batches)',
@@ -242,9 +241,7 @@ async def test_admin_topics(sides: tuple[Side, Side]) -> None:
 async def test_admin_groups_and_clients(sides: tuple[Side, Side]) -> None:
     java, rq = await both(sides, sc.sc_admin_groups)
     for key in ("consume_stats", "consume_stats_all_topics", "consume_stats_unknown"):
-        java_tps, rq_tps = deliberate("GET_CONSUME_STATS `consumeTps`", java[key]["body"], rq[key]["body"],
-                                      "consumeTps")  # fmt: skip
-        assert java_tps == 0.0 and isinstance(rq_tps, float) and rq_tps >= 0.0  # no pulls by this group
+        assert java[key]["body"]["consumeTps"] == 0.0  # no pulls by this group; compared with rocketq's below
     assert java["list"]["code"] == 0 and java["list_before"]["code"] == 1
     assert_same(java, rq)
 

@@ -7,12 +7,13 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from javaharness import running_java_cluster
 
 from rocketq.client import AdminClient, LitePullConsumer, Message, MessageExt, Producer, SendStatus
 from rocketq.codes import RequestCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.remoting.client import RemotingClient
-from rocketq.testing.java import JavaCluster, JavaUnavailable
+from rocketq.testing.java import JavaCluster
 
 # The version every answer of the broker carries: MQVersion.Version ordinals of V4_9_7 and V5_3_3.
 VERSION = {"4.9": 407, "5": 479}
@@ -20,14 +21,7 @@ VERSION = {"4.9": 407, "5": 479}
 
 @pytest.fixture(scope="module")
 def java5_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaCluster]:
-    try:
-        cluster = JavaCluster(tmp_path_factory.mktemp("java5-broker"), version="5").start(timeout=120)
-    except JavaUnavailable as exc:
-        pytest.fail(str(exc))
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
+    yield from running_java_cluster(tmp_path_factory.mktemp("java5-broker"), version="5", timeout=120)
 
 
 @pytest.fixture(params=["4.9", "5"])

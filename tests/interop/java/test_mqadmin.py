@@ -2,10 +2,11 @@
 
 One scenario (``scenario_mqadmin``) runs every everyday command through one ``MqadminBatch`` JVM while rocketq's
 SDK makes the live state (messages, a push consumer, a producer). Against rocketq each printout is parsed and
-checked against the real state; the same scenario against the Java broker (session fixture ``java_broker``)
-gives the reference, and the two printouts are compared after normalising what legitimately differs
-(addresses, times, ids, paths). Every remaining difference is either a rocketq bug or a deliberate difference
-listed in docs/compatibility.md, and checked here for exactly what it is.
+checked against the real state; the same scenario against a Java broker of this module's own (the session's
+``java_broker`` carries the other suites' topics, which ``topicList`` would print) gives the reference, and
+the two printouts are compared after normalising what legitimately differs (addresses, times, ids, paths).
+Every remaining difference is either a rocketq bug or a deliberate difference listed in docs/compatibility.md,
+and checked here for exactly what it is.
 
 The rocketq cluster is named like the Java one (JavaCluster / java-broker-a), so that stored records differ in
 size by the one deliberate byte only.
@@ -15,12 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from javaharness import run_java
+from javaharness import run_java, running_java_cluster
 from mqadmin import MqadminSession, Run, columns, key_values, labelled, route
 from scenario_mqadmin import MQADMIN_QUEUE, PER_QUEUE, QUEUES, SMALL_MAX_SIZE, Names, Target, Transcript, run_scenario
 
@@ -66,9 +67,14 @@ async def rocketq_run(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator
         yield transcript
 
 
+@pytest.fixture(scope="module")
+def own_java_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaCluster]:
+    yield from running_java_cluster(tmp_path_factory.mktemp("mqadmin-java-broker"))
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def java_run(java_broker: JavaCluster, tmp_path_factory: pytest.TempPathFactory) -> Transcript:
-    b = java_broker
+async def java_run(own_java_broker: JavaCluster, tmp_path_factory: pytest.TempPathFactory) -> Transcript:
+    b = own_java_broker
     target = Target(b.namesrv_addr, b.broker_addr, b.cluster_name, b.broker_name, NAMES)
     async with MqadminSession(tmp_path_factory.mktemp("mqadmin-java")) as mq:
         return await run_scenario(mq, target)

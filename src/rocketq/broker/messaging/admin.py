@@ -163,7 +163,7 @@ class AdminService:
         """Messages per second the group pulled over the last minute, from ``topic`` or every topic it consumes
         (Java sums tpsGroupGetNums over the topics of its consume stats)."""
         topics = [topic] if topic else sorted(self._ctx.offsets.topics_of_group(group))
-        return sum(self._ctx.metrics.group_consume_tps(group, name) for name in topics)
+        return sum((self._ctx.metrics.group_consume_tps(group, name) for name in topics), 0.0)
 
     def reset_offsets(self, group: str, topic: str, timestamp: int, force: bool) -> list[tuple[int, int]] | None:
         """INVOKE_BROKER_TO_RESET_OFFSET's rule per queue: the offset found for ``timestamp`` (-1 = the max
