@@ -19,6 +19,7 @@ from typing import Any
 from mqadmin import MqadminSession, Run
 
 from rocketq.client import (
+    AdminClient,
     ConsumeConcurrentlyStatus,
     ConsumeFromWhere,
     Message,
@@ -157,6 +158,14 @@ class _Scenario:
         await self.offline_and_cleanup()
         return self.out
 
+    async def dispatched(self, topic: str, per_queue: tuple[int, ...], timeout: float = 30.0) -> None:
+        """Wait until the broker's consume queues show every acknowledged send: a Java broker answers a send once it
+        is in the commit log and dispatches to the consume queue a moment later (ReputMessageService), which a
+        loaded machine stretches; mqadmin's printouts must not depend on that race."""
+        async with AdminClient(namesrv_addr=self.t.namesrv) as admin, asyncio.timeout(timeout):
+            while [s.max_offset for s in await admin.topic_status(topic)][: len(per_queue)] != list(per_queue):
+                await asyncio.sleep(0.05)
+
     async def messages(self, producer: Producer) -> None:
         nm = self.t.names
         n, bn = self.t.namesrv, self.t.broker_name
@@ -166,6 +175,7 @@ class _Scenario:
                 self.out.sent.append(await producer.send(msg, queue=MessageQueue(nm.topic, bn, qid)))
         await producer.instance.send_heartbeat_to_all_brokers()  # the broker knows the producer at once
         self.out.facts["producer_client_id"] = producer.client_id
+        await self.dispatched(nm.topic, PER_QUEUE)
         await self.run("topicStatus", "topicStatus", "-n", n, "-t", nm.topic)
         await self.run("sendMessage", "sendMessage", "-n", n, "-t", nm.topic, "-p", "from-mqadmin", "-k", "mqadmin-key",
                        "-c", "TagB", "-b", bn, "-i", str(MQADMIN_QUEUE))  # fmt: skip
