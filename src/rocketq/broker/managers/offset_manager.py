@@ -74,24 +74,15 @@ class ConsumerOffsetManager(ConfigManager):
         return dict(self.table.get(f"{topic}{TOPIC_GROUP_SEPARATOR}{group}", {}))
 
     def groups_of_topic(self, topic: str) -> set[str]:
-        out = set()
-        for key in self.table:
-            t, _, g = key.partition(TOPIC_GROUP_SEPARATOR)
-            if t == topic:
-                out.add(g)
-        return out
+        return {g for t, g, _ in self.items() if t == topic}
 
     def topics_of_group(self, group: str) -> set[str]:
-        out = set()
-        for key in self.table:
-            t, _, g = key.rpartition(TOPIC_GROUP_SEPARATOR)
-            if g == group:
-                out.add(t)
-        return out
+        return {t for t, g, _ in self.items() if g == group}
 
     def items(self) -> Iterator[tuple[str, str, dict[int, int]]]:
         for key, queues in self.table.items():
-            t, _, g = key.rpartition(TOPIC_GROUP_SEPARATOR)
+            # a topic name cannot hold the separator (topic_name_error), a group name may
+            t, _, g = key.partition(TOPIC_GROUP_SEPARATOR)
             yield t, g, queues
 
     def remove_topic(self, topic: str) -> None:
