@@ -661,6 +661,7 @@ async def sc_frames_broker(s: Side) -> dict[str, Any]:
     out["rocketmq_serialize"] = observe(s, resp)
     resp = await s.b(RC.SEND_MESSAGE_V2, v2(send_ext(topic)), b"bin", serialize_type=1)
     out["rocketmq_serialize_send"] = observe(s, resp)
+    await dispatched(s, topic, resp)
     resp = await s.b(RC.PULL_MESSAGE, {"consumerGroup": "diff_cg", "topic": topic, "queueId": 0, "queueOffset": 0,
                                        "maxMsgNums": 32, "sysFlag": 4, "commitOffset": 0, "suspendTimeoutMillis": 0,
                                        "subscription": "*", "subVersion": 0}, serialize_type=1)  # fmt: skip
