@@ -10,8 +10,10 @@ processors are registered, registration with the name servers comes last and goe
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from rocketq.broker.config import BrokerConfig
@@ -238,30 +240,49 @@ class BrokerController:
         self.config.listenPort = 0
         self._fixed_port = False
 
-    async def shutdown(self) -> None:
+    async def shutdown(self) -> bool:
+        """Stop everything, in Java's order; returns whether every step succeeded.
+
+        A step that fails (a config file that cannot be written, say) is logged with its traceback and the
+        others still run: every other file is saved and the store is shut down. The CLI exits 1 when this
+        returns False (something could not be saved), 0 otherwise.
+        """
         if not self._started:
-            return
+            return True
         self._started = False
-        await self.registration.stop()
+        ok = True
+
+        async def step(name: str, action: Callable[[], Awaitable[object] | object]) -> None:
+            nonlocal ok
+            try:
+                result = action()
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                ok = False
+                log.exception("broker.shutdown_step_failed step=%s; the other steps go on", name)
+
+        await step("registration", self.registration.stop)
         try:
             async with asyncio.timeout(3):
-                await self.registration.unregister_all()
+                await step("unregister", self.registration.unregister_all)
         except TimeoutError:
             pass
-        await self._tasks.aclose()
-        self.pull_holds.close()
-        await self._stop_master_services()
+        await step("tasks", self._tasks.aclose)
+        await step("pull-holds", self.pull_holds.close)
+        await step("master-services", self._stop_master_services)
         for server in self.servers:
-            await server.close()
-        await self.send.stop()
-        await self.remoting_client.close()
+            await step("server", server.close)
+        await step("send", self.send.stop)
+        await step("remoting-client", self.remoting_client.close)
         # Background writes still running finish first: the final writes below are synchronous and complete.
-        self.persister.close()
-        self.offsets.persist()
-        self.topics.persist()
-        self.groups.persist()
-        self.store.shutdown()
-        log.info("broker.stopped name=%s", self.config.brokerName)
+        await step("persister", self.persister.close)
+        await step("save consumerOffset.json", self.offsets.persist)
+        await step("save topics.json", self.topics.persist)
+        await step("save subscriptionGroup.json", self.groups.persist)
+        await step("store", self.store.shutdown)
+        log.info("broker.stopped name=%s clean=%s", self.config.brokerName, ok)
+        return ok
 
     # ------------------------------------------------------------------------------------------ role
 
@@ -276,9 +297,14 @@ class BrokerController:
     async def _stop_master_services(self) -> None:
         if self._master_services_running:
             self._master_services_running = False
-            await self.schedule.stop()
-            await self.transactions.stop()
-            await self.timers.stop()
+            errors = []
+            for service in (self.schedule, self.transactions, self.timers):  # one failing stops the others too
+                try:
+                    await service.stop()
+                except Exception as exc:
+                    errors.append(exc)
+            if errors:
+                raise errors[0]
 
     def _on_role_changed(self, before: RoleSnapshot, after: RoleSnapshot) -> None:
         if not self._started:

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -58,18 +59,29 @@ def _run_broker(args: argparse.Namespace) -> int:
         print(f"rocketq broker: {exc}", file=sys.stderr)
         return 2
 
-    async def main() -> None:
+    async def main() -> bool:
         broker = BrokerController(cfg)
         await broker.start()
         print(f"broker {cfg.brokerName} listening on {cfg.broker_addr} (namesrv {cfg.namesrvAddr})", flush=True)
         try:
             await _wait_for_signal()
         finally:
-            await broker.shutdown()
+            saved = await broker.shutdown()
+        return saved
 
-    with asyncio.Runner(loop_factory=_new_loop) as runner:
-        runner.run(main())
-    return 0
+    return _run("broker", main)
+
+
+def _run(what: str, main: Callable[[], Coroutine[Any, Any, bool]]) -> int:
+    """Exit codes: 0 stopped with everything saved, 1 something could not be saved at shutdown (logged), 2 a
+    config file it could not start with (named on stderr)."""
+    try:
+        with asyncio.Runner(loop_factory=_new_loop) as runner:
+            saved = runner.run(main())
+    except ConfigError as exc:
+        print(f"rocketq {what}: {exc}", file=sys.stderr)
+        return 2
+    return 0 if saved else 1
 
 
 def _run_standalone(args: argparse.Namespace) -> int:
@@ -86,7 +98,7 @@ def _run_standalone(args: argparse.Namespace) -> int:
         print(f"rocketq standalone: {exc}", file=sys.stderr)
         return 2
 
-    async def main() -> None:
+    async def main() -> bool:
         namesrv = NamesrvServer(
             NamesrvConfig(listen_host=cfg.listenHost, listen_port=args.namesrv_port, home_dir=data / "namesrv")
         )
@@ -100,9 +112,8 @@ def _run_standalone(args: argparse.Namespace) -> int:
             print(f"broker {cfg.brokerName} listening on {cfg.broker_addr} (store {cfg.storePathRootDir})", flush=True)
             await _wait_for_signal()
         finally:
-            await broker.shutdown()
+            saved = await broker.shutdown()
             await namesrv.close()
+        return saved
 
-    with asyncio.Runner(loop_factory=_new_loop) as runner:
-        runner.run(main())
-    return 0
+    return _run("standalone", main)

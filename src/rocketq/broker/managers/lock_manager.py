@@ -7,6 +7,9 @@ let two consumers of one group consume the same queue at once.
 With a ``writer`` (the broker's ``BackgroundWriter``) a change is written and fsynced on the writer's thread,
 not on the event loop; ``take_write()`` hands the request processor that write, and it answers only once the
 write is done, so a granted lock is on disk before the client hears of it (as with a synchronous write).
+
+A lock entry of the file that cannot be read back is skipped with a log line at start-up (not
+``fail_closed``): a lease lasts a minute, and refusing to start over one would be worse than losing it.
 """
 
 from __future__ import annotations
@@ -18,8 +21,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rocketq.broker.managers.entries import FLOAT, INT32, STR, BadEntry, fields_error, prune_list, show
 from rocketq.broker.managers.persist import BackgroundWriter, ConfigManager
 from rocketq.protocol.bodies import MessageQueue
+
+LOCK_FIELDS = {"group": STR, "topic": STR, "brokerName": STR, "queueId": INT32, "clientId": STR, "lastUpdate": FLOAT}
+
+
+def _lock_error(entry: object) -> str | None:
+    return fields_error(entry, LOCK_FIELDS, required=tuple(LOCK_FIELDS))
+
+
+def _lock_name(entry: object) -> str:
+    if isinstance(entry, dict):
+        return f"{show(entry.get('group'))} {show(entry.get('topic'))} queue {show(entry.get('queueId'))}"
+    return show(entry)
 
 
 @dataclass(slots=True)
@@ -29,6 +45,8 @@ class _Lock:
 
 
 class QueueLockManager(ConfigManager):
+    fail_closed = False
+
     def __init__(
         self, lease: float = 60.0, *, clock: Callable[[], float] = time.time, path: Path | None = None,
         writer: BackgroundWriter | None = None,
@@ -62,6 +80,9 @@ class QueueLockManager(ConfigManager):
             if now - lock.last_update <= self.lease
         ]
         return lambda: {"locks": entries}
+
+    def check(self, doc: dict[str, Any]) -> list[BadEntry]:
+        return prune_list(doc, "locks", _lock_error, _lock_name)
 
     def _persist(self) -> None:
         if self._persistent:

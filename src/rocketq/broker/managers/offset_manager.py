@@ -1,6 +1,8 @@
 """Committed consumer offsets, ``topic@group → {queueId: offset}``, persisted to ``config/consumerOffset.json``.
 
-The file uses quoted integer keys (``{"offsetTable":{"T@g":{"0":5}}}``); fastjson reads both forms.
+The file uses quoted integer keys (``{"offsetTable":{"T@g":{"0":5}}}``); fastjson reads both forms. An entry
+is one queue's offset: a queue id in Java's ``int`` range and an offset in its ``long`` range. A bad one is
+left out of the file (the group's other queues are kept); in the file it stops start-up (``fail_closed``).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from rocketq.broker.managers.entries import INT64, BadEntry, int_key_error, show
 from rocketq.broker.managers.persist import BackgroundWriter, ConfigManager, write_json_atomic
 
 TOPIC_GROUP_SEPARATOR = "@"
@@ -30,6 +33,28 @@ class ConsumerOffsetManager(ConfigManager):
         table = {k: dict(v) for k, v in self.table.items()}  # shallow copies: C-speed, no encoding here
         return lambda: self.encode_table(table)
 
+    def check(self, doc: dict[str, Any]) -> list[BadEntry]:
+        table = doc.get("offsetTable")
+        if table is None:
+            return []
+        if not isinstance(table, dict):
+            del doc["offsetTable"]
+            return [BadEntry("offsetTable", f"is {show(table)}, not an object")]
+        bad: list[BadEntry] = []
+        for key, queues in list(table.items()):
+            if not isinstance(queues, dict):
+                del table[key]
+                bad.append(BadEntry(str(key), f"is {show(queues)}, not an object of queue offsets"))
+                continue
+            if _all_good(queues):
+                continue
+            for qid, offset in list(queues.items()):
+                key_error, offset_error = int_key_error(qid), INT64(offset)
+                if key_error is not None or offset_error is not None:
+                    del queues[qid]
+                    bad.append(BadEntry(f"{key} queue {qid}", key_error or f"offset {offset_error}"))
+        return bad
+
     def persist(self) -> None:
         write_json_atomic(self.path, self.to_json())
         self._dirty = False
@@ -46,7 +71,7 @@ class ConsumerOffsetManager(ConfigManager):
         """
         if not self._dirty or writer.busy(self.path):
             return False
-        build = self.snapshot()
+        build = self.build()
         self._dirty = False
         try:
             await writer.write(self.path, build)
@@ -56,7 +81,8 @@ class ConsumerOffsetManager(ConfigManager):
         return True
 
     def to_json(self) -> dict[str, Any]:
-        return self.encode_table(self.table)
+        """The file's document (GET_ALL_CONSUMER_OFFSET answers it too), without bad entries."""
+        return self.writable(self.encode_table(self.table))  # type: ignore[no-any-return]
 
     @staticmethod
     def encode_table(table: dict[str, dict[int, int]]) -> dict[str, Any]:
@@ -94,3 +120,18 @@ class ConsumerOffsetManager(ConfigManager):
         for key in [k for k in self.table if k.rpartition(TOPIC_GROUP_SEPARATOR)[2] == group]:
             del self.table[key]
             self._dirty = True
+
+
+
+def _all_good(queues: dict[Any, Any]) -> bool:
+    """The common case, decided at C speed: short decimal queue ids and int64 offsets (the slow check then
+    finds the bad entries)."""
+    offsets = queues.values()
+    if not offsets:
+        return True
+    if set(map(type, offsets)) != {int} or min(offsets) < -(2**63) or max(offsets) > 2**63 - 1:
+        return False
+    if set(map(type, queues)) != {str} or max(map(len, queues)) > 9:  # 9 digits: always inside Java's int
+        return False
+    digits = "".join(queues)
+    return digits.isascii() and digits.isdigit()

@@ -8,6 +8,14 @@ on the broker's one ``BackgroundWriter`` thread, off the event loop (``persist_s
 the write), except where the caller must be durable before it goes on (``persist()``: shutdown, and the sink
 watermark's write-ahead intent). A file that exists but cannot be read, with no readable ``.bak``, stops
 start-up with ``ConfigFileError`` naming it: starting empty would silently drop topics or offsets.
+
+Entries (``check``, see ``entries.py``): a manager whose state holds an entry that cannot be written or read
+back (a number beyond Java's range, say) leaves that entry out of the file, logs it once (manager, file,
+entry, why) and writes the others, so one bad value never stops a file from being saved. On load the same
+check runs: like Java's ``ConfigManager.load``, a file with a bad entry is passed over for its ``.bak``; if
+that is bad or missing too, a ``fail_closed`` manager (topics, groups, offsets, ...) stops start-up with a
+``ConfigFileError`` naming the file and the entry, while one that is not (queue locks: leases that expire
+anyway) starts without the bad entries and logs them.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from rocketq.broker.managers.entries import BadEntry
 from rocketq.errors import ConfigError
 from rocketq.protocol.bodies import DataVersion
 
@@ -84,8 +93,15 @@ def _object_of(path: Path, obj: Any) -> dict[str, Any] | None:
     return obj
 
 
+#: how many distinct dropped entries a manager remembers, so each is logged once and not on every write
+_REPORTED_MAX = 1024
+
+
 class ConfigManager(ABC):
     """A table with a JSON file: load, snapshot, atomic write off the loop, a data version."""
+
+    #: a bad entry in the file (and its backup) stops start-up; False: the entry is skipped and logged
+    fail_closed = True
 
     def __init__(self, path: Path, writer: BackgroundWriter | None = None) -> None:
         self.path = path
@@ -93,6 +109,11 @@ class ConfigManager(ABC):
         self.writer = writer
         self.data_version = DataVersion(int(time.time() * 1000), 0)
         self._write: asyncio.Future[None] | None = None
+        self._reported: set[BadEntry] = set()
+
+    @property
+    def manager_name(self) -> str:
+        return type(self).__name__
 
     @abstractmethod
     def snapshot(self) -> Callable[[], Any]:
@@ -102,17 +123,70 @@ class ConfigManager(ABC):
     def decode(self, obj: dict[str, Any]) -> None:
         """Replace the state with the file's document."""
 
-    def load(self) -> None:
-        obj = _object_of(self.path, read_json(self.path))
-        if obj is None:
+    def check(self, doc: dict[str, Any]) -> list[BadEntry]:
+        """Remove from ``doc`` (the file's document) every entry that cannot be written or read back, and say
+        which. Runs on save (on the writer's thread) and on load; the default finds nothing."""
+        return []
+
+    def build(self) -> Callable[[], Any]:
+        """``snapshot()``, its document cleared of bad entries: what every write of the file writes."""
+        make = self.snapshot()
+        return lambda: self.writable(make())
+
+    def writable(self, doc: Any) -> Any:
+        """``doc`` without the entries ``check`` finds fault with; each dropped entry is logged (once)."""
+        if isinstance(doc, dict):
+            for bad in self.check(doc):
+                self._report(bad)
+        return doc
+
+    def _report(self, bad: BadEntry) -> None:
+        if bad in self._reported:
             return
-        try:
-            self.decode(obj)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ConfigFileError(self.path, f"does not hold what it should: {exc!r}") from exc
+        if len(self._reported) >= _REPORTED_MAX:
+            self._reported.clear()
+        self._reported.add(bad)
+        log.error("persist.entry_dropped manager=%s file=%s entry=%r reason=%s; the other entries are saved",
+                  self.manager_name, self.path, bad.key, bad.reason)  # fmt: skip
+
+    def load(self) -> None:
+        """Read the file (or, when it is damaged, its ``.bak``) and ``decode`` it; see the module's notes."""
+        problems: list[str] = []
+        for candidate in (self.path, self.path.with_name(self.path.name + ".bak")):
+            try:
+                obj = _object_of(candidate, orjson.loads(candidate.read_bytes()))
+            except FileNotFoundError:
+                continue
+            except (orjson.JSONDecodeError, OSError, ConfigFileError) as exc:
+                log.error("persist.corrupt path=%s error=%s; trying the backup", candidate, exc)
+                problems.append(f"{candidate.name} cannot be read ({exc})")
+                continue
+            assert obj is not None
+            bad = self.check(obj)
+            if bad and self.fail_closed:
+                for entry in bad:
+                    log.error("persist.bad_entry manager=%s file=%s entry=%r reason=%s",
+                              self.manager_name, candidate, entry.key, entry.reason)  # fmt: skip
+                more = f" (and {len(bad) - 1} more bad entries)" if len(bad) > 1 else ""
+                problems.append(f"{candidate.name}: entry {bad[0].key!r} {bad[0].reason}{more}")
+                continue
+            for entry in bad:
+                log.warning("persist.entry_skipped manager=%s file=%s entry=%r reason=%s",
+                            self.manager_name, candidate, entry.key, entry.reason)  # fmt: skip
+            try:
+                self.decode(obj)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise ConfigFileError(candidate, f"does not hold what it should: {exc!r}") from exc
+            if problems:
+                log.warning("persist.loaded_backup path=%s (%s)", candidate, "; ".join(problems))
+            return
+        if problems:
+            raise ConfigFileError(
+                self.path, "; ".join(problems) + " — fix or remove the entry, or restore a good copy"
+            )
 
     def encode(self) -> Any:
-        return self.snapshot()()
+        return self.build()()
 
     def bump_version(self) -> None:
         self.data_version = DataVersion(int(time.time() * 1000), self.data_version.counter + 1)
@@ -133,7 +207,7 @@ class ConfigManager(ABC):
         except RuntimeError:  # no loop (tools, tests): write now
             self.persist()
             return None
-        self._write = fut = self.writer.submit(self.path, self.snapshot())
+        self._write = fut = self.writer.submit(self.path, self.build())
         fut.add_done_callback(self._written)
         return fut
 
@@ -224,13 +298,13 @@ class PersistedLoopService(ConfigManager):
         """The service's work, until cancelled."""
 
     def persist(self) -> None:
-        write_json_atomic(self.path, self.snapshot()())
+        write_json_atomic(self.path, self.encode())
         self._dirty = False
         self._last_persist = time.monotonic()
 
     def persist_if_due(self) -> None:
         if self._dirty and time.monotonic() - self._last_persist > 1.0 and not self.persister.busy(self.path):
-            fut = self.persister.submit(self.path, self.snapshot())
+            fut = self.persister.submit(self.path, self.build())
             self._dirty = False
             self._last_persist = time.monotonic()
             fut.add_done_callback(self._persisted)

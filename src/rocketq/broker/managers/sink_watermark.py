@@ -18,10 +18,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rocketq.broker.managers.entries import INT64, BadEntry, fields_error, prune_map, show
 from rocketq.broker.managers.persist import ConfigManager
+from rocketq.errors import ProtocolError
 from rocketq.protocol.sink import StagedRange
 
 NO_BATCH = -1
+
+
+SINK_FIELDS = {"lastBatchId": INT64, "updated": INT64}
+PENDING_FIELDS = {"batchId": INT64, "scanFrom": INT64}
+
+
+def sink_entry_error(sink_id: str, raw: object) -> str | None:
+    """Why a sink's entry cannot be written or read back (None: it can)."""
+    error = fields_error(raw, SINK_FIELDS)
+    if error is not None or not isinstance(raw, dict) or raw.get("pending") is None:
+        return error
+    pending = raw["pending"]
+    error = fields_error(pending, PENDING_FIELDS, required=("batchId", "scanFrom", "ranges"))
+    if error is not None:
+        return f"pending {error}"
+    ranges = pending["ranges"]
+    if not isinstance(ranges, list):
+        return f"pending ranges is {show(ranges)}, not an array"
+    for r in ranges:
+        if not isinstance(r, list) or len(r) != 3 or any(INT64(n) is not None for n in r):
+            return f"pending range {show(r)} is not three longs"
+    return None
 
 
 @dataclass(slots=True)
@@ -56,9 +80,10 @@ class SinkState:
 
 
 class SinkWatermarkManager(ConfigManager):
-    """Written synchronously (no writer): ``begin`` is a write-ahead intent that must be durable first."""
+    """The watermark table plus its persistence; every change is written before it is acted upon.
 
-    """The watermark table plus its persistence; every change is written before it is acted upon."""
+    Written synchronously (no writer): ``begin`` is a write-ahead intent that must be durable first, so an
+    intent that could not be written is refused before it is recorded (``ProtocolError``)."""
 
     def __init__(self, config_dir: Path) -> None:
         super().__init__(config_dir / "sinkWatermark.json")
@@ -77,6 +102,9 @@ class SinkWatermarkManager(ConfigManager):
         doc = {"sinks": {k: v.to_json() for k, v in sorted(self.table.items())}}
         return lambda: doc
 
+    def check(self, doc: dict[str, Any]) -> list[BadEntry]:
+        return prune_map(doc, "sinks", sink_entry_error)
+
     def get(self, sink_id: str) -> SinkState:
         return self.table.get(sink_id) or SinkState()
 
@@ -87,6 +115,9 @@ class SinkWatermarkManager(ConfigManager):
 
     def begin(self, sink_id: str, pending: PendingCommit) -> None:
         """Record the intent to apply ``pending`` (durably) before anything of it is written."""
+        error = sink_entry_error(sink_id, SinkState(pending=pending).to_json())
+        if error is not None:
+            raise ProtocolError(f"sink {sink_id}: the commit cannot be recorded: {error}")
         state = self.table.setdefault(sink_id, SinkState())
         state.pending = pending
         self.persist()

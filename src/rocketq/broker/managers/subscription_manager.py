@@ -7,7 +7,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rocketq.broker.managers.entries import (
+    BOOL,
+    INT32,
+    INT64,
+    STR,
+    BadEntry,
+    fields_error,
+    prune_data_version,
+    prune_map,
+)
 from rocketq.broker.managers.persist import BackgroundWriter, ConfigManager
+from rocketq.codes import ResponseCode
+from rocketq.errors import BrokerError
 from rocketq.protocol.bodies import DataVersion
 
 SYSTEM_GROUPS = (
@@ -15,6 +27,18 @@ SYSTEM_GROUPS = (
     "SELF_TEST_P_GROUP", "SELF_TEST_C_GROUP", "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PERMISSION",
     "CID_ONSAPI_OWNER", "CID_ONSAPI_PULL", "CID_RMQ_SYS_TRACE",
 )  # fmt: skip
+
+#: a group's fields in subscriptionGroup.json and their Java types (SubscriptionGroupConfig)
+GROUP_FIELDS = {
+    "groupName": STR, "consumeEnable": BOOL, "consumeFromMinEnable": BOOL, "consumeBroadcastEnable": BOOL,
+    "retryQueueNums": INT32, "retryMaxTimes": INT32, "brokerId": INT64, "whichBrokerWhenConsumeSlowly": INT64,
+    "notifyConsumerIdsChangedEnable": BOOL,
+}  # fmt: skip
+
+
+def group_entry_error(name: str, raw: object) -> str | None:
+    """Why a subscriptionGroupTable entry cannot be written or read back (None: it can)."""
+    return fields_error(raw, GROUP_FIELDS, required=("groupName",))
 
 
 @dataclass(slots=True)
@@ -70,13 +94,20 @@ class SubscriptionGroupManager(ConfigManager):
             self.data_version = DataVersion.from_json(obj["dataVersion"])
 
     def to_json(self) -> dict[str, Any]:
+        """The file's document (GET_ALL_SUBSCRIPTIONGROUP_CONFIG answers it too), without bad entries."""
+        return self.writable(self._document())  # type: ignore[no-any-return]
+
+    def _document(self) -> dict[str, Any]:
         return {
             "dataVersion": self.data_version.to_json(),
             "subscriptionGroupTable": {k: v.to_json() for k, v in sorted(self.table.items())},
         }
 
+    def check(self, doc: dict[str, Any]) -> list[BadEntry]:
+        return prune_map(doc, "subscriptionGroupTable", group_entry_error) + prune_data_version(doc)
+
     def snapshot(self) -> Callable[[], Any]:
-        doc = self.to_json()  # small: built on the loop
+        doc = self._document()  # small: built on the loop
         return lambda: doc
 
     def _changed(self) -> None:
@@ -96,6 +127,9 @@ class SubscriptionGroupManager(ConfigManager):
         return cfg
 
     def update(self, cfg: SubscriptionGroupConfig) -> None:
+        error = group_entry_error(cfg.group_name, cfg.to_json())
+        if error is not None:  # the gate checks the request; this keeps what could not be saved out of the table
+            raise BrokerError(f"subscription group {cfg.group_name}: {error}", ResponseCode.SYSTEM_ERROR)
         self.table[cfg.group_name] = cfg
         self._changed()
 

@@ -7,7 +7,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rocketq.broker.managers.entries import (
+    BOOL,
+    INT32,
+    STR,
+    BadEntry,
+    fields_error,
+    prune_data_version,
+    prune_map,
+)
 from rocketq.broker.managers.persist import BackgroundWriter, ConfigManager
+from rocketq.codes import ResponseCode
+from rocketq.errors import BrokerError
 from rocketq.protocol.bodies import (
     PERM_INHERIT,
     PERM_READ,
@@ -56,6 +67,17 @@ __all__ = [
 log = logging.getLogger("rocketq.broker.topics")
 
 MAX_TOPIC_LENGTH = TOPIC_MAX_LENGTH
+
+#: a topic's fields in topics.json and their Java types (TopicConfig: ints, a string, a boolean)
+TOPIC_FIELDS = {
+    "topicName": STR, "readQueueNums": INT32, "writeQueueNums": INT32, "perm": INT32, "topicSysFlag": INT32,
+    "topicFilterType": STR, "order": BOOL,
+}  # fmt: skip
+
+
+def topic_entry_error(name: str, raw: object) -> str | None:
+    """Why a topicConfigTable entry cannot be written or read back (None: it can)."""
+    return fields_error(raw, TOPIC_FIELDS, required=("topicName",))
 
 
 class TopicConfigManager(ConfigManager):
@@ -118,6 +140,20 @@ class TopicConfigManager(ConfigManager):
         version, table = self.data_version, dict(self.table)  # configs are replaced, never changed in place
         return lambda: encode_topic_config_wrapper(version, table)
 
+    def check(self, doc: dict[str, Any]) -> list[BadEntry]:
+        return prune_map(doc, "topicConfigTable", topic_entry_error) + prune_data_version(doc)
+
+    def good_table(self) -> dict[str, TopicConfig]:
+        """The table without the topics that cannot be written (what the name servers are told)."""
+        table = {}
+        for name, tc in self.table.items():
+            error = topic_entry_error(name, tc.to_json())
+            if error is None:
+                table[name] = tc
+            else:
+                self._report(BadEntry(name, error))
+        return table
+
     def _changed(self) -> None:
         self.bump_version()
         self.persist_soon()
@@ -137,11 +173,15 @@ class TopicConfigManager(ConfigManager):
         return is_system_topic(topic) or topic in self._system
 
     def wrapper_json(self) -> dict[str, object]:
-        return encode_topic_config_wrapper(self.data_version, self.table)
+        """The file's document (GET_ALL_TOPIC_CONFIG answers it too), without bad entries."""
+        return self.writable(encode_topic_config_wrapper(self.data_version, self.table))  # type: ignore[no-any-return]
 
     # --------------------------------------------------------------------------------------- changes
 
     def update(self, tc: TopicConfig) -> TopicConfig:
+        error = topic_entry_error(tc.topic_name, tc.to_json())
+        if error is not None:  # the gate checks the request; this keeps what could not be saved out of the table
+            raise BrokerError(f"topic {tc.topic_name}: {error}", ResponseCode.SYSTEM_ERROR)
         old = self.table.get(tc.topic_name)
         self.table[tc.topic_name] = tc
         if old != tc:

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 
 from rocketq.broker.context import BrokerContext
+from rocketq.broker.managers.entries import INT64_MAX
 from rocketq.broker.managers.sink_watermark import PendingCommit
 from rocketq.broker.managers.topic_manager import AUTO_CREATE_TOPIC, NOT_ALLOWED_SEND_TOPICS, topic_name_error
 from rocketq.broker.messaging.semantics import MessageSemantics
@@ -378,6 +379,6 @@ def _sink_header(cmd: RemotingCommand) -> tuple[str, int]:
         batch_id = int(ext.get(FIELD_BATCH_ID, ""))
     except ValueError:
         raise ProtocolError(f"bad {FIELD_BATCH_ID}: {ext.get(FIELD_BATCH_ID)!r}") from None
-    if batch_id < 0:
-        raise ProtocolError(f"{FIELD_BATCH_ID} must be >= 0, got {batch_id}")
+    if not 0 <= batch_id <= INT64_MAX:  # a long, as it is stored in sinkWatermark.json
+        raise ProtocolError(f"{FIELD_BATCH_ID} must be a long >= 0, got {batch_id}")
     return sink_id, batch_id

@@ -84,7 +84,7 @@ class NamesrvRegistration:
 
     def _register_body(self) -> bytes:
         topics = self.broker.topics
-        table: Mapping[str, TopicConfig] = topics.table
+        table: Mapping[str, TopicConfig] = topics.good_table()  # a topic that cannot be encoded is left out
         perm = self.broker.config.brokerPermission
         # Java lowers every topic's perm to the broker's when the broker itself is not writable/readable.
         if perm != PERM_READ | PERM_WRITE:

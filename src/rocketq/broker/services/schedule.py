@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.broker.context import BrokerContext
+from rocketq.broker.managers.entries import INT64, BadEntry, int_key_error, prune_map
 from rocketq.broker.managers.persist import PersistedLoopService
 from rocketq.broker.managers.topic_manager import SCHEDULE_TOPIC
 from rocketq.broker.services.requeue import restore
@@ -44,6 +45,9 @@ class ScheduleService(PersistedLoopService):
     def decode(self, obj: dict[str, Any]) -> None:
         if obj:
             self.offsets = {int(k): int(v) for k, v in (obj.get("offsetTable") or {}).items()}
+
+    def check(self, doc: dict[str, Any]) -> list[BadEntry]:
+        return prune_map(doc, "offsetTable", lambda level, offset: int_key_error(level) or INT64(offset))
 
     def snapshot(self) -> Callable[[], dict[str, object]]:
         offsets = dict(self.offsets)
