@@ -284,12 +284,12 @@ async def test_admin_topics_groups_and_offset_resets(ctx: BrokerContext) -> None
     assert isinstance(registrar, RecordingRegistrar) and registrar.registrations == 1
     for i in range(3):
         assert service(ctx).send(header("TAdm"), f"m{i}".encode(), HOST, client_version=409, remote="r").ok
-    offsets = admin.topic_offsets("TAdm")
+    offsets = await admin.topic_offsets("TAdm")
     assert offsets is not None and [q.max_offset for q in offsets] == [3, 0]
-    assert admin.reset_offsets("g", "TAdm", -1, force=True) == [(0, 3), (1, 0)]
-    assert [q.consumer_offset for q in admin.consume_offsets("g", None)["TAdm"]] == [3, 0]
+    assert await admin.reset_offsets("g", "TAdm", -1, force=True) == [(0, 3), (1, 0)]
+    assert [q.consumer_offset for q in (await admin.consume_offsets("g", None))["TAdm"]] == [3, 0]
     # a group that never committed: offset 0 on every read queue (Java's getConsumeStats), no store time
-    fresh = admin.consume_offsets("never", "TAdm")["TAdm"]
+    fresh = (await admin.consume_offsets("never", "TAdm"))["TAdm"]
     assert [(q.consumer_offset, q.max_offset, q.last_timestamp) for q in fresh] == [(0, 3, 0), (0, 0, 0)]
     assert admin.update_group(SubscriptionGroupConfig("g", retry_max_times=3)) == (ResponseCode.SUCCESS, None)
     assert ctx.groups.get("g") is not None and ctx.groups.get("g").retry_max_times == 3  # type: ignore[union-attr]
@@ -298,7 +298,8 @@ async def test_admin_topics_groups_and_offset_resets(ctx: BrokerContext) -> None
     assert admin.delete_group("g", remove_offsets=True) == (ResponseCode.SUCCESS, None)
     assert ctx.offsets.offsets_of("g", "TAdm") == {}
     assert admin.delete_topic("TAdm") == (ResponseCode.SUCCESS, None)
-    assert admin.topic_offsets("TAdm") is None and admin.reset_offsets("g", "TAdm", -1, force=True) is None
+    assert await admin.topic_offsets("TAdm") is None
+    assert await admin.reset_offsets("g", "TAdm", -1, force=True) is None
 
 
 async def test_admin_refuses_system_topics_and_changes_on_a_slave(ctx: BrokerContext) -> None:

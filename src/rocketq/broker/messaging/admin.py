@@ -3,6 +3,9 @@
 The rules of Java's AdminBrokerProcessor without its remoting: what a topic or group change checks and
 touches, and the numbers behind topic stats, consume stats and a reset. The remoting processor
 (``processors/admin.py``) encodes them in fastjson's shapes; a console or gRPC front would encode them its own way.
+
+The walks over a topic's queues are coroutines that pause every ``WALK_SLICE`` queues (``pacing.Pacer``): a
+topic with very many queues makes its own request slow, never every other client's.
 """
 
 from __future__ import annotations
@@ -11,12 +14,16 @@ from dataclasses import dataclass
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
+from rocketq.broker.messaging.pacing import Pacer
 from rocketq.codes import ResponseCode
 from rocketq.protocol.bodies import TopicConfig
 from rocketq.protocol.topics import topic_name_error
 
 #: TopicFilterType's names (an UPDATE_AND_CREATE_TOPIC with another is refused, as Java's header check does)
 TOPIC_FILTER_TYPES = frozenset({"SINGLE_TAG", "MULTI_TAG"})
+
+#: the most consume-queue units one QUERY_CONSUME_QUEUE answers (Java: up to the end of the queue's file)
+QUERY_CONSUME_QUEUE_MAX_COUNT = 1000
 
 _FROM_SLAVE = "Can't modify topic or subscription group from slave broker, please execute it from master broker."
 
@@ -75,12 +82,17 @@ class AdminService:
         ctx.registrar.kick()
         return ResponseCode.SUCCESS, None
 
-    def topic_offsets(self, topic: str) -> list[QueueOffsets] | None:
+    async def topic_offsets(self, topic: str, pacer: Pacer | None = None) -> list[QueueOffsets] | None:
         """Every write queue's offsets (None: no such topic)."""
         tc = self._ctx.topics.get(topic)
         if tc is None:
             return None
-        return [self._queue(topic, qid) for qid in range(tc.write_queue_nums)]
+        pacer = pacer or Pacer()
+        rows = []
+        for qid in range(tc.write_queue_nums):
+            rows.append(self._queue(topic, qid))
+            await pacer.step()
+        return rows
 
     def _queue(self, topic: str, qid: int, consumer_offset: int = -1) -> QueueOffsets:
         store = self._ctx.store
@@ -121,9 +133,10 @@ class AdminService:
             self._ctx.offsets.remove_group(group)
         return ResponseCode.SUCCESS, None
 
-    def consume_offsets(
-        self, group: str, topic: str | None, *, write_queues: bool = False, order_only: bool = False
-    ) -> dict[str, list[QueueOffsets]]:
+    async def consume_offsets(
+        self, group: str, topic: str | None, *, write_queues: bool = False, order_only: bool = False,
+        pacer: Pacer | None = None,
+    ) -> dict[str, list[QueueOffsets]]:  # fmt: skip
         """Per topic the group has offsets on (or ``topic``): each queue's broker offset and the group's.
 
         Java's rules: a topic without configuration is left out, and so is one the group does not subscribe
@@ -133,11 +146,13 @@ class AdminService:
         """
         ctx = self._ctx
         store = ctx.store
+        pacer = pacer or Pacer()
         topics = [topic] if topic else sorted(ctx.offsets.topics_of_group(group))
         online = ctx.consumers.get(group)
         subscribed = online.subscriptions if online is not None else {}
         out: dict[str, list[QueueOffsets]] = {}
         for name in topics:
+            await pacer.step()
             tc = ctx.topics.get(name)
             if tc is None or (subscribed and name not in subscribed) or (order_only and not tc.order):
                 continue
@@ -149,13 +164,17 @@ class AdminService:
                 rows.append(QueueOffsets(qid, store.get_min_offset_in_queue(name, qid),
                                          max(store.get_max_offset_in_queue(name, qid), 0), max(last_ts, 0),
                                          consumer_off))  # fmt: skip
+                await pacer.step()
             out[name] = rows
         return out
 
-    def broker_consume_offsets(self, order_only: bool) -> dict[str, dict[str, list[QueueOffsets]]]:
+    async def broker_consume_offsets(
+        self, order_only: bool, pacer: Pacer | None = None
+    ) -> dict[str, dict[str, list[QueueOffsets]]]:
         """GET_BROKER_CONSUME_STATS: every subscription group's ``consume_offsets`` (Java's write-queue count)."""
+        pacer = pacer or Pacer()
         return {
-            group: self.consume_offsets(group, None, write_queues=True, order_only=order_only)
+            group: await self.consume_offsets(group, None, write_queues=True, order_only=order_only, pacer=pacer)
             for group in sorted(self._ctx.groups.table)
         }
 
@@ -165,23 +184,33 @@ class AdminService:
         topics = [topic] if topic else sorted(self._ctx.offsets.topics_of_group(group))
         return sum((self._ctx.metrics.group_consume_tps(group, name) for name in topics), 0.0)
 
-    def reset_offsets(self, group: str, topic: str, timestamp: int, force: bool) -> list[tuple[int, int]] | None:
+    async def reset_offsets(
+        self, group: str, topic: str, timestamp: int, force: bool, pacer: Pacer | None = None
+    ) -> list[tuple[int, int]] | None:
         """INVOKE_BROKER_TO_RESET_OFFSET's rule per queue: the offset found for ``timestamp`` (-1 = the max
         offset) replaces the group's when ``force`` or when it is smaller. Unlike Java, rocketq also writes
-        them to its own offset table, so a reset sticks while the group is offline. None: no such topic."""
+        them to its own offset table, so a reset sticks while the group is offline. None: no such topic.
+
+        The offsets are found in slices and committed together at the end: a reset cancelled half-way (a
+        shutdown) changes nothing."""
         ctx = self._ctx
         tc = ctx.topics.get(topic)
         if tc is None:
             return None
         store = ctx.store
-        table: list[tuple[int, int]] = []
+        pacer = pacer or Pacer()
+        targets: list[int] = []
         for qid in range(tc.write_queue_nums):
             if timestamp == -1:
-                target = store.get_max_offset_in_queue(topic, qid)
+                targets.append(store.get_max_offset_in_queue(topic, qid))
             else:
-                target = store.get_offset_in_queue_by_time(topic, qid, timestamp)
-            current = ctx.offsets.query(group, topic, qid)
-            offset = target if force or current < 0 or target < current else current
+                targets.append(store.get_offset_in_queue_by_time(topic, qid, timestamp))
+            await pacer.step()
+        current = ctx.offsets.offsets_of(group, topic)  # what the group committed meanwhile counts too
+        table: list[tuple[int, int]] = []
+        for qid, target in enumerate(targets):
+            now = current.get(qid, -1)
+            offset = target if force or now < 0 or target < now else now
             ctx.offsets.commit(group, topic, qid, offset)
             table.append((qid, offset))
         return table

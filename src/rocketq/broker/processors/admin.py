@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import rocketq
 from rocketq.broker.config import parse_properties
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
-from rocketq.broker.messaging.admin import AdminService, QueueOffsets
+from rocketq.broker.messaging.admin import QUERY_CONSUME_QUEUE_MAX_COUNT, AdminService, QueueOffsets
+from rocketq.broker.messaging.pacing import Pacer
 from rocketq.broker.messaging.runtime_config import RuntimeConfigService
 from rocketq.codes import VERSION_V3_1_8, RequestCode, ResponseCode
 from rocketq.errors import RemotingError, RemotingTimeoutError
@@ -97,19 +99,20 @@ class AdminProcessors:
     def all_topic_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         return cmd.response(ResponseCode.SUCCESS, body=dumps(self._ctx.topics.wrapper_json()))
 
-    def topic_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+    async def topic_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = TopicRequestHeader.from_ext(cmd.ext_fields)
-        queues = self._admin.topic_offsets(h.topic)
+        pacer = Pacer()
+        queues = await self._admin.topic_offsets(h.topic, pacer)
         if queues is None:
             return cmd.response(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist")
         name = self._ctx.config.brokerName
         # TopicStatsTable uses MessageQueue objects as map keys (a fastjson quirk): written in that form.
-        entries = [
-            {"mq": _mq_key(h.topic, name, q.queue_id), "minOffset": q.min_offset, "maxOffset": q.max_offset,
-             "lastUpdateTimestamp": q.last_timestamp}
+        rows = (
+            (_mq_key(h.topic, name, q.queue_id), {"minOffset": q.min_offset, "maxOffset": q.max_offset,
+                                                  "lastUpdateTimestamp": q.last_timestamp})
             for q in queues
-        ]  # fmt: skip
-        return cmd.response(ResponseCode.SUCCESS, body=_object_key_table("offsetTable", entries, "mq"))
+        )  # fmt: skip
+        return cmd.response(ResponseCode.SUCCESS, body=await _object_key_table("offsetTable", rows, pacer))
 
     def clean_expired_consume_queues(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         gone = self._admin.clean_expired_consume_queues()
@@ -145,43 +148,49 @@ class AdminProcessors:
     def all_groups(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         return cmd.response(ResponseCode.SUCCESS, body=dumps(self._ctx.groups.to_json()))
 
-    def consume_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+    async def consume_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = GetConsumeStatsRequestHeader.from_ext(cmd.ext_fields)
-        by_topic = self._admin.consume_offsets(h.consumer_group, h.topic or None)
+        pacer = Pacer()
+        by_topic = await self._admin.consume_offsets(h.consumer_group, h.topic or None, pacer=pacer)
         tps = self._admin.consume_tps(h.consumer_group, h.topic or None)
-        return cmd.response(ResponseCode.SUCCESS, body=self._consume_stats_body(by_topic, tps))
+        return cmd.response(ResponseCode.SUCCESS, body=await self._consume_stats_body(by_topic, tps, pacer))
 
-    def broker_consume_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+    async def broker_consume_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         """GET_BROKER_CONSUME_STATS: ConsumeStatsList, one ConsumeStats per group and topic (mqadmin
         brokerConsumeStats)."""
         h = GetConsumeStatsInBrokerHeader.from_ext(cmd.ext_fields)
         total_diff = 0
         groups = []
-        for group, by_topic in self._admin.broker_consume_offsets(h.is_order).items():
+        pacer = Pacer()
+        for group, by_topic in (await self._admin.broker_consume_offsets(h.is_order, pacer)).items():
             stats = []
             for topic, queues in by_topic.items():
                 total_diff += sum(q.max_offset - q.consumer_offset for q in queues)
                 tps = self._admin.consume_tps(group, topic)
-                stats.append(self._consume_stats_body({topic: queues}, tps).decode())
+                stats.append((await self._consume_stats_body({topic: queues}, tps, pacer)).decode())
             groups.append(f"{{{dumps(group).decode()}:[{','.join(stats)}]}}")
         addr = dumps(self._ctx.config.broker_addr).decode()
         body = f'{{"brokerAddr":{addr},"consumeStatsList":[{",".join(groups)}],"totalDiff":{total_diff}}}'
         return cmd.response(ResponseCode.SUCCESS, body=body.encode())
 
-    def _consume_stats_body(self, by_topic: dict[str, list[QueueOffsets]], tps: float) -> bytes:
+    async def _consume_stats_body(
+        self, by_topic: dict[str, list[QueueOffsets]], tps: float, pacer: Pacer
+    ) -> bytes:
         name = self._ctx.config.brokerName
-        entries = [
-            {"mq": _mq_key(topic, name, q.queue_id), "brokerOffset": q.max_offset,
-             "consumerOffset": q.consumer_offset, "lastTimestamp": q.last_timestamp}
+        rows = (
+            (_mq_key(topic, name, q.queue_id), {"brokerOffset": q.max_offset, "consumerOffset": q.consumer_offset,
+                                                "lastTimestamp": q.last_timestamp})
             for topic, queues in by_topic.items()
             for q in queues
-        ]  # fmt: skip
-        return _object_key_table("offsetTable", entries, "mq", extra={"consumeTps": tps})
+        )  # fmt: skip
+        return await _object_key_table("offsetTable", rows, pacer, extra={"consumeTps": tps})
 
     def query_consume_queue(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         """QUERY_CONSUME_QUEUE (mqadmin queryCq): a queue's bounds and raw units; with a group, its subscription."""
         h = QueryConsumeQueueRequestHeader.from_ext(cmd.ext_fields)
-        found = self._ctx.store.consume_queue_units(h.topic, h.queue_id, h.index, h.count)
+        # Java answers up to the end of the queue's file (300,000 units by default); rocketq at most this many
+        count = min(h.count, QUERY_CONSUME_QUEUE_MAX_COUNT)
+        found = self._ctx.store.consume_queue_units(h.topic, h.queue_id, h.index, count)
         if found is None:
             return cmd.response(ResponseCode.SYSTEM_ERROR, f"{h.queue_id}@{h.topic} is not exist!")
         min_index, max_index, units = found
@@ -336,10 +345,14 @@ class AdminProcessors:
         groups = set(self._ctx.consumers.groups_subscribing(h.topic)) | self._ctx.offsets.groups_of_topic(h.topic)
         return cmd.response(ResponseCode.SUCCESS, body=dumps({"groupList": sorted(groups)}))
 
-    def all_consumer_offsets(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        return cmd.response(ResponseCode.SUCCESS, body=dumps(self._ctx.offsets.to_json()))
+    async def all_consumer_offsets(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """GET_ALL_CONSUMER_OFFSET: the whole table, copied on the loop, checked and encoded on a worker thread
+        (a large table is not encoded on the loop)."""
+        build = self._ctx.offsets.build()
+        body = await asyncio.to_thread(lambda: dumps(build()))
+        return cmd.response(ResponseCode.SUCCESS, body=body)
 
-    def reset_offset(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+    async def reset_offset(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         """INVOKE_BROKER_TO_RESET_OFFSET: rewind (or, with isForce, move) a group's offsets to a time.
 
         The offsets are ``AdminService.reset_offsets``'s; here they are pushed to the group's online consumers
@@ -347,15 +360,18 @@ class AdminProcessors:
         """
         h = ResetOffsetRequestHeader.from_ext(cmd.ext_fields)
         broker = self._ctx
-        table = self._admin.reset_offsets(h.group, h.topic, h.timestamp, h.is_force)
+        pacer = Pacer()
+        table = await self._admin.reset_offsets(h.group, h.topic, h.timestamp, h.is_force, pacer)
         if table is None:
             return cmd.response(ResponseCode.TOPIC_NOT_EXIST, f"[reset-offset] topic does not exist, {h.topic}")
         name = broker.config.brokerName
-        entries = [{"mq": _mq_key(h.topic, name, q), "offset": o} for q, o in table]
-        java_body = _object_key_values("offsetTable", entries)
-        cpp_body = dumps({"offsetTable": [{**_mq_key(h.topic, name, q), "offset": o} for q, o in table]})
+        java_body = await _object_key_table("offsetTable", ((_mq_key(h.topic, name, q), o) for q, o in table), pacer)
         info = broker.consumers.get(h.group)
-        for ch in list(info.channels.values()) if info else []:
+        channels = list(info.channels.values()) if info else []
+        cpp_body = b""
+        if any(ch.language == "CPP" for ch in channels):
+            cpp_body = dumps({"offsetTable": [{**_mq_key(h.topic, name, q), "offset": o} for q, o in table]})
+        for ch in channels:
             push = RemotingCommand.request(
                 RequestCode.RESET_CONSUMER_CLIENT_OFFSET,
                 ResetOffsetRequestHeader(
@@ -368,23 +384,19 @@ class AdminProcessors:
         return cmd.response(ResponseCode.SUCCESS, body=java_body)
 
 
-def _object_key_values(name: str, entries: list[dict[str, Any]]) -> bytes:
-    """``{"offsetTable":{{MessageQueue}:offset,...}}`` — fastjson's object-keyed map with scalar values."""
-    parts = [f"{dumps(e['mq']).decode()}:{int(e['offset'])}" for e in entries]
-    return ("{" + f'"{name}":{{' + ",".join(parts) + "}}").encode()
-
-
-def _object_key_table(name: str, entries: list[dict[str, Any]], key: str, extra: dict[str, Any] | None = None) -> bytes:
+async def _object_key_table(
+    name: str, rows: Iterable[tuple[dict[str, Any], Any]], pacer: Pacer, extra: dict[str, Any] | None = None
+) -> bytes:
     """fastjson writes ``{MessageQueue-object: value}`` maps, which standard JSON cannot express.
 
     We write the same map in fastjson's form (what Java admin tools parse) by splicing object keys into the
-    text, so Java's mqadmin reads it; our own admin client parses this form too.
+    text, so Java's mqadmin reads it; our own admin client parses this form too. ``rows`` are (key, value)
+    pairs; the text is built in ``pacer``'s slices (a table may have a row per queue of a large topic).
     """
     parts = []
-    for e in entries:
-        k = dumps(e[key]).decode()
-        v = dumps({kk: vv for kk, vv in e.items() if kk != key}).decode()
-        parts.append(f"{k}:{v}")
+    for key, value in rows:
+        parts.append(f"{dumps(key).decode()}:{dumps(value).decode()}")
+        await pacer.step()
     head = "{" + f'"{name}":{{' + ",".join(parts) + "}"
     if extra:
         for k, v in extra.items():
