@@ -15,7 +15,7 @@ import pytest
 
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
 from rocketq.broker.processors import admin as admin_processors
-from rocketq.codes import RequestCode
+from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import RemotingError
 from rocketq.protocol.bodies import TopicConfig
 from rocketq.store import MessageStore
@@ -107,3 +107,17 @@ async def test_query_consume_queue_answers_at_most_its_maximum_of_units(
     ask = {"topic": "TCq", "queueId": 0, "index": 0, "count": 2**31 - 1}
     resp = await wire.call(RequestCode.QUERY_CONSUME_QUEUE, ask)
     assert resp.code == 0 and len(orjson.loads(resp.body)["queueData"]) == 2
+
+
+async def test_a_walk_over_more_queues_than_any_answer_could_hold_is_refused_at_once(
+    wire: Wire, cluster: EmbeddedCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broker = cluster.broker
+    broker.topics.update(TopicConfig("TBig", 2**31 - 1, 2**31 - 1))  # what a topic made before any cap holds
+    broker.groups.update(SubscriptionGroupConfig("gBig"))
+    broker.offsets.commit("gBig", "TBig", 0, 0)
+    visits = count_queue_visits(broker.store, monkeypatch)
+    for code, ext in WALKS.values():
+        resp = await wire.call(code, ext)
+        assert resp.code == ResponseCode.SYSTEM_ERROR and "walks at most" in (resp.remark or ""), code
+    assert visits[0] == 0 and broker.offsets.offsets_of("gBig", "TBig") == {0: 0}

@@ -16,6 +16,7 @@ from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
 from rocketq.broker.messaging.pacing import Pacer
 from rocketq.codes import ResponseCode
+from rocketq.errors import BrokerError
 from rocketq.protocol.bodies import TopicConfig
 from rocketq.protocol.topics import topic_name_error
 
@@ -24,6 +25,9 @@ TOPIC_FILTER_TYPES = frozenset({"SINGLE_TAG", "MULTI_TAG"})
 
 #: the most consume-queue units one QUERY_CONSUME_QUEUE answers (Java: up to the end of the queue's file)
 QUERY_CONSUME_QUEUE_MAX_COUNT = 1000
+#: the most queues of one topic an admin walk visits: beyond it, a topic's stats would not fit in a 16 MiB
+#: frame that any client could read, so the request is refused at once instead of building them
+WALK_MAX_QUEUES = 131_072
 
 _FROM_SLAVE = "Can't modify topic or subscription group from slave broker, please execute it from master broker."
 
@@ -89,7 +93,7 @@ class AdminService:
             return None
         pacer = pacer or Pacer()
         rows = []
-        for qid in range(tc.write_queue_nums):
+        for qid in range(_walked(tc, tc.write_queue_nums)):
             rows.append(self._queue(topic, qid))
             await pacer.step()
         return rows
@@ -158,7 +162,7 @@ class AdminService:
                 continue
             committed = ctx.offsets.offsets_of(group, name)
             rows = []
-            for qid in range(tc.write_queue_nums if write_queues else tc.read_queue_nums):
+            for qid in range(_walked(tc, tc.write_queue_nums if write_queues else tc.read_queue_nums)):
                 consumer_off = max(committed.get(qid, 0), 0)
                 last_ts = store.get_message_store_timestamp(name, qid, consumer_off - 1) if consumer_off > 0 else 0
                 rows.append(QueueOffsets(qid, store.get_min_offset_in_queue(name, qid),
@@ -200,7 +204,7 @@ class AdminService:
         store = ctx.store
         pacer = pacer or Pacer()
         targets: list[int] = []
-        for qid in range(tc.write_queue_nums):
+        for qid in range(_walked(tc, tc.write_queue_nums)):
             if timestamp == -1:
                 targets.append(store.get_max_offset_in_queue(topic, qid))
             else:
@@ -214,3 +218,13 @@ class AdminService:
             ctx.offsets.commit(group, topic, qid, offset)
             table.append((qid, offset))
         return table
+
+
+def _walked(tc: TopicConfig, queues: int) -> int:
+    """``queues``, when a walk may visit that many of ``tc``'s queues; else the request is refused."""
+    if queues > WALK_MAX_QUEUES:
+        raise BrokerError(
+            f"topic[{tc.topic_name}] has {queues} queues; an admin request walks at most {WALK_MAX_QUEUES}",
+            ResponseCode.SYSTEM_ERROR,
+        )
+    return queues
