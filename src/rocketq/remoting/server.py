@@ -13,6 +13,18 @@ One gate in, one gate out (Java's ``doBeforeRpcHooks`` / ``doAfterRpcHooks`` aro
 A processor is a plain function (answered inline, no task) or a coroutine function (run as a task, so a
 long-polled pull does not block the connection). It returns the response, or None to answer later / not at
 all.
+
+What a processor raises is told apart by type, here and nowhere else:
+
+* ``BrokerError`` — a deliberate refusal with its own code (TOPIC_NOT_EXIST, NO_PERMISSION, …): answered, not
+  logged (it is the protocol working);
+* ``ProtocolError`` (``HeaderError`` among them) — the client sent something malformed: a bad header field, a
+  body that is not the JSON or binary layout its code requires. Every decoder raises only this for bad input
+  (a decoder that lets a ``ValueError`` / ``TypeError`` escape on bad input has a bug, fixed there). Answered
+  SYSTEM_ERROR with the reason as remark, as Java answers a processor that threw, and logged as ONE warning
+  line (peer, code, reason; rate-limited per peer and code) — no traceback: nothing on the server went wrong;
+* anything else is a fault of the server: SYSTEM_ERROR, and ``log.exception`` keeps its traceback. Catching
+  ``ValueError`` and the like wholesale would hide exactly these.
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ from collections.abc import Awaitable, Callable
 from typing import Union, cast
 
 from rocketq.codes import ResponseCode
+from rocketq.common.ratelog import RateLimitedLog
 from rocketq.errors import BrokerError, ProtocolError
 from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE, FLAG_ONEWAY, RemotingCommand
 from rocketq.remoting.busy_poll import BusyPoller
@@ -61,6 +74,8 @@ class RemotingDispatcher:
         self.close_listeners: list[ConnectionListener] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self.unknown_code_reply = True
+        #: one warning line per malformed request, at most one per (peer host, request code) a minute
+        self.mistakes = RateLimitedLog(log)
 
     def register(self, code: int, processor: Processor) -> None:
         if inspect.iscoroutinefunction(processor):
@@ -74,6 +89,8 @@ class RemotingDispatcher:
         for hook in self.request_hooks:
             try:
                 denied = hook(conn, cmd)
+            except ProtocolError as exc:  # a hook that reads the header found it malformed
+                denied = self.client_mistake(conn, cmd, exc)
             except Exception as exc:
                 log.exception("hook.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
                 denied = cmd.response(ResponseCode.SYSTEM_ERROR, f"request hook failed: {exc}")
@@ -84,8 +101,10 @@ class RemotingDispatcher:
         if sync is not None:
             try:
                 resp = sync(conn, cmd)
-            except (BrokerError, ProtocolError) as exc:
-                resp = _error_response(cmd, exc)
+            except BrokerError as exc:
+                resp = cmd.response(exc.code, exc.remark)
+            except ProtocolError as exc:
+                resp = self.client_mistake(conn, cmd, exc)
             except Exception as exc:
                 log.exception("request.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
                 resp = cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
@@ -109,12 +128,28 @@ class RemotingDispatcher:
             resp = await proc(conn, cmd)
         except asyncio.CancelledError:
             raise
-        except (BrokerError, ProtocolError) as exc:
-            resp = _error_response(cmd, exc)
+        except BrokerError as exc:
+            resp = cmd.response(exc.code, exc.remark)
+        except ProtocolError as exc:
+            resp = self.client_mistake(conn, cmd, exc)
         except Exception as exc:
             log.exception("request.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
             resp = cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
         self.reply(conn, cmd, resp)
+
+    def client_mistake(self, conn: Connection, cmd: RemotingCommand, exc: ProtocolError) -> RemotingCommand:
+        """The answer to a request refused for what the client sent (see the module doc): SYSTEM_ERROR with the
+        reason, and one warning line. Processors that answer outside ``dispatch`` (the send queue) call it too."""
+        self.note_client_mistake(conn, cmd, exc)
+        return cmd.response(ResponseCode.SYSTEM_ERROR, str(exc))
+
+    def note_client_mistake(self, conn: Connection, cmd: RemotingCommand, exc: ProtocolError) -> None:
+        """Log a malformed request: one line, rate-limited per peer host and request code, no traceback."""
+        self.mistakes.warning(
+            (conn.remote.rpartition(":")[0], cmd.code),
+            "request.malformed server=%s remote=%s code=%s opaque=%s error=%s",
+            self.name, conn.remote, cmd.code, cmd.opaque, exc,
+        )  # fmt: skip
 
     def reply(self, conn: Connection, cmd: RemotingCommand, resp: Response) -> None:
         """The one exit: run the answer hooks and write ``resp`` as the answer to ``cmd`` (None: no answer)."""
@@ -159,13 +194,6 @@ class RemotingDispatcher:
             t.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _error_response(cmd: RemotingCommand, exc: BrokerError | ProtocolError) -> RemotingCommand:
-    """A deliberate refusal: a BrokerError carries its response code; a bad header or body is SYSTEM_ERROR."""
-    if isinstance(exc, BrokerError):
-        return cmd.response(exc.code, exc.remark)
-    return cmd.response(ResponseCode.SYSTEM_ERROR, str(exc))
 
 
 def binds_every_interface(host: str) -> bool:
