@@ -69,9 +69,7 @@ class PartialFrameLedger(Protocol):
     """Where a server connection counts the bytes it holds of frames not yet complete (``limits``)."""
 
     partial_bytes: int
-
-    @property
-    def max_partial_bytes(self) -> int: ...
+    max_partial_bytes: int
 
     def shed_partial_frames(self, current: Connection) -> bool:
         """Close connections until ``partial_bytes`` is within the cap; True if ``current`` was closed."""
@@ -148,15 +146,17 @@ class Connection(asyncio.Protocol):
             self.close()
             return
         ledger = self._ledger
-        if ledger is not None and (decoder.buffered or self.partial_held):
-            # Only reads that leave (or finish) an unfinished frame get here: whole frames cost nothing more.
+        if ledger is not None:
             held = decoder.buffered
-            if held and (commands or not self.partial_held):
-                self.partial_since = now  # a new frame started in this read
-            ledger.partial_bytes += held - self.partial_held
-            self.partial_held = held
-            if ledger.partial_bytes > ledger.max_partial_bytes and ledger.shed_partial_frames(self):
-                return  # this connection was closed by the cap: what it sent is not served
+            was = self.partial_held
+            if held or was:
+                # Only reads that leave (or finish) an unfinished frame get here: whole frames cost nothing more.
+                if held and (commands or not was):
+                    self.partial_since = now  # a new frame started in this read
+                self.partial_held = held
+                total = ledger.partial_bytes = ledger.partial_bytes + held - was
+                if total > ledger.max_partial_bytes and ledger.shed_partial_frames(self):
+                    return  # this connection was closed by the cap: what it sent is not served
         for cmd in commands:
             if cmd.flag & FLAG_RESPONSE:
                 fut = self._pending.pop(cmd.opaque, None)

@@ -71,7 +71,9 @@ class ConnectionLedger:
     the connections open, the bytes they hold of unfinished frames, and what the limits refused."""
 
     def __init__(self, limits: ServerLimits | None = None, name: str = "remoting") -> None:
-        self.limits = limits if limits is not None else ServerLimits()
+        self._limits = limits if limits is not None else ServerLimits()
+        #: the cap read on every read that leaves an unfinished frame: a plain attribute, not a property
+        self.max_partial_bytes = self._limits.max_partial_frame_bytes
         self.name = name
         self.connections: set[Connection] = set()
         self.partial_bytes = 0
@@ -83,8 +85,14 @@ class ConnectionLedger:
         self.closed_slow_readers = 0
 
     @property
-    def max_partial_bytes(self) -> int:
-        return self.limits.max_partial_frame_bytes
+    def limits(self) -> ServerLimits:
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: ServerLimits) -> None:
+        """New limits apply at once; the write-buffer marks to connections accepted from now on."""
+        self._limits = limits
+        self.max_partial_bytes = limits.max_partial_frame_bytes
 
     def admit(self, conn: Connection) -> bool:
         """Count a new connection in, or refuse it (False) when ``max_connections`` are open."""
