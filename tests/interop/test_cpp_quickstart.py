@@ -11,7 +11,7 @@ from pathlib import Path
 
 from cppharness import INTEROP_PY, REPO  # type: ignore[import-not-found]
 
-_NAMESRV = re.compile(r"name server listening on [^:]+:(\d+)")
+_NAMESRV = re.compile(r"name server listening on \S*:(\d+)")
 
 
 async def test_standalone_with_the_quick_start_example(tmp_path: Path) -> None:

@@ -22,8 +22,9 @@ from rocketq.bench.echo import cpu_seconds
 
 __all__ = ["BrokerProcess", "RssSample", "parse_listen_lines", "read_rss"]
 
-_NAMESRV_LINE = re.compile(r"^name server listening on (\S+)")
-_BROKER_LINE = re.compile(r"^broker \S+ listening on (\S+)")
+# ``rocketq standalone``'s lines: where each server listens as bound; the broker's then says where to dial it
+_NAMESRV_LINE = re.compile(r"^name server listening on ([^\s,]+)")
+_BROKER_LINE = re.compile(r"^broker \S+ listening on .*, advertised as (\S+)")
 
 
 def parse_listen_lines(lines: list[str]) -> tuple[str | None, str | None]:
@@ -32,7 +33,7 @@ def parse_listen_lines(lines: list[str]) -> tuple[str | None, str | None]:
     for line in lines:
         if m := _NAMESRV_LINE.match(line):
             host, _, port = m.group(1).rpartition(":")
-            namesrv = f"{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
+            namesrv = f"{'127.0.0.1' if host in ('0.0.0.0', '', '[::]') else host}:{port}"
         elif m := _BROKER_LINE.match(line):
             broker = m.group(1)
     return namesrv, broker

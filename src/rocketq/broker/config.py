@@ -18,6 +18,15 @@ from typing import Any
 
 from rocketq.errors import ConfigError
 from rocketq.protocol.topics import topic_name_error
+from rocketq.remoting.limits import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_PARTIAL_FRAME_BYTES,
+    DEFAULT_MAX_WRITE_BUFFER,
+    DEFAULT_WRITE_HIGH_WATER,
+    DEFAULT_WRITE_LOW_WATER,
+    LIMIT_KEYS,
+    ServerLimits,
+)
 
 log = logging.getLogger("rocketq.broker.config")
 
@@ -110,6 +119,15 @@ class BrokerConfig:
     scheduleIntervalMills: int = 100  # rocketq: how often each delay level is checked for due messages
     lockMaxLiveTimeMills: int = 60_000  # rocketq: Java's rocketmq.broker.rebalance.lockMaxLiveTime
     maxFrameSize: int = 16 * 1024 * 1024
+    # rocketq: remoting limits (docs/reliability.md) — connections over the maximum are closed at accept; when
+    # unfinished frames of all connections hold more bytes, the longest-stalled holders are closed; a client whose
+    # unsent answers pass the high water mark is not read until they drain under the low one, and closed beyond
+    # the hard cap
+    serverMaxConnections: int = DEFAULT_MAX_CONNECTIONS
+    serverMaxPartialFrameBytes: int = DEFAULT_MAX_PARTIAL_FRAME_BYTES
+    serverWriteBufferHighWaterMark: int = DEFAULT_WRITE_HIGH_WATER
+    serverWriteBufferLowWaterMark: int = DEFAULT_WRITE_LOW_WATER
+    serverMaxWriteBufferBytes: int = DEFAULT_MAX_WRITE_BUFFER
     # rocketq: after a request, keep polling the sockets up to this long (adaptive, 0 = off) instead of sleeping
     busyPollMaxMicros: int = 200
     extra: dict[str, str] = field(default_factory=dict, repr=False)  # ignored Java keys, for GET_BROKER_CONFIG
@@ -123,6 +141,15 @@ class BrokerConfig:
     @property
     def ha_port(self) -> int:
         return self.haListenPort or self.listenPort + 1
+
+    def server_limits(self) -> ServerLimits:
+        return ServerLimits(
+            max_connections=self.serverMaxConnections,
+            max_partial_frame_bytes=self.serverMaxPartialFrameBytes,
+            write_high_water=self.serverWriteBufferHighWaterMark,
+            write_low_water=self.serverWriteBufferLowWaterMark,
+            max_write_buffer=self.serverMaxWriteBufferBytes,
+        )
 
     def namesrv_addrs(self) -> list[str]:
         return [a.strip() for a in self.namesrvAddr.split(";") if a.strip()]
@@ -202,6 +229,8 @@ class BrokerConfig:
             raise ConfigError("busyPollMaxMicros", "must be between 0 (off) and 100000")
         if self.maxMessageSize <= 0:
             raise ConfigError("maxMessageSize", "must be positive")
+        for problem, why in self.server_limits().problems(self.maxFrameSize):
+            raise ConfigError(LIMIT_KEYS[problem], why)
         if self.traceTopicEnable and (err := topic_name_error(self.msgTraceTopicName)):
             raise ConfigError("msgTraceTopicName", err)
         if self.defaultTopicQueueNums <= 0:

@@ -53,7 +53,8 @@ from rocketq.protocol.route import RegisterBrokerResult
 from rocketq.remoting.busy_poll import BusyPoller
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.connection import Connection
-from rocketq.remoting.server import RemotingDispatcher, RemotingServer
+from rocketq.remoting.limits import ConnectionLedger
+from rocketq.remoting.server import RemotingDispatcher, RemotingServer, binds_every_interface
 from rocketq.remoting.tasks import TaskSet
 from rocketq.store import FlushDiskType, MessageStore, StoreConfig
 
@@ -196,15 +197,18 @@ class BrokerController:
             proc.register()
         # one poller for both ports: it keeps this loop turning, whichever socket the requests come on
         poller = BusyPoller(cfg.busyPollMaxMicros / 1e6) if cfg.busyPollMaxMicros > 0 else None
+        # one ledger for both ports too: the connection count and the unfinished-frame budget are the broker's
+        ledger = ConnectionLedger(cfg.server_limits(), "broker")
         main = RemotingServer(
-            self.dispatcher, cfg.listenHost, cfg.listenPort, max_frame_size=cfg.maxFrameSize, busy_poller=poller
-        )
+            self.dispatcher, cfg.listenHost, cfg.listenPort, max_frame_size=cfg.maxFrameSize, busy_poller=poller,
+            ledger=ledger,
+        )  # fmt: skip
         cfg.listenPort = await main.start()
         self.servers.append(main)
         if cfg.fastListenPortEnable and cfg.listenPort > 2 and cfg.listenPort == main.port and self._fixed_port:
             fast = RemotingServer(
                 self.dispatcher, cfg.listenHost, cfg.listenPort - 2, max_frame_size=cfg.maxFrameSize,
-                busy_poller=poller,
+                busy_poller=poller, ledger=ledger,
             )  # fmt: skip
             try:
                 await fast.start()
@@ -225,13 +229,27 @@ class BrokerController:
                           initial_delay=seconds_to_next_midnight())  # fmt: skip
         self._started = True
         log.info(
-            "broker.started name=%s addr=%s role=%s namesrv=%s store=%s",
+            "broker.started name=%s listen=%s advertised=%s role=%s namesrv=%s store=%s",
             cfg.brokerName,
+            ",".join(self.listen_addresses),
             cfg.broker_addr,
             self.role.role.value,
             cfg.namesrvAddr,
             cfg.storePathRootDir,
         )
+        if binds_every_interface(cfg.listenHost):
+            log.warning(
+                "broker.open_to_every_interface listen=%s: rocketq has no ACL, so anyone who can reach this port "
+                "can send, consume and administer; set listenHost to one interface (e.g. listenHost=127.0.0.1) "
+                "or firewall the port",
+                ",".join(self.listen_addresses),
+            )
+
+    @property
+    def listen_addresses(self) -> list[str]:
+        """Where the broker listens, as bound (main port first, then the VIP port); see ``broker_addr`` for the
+        address it gives the name servers."""
+        return [addr for server in self.servers for addr in server.bound_addresses]
 
     _fixed_port = True
 

@@ -40,13 +40,15 @@ def _new_loop() -> asyncio.AbstractEventLoop:
         return asyncio.new_event_loop()
 
 
-async def _wait_for_signal() -> None:
+def _stop_on_signal() -> asyncio.Event:
+    """An event set by SIGINT or SIGTERM. Installed before the listening lines are printed: a supervisor that
+    stops the process as soon as it has read them gets a clean shutdown, not the default death by signal."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    return stop
 
 
 def _run_broker(args: argparse.Namespace) -> int:
@@ -62,9 +64,10 @@ def _run_broker(args: argparse.Namespace) -> int:
     async def main() -> bool:
         broker = BrokerController(cfg)
         await broker.start()
-        print(f"broker {cfg.brokerName} listening on {cfg.broker_addr} (namesrv {cfg.namesrvAddr})", flush=True)
+        stop = _stop_on_signal()
+        print(f"{_broker_line(broker)} (namesrv {cfg.namesrvAddr})", flush=True)
         try:
-            await _wait_for_signal()
+            await stop.wait()
         finally:
             saved = await broker.shutdown()
         return saved
@@ -84,6 +87,14 @@ def _run(what: str, main: Callable[[], Coroutine[Any, Any, bool]]) -> int:
     return 0 if saved else 1
 
 
+def _broker_line(broker: BrokerController) -> str:
+    """Where it listens as bound (``0.0.0.0`` = every interface; the VIP port after the main one), then the
+    address it registers with the name servers — the one clients dial (``brokerIP1:listenPort``)."""
+    listen = broker.listen_addresses
+    where = listen[0] + (f" (VIP {', '.join(listen[1:])})" if len(listen) > 1 else "")
+    return f"broker {broker.config.brokerName} listening on {where}, advertised as {broker.config.broker_addr}"
+
+
 def _run_standalone(args: argparse.Namespace) -> int:
     from rocketq.namesrv.config import NamesrvConfig
     from rocketq.namesrv.server import NamesrvServer
@@ -99,18 +110,25 @@ def _run_standalone(args: argparse.Namespace) -> int:
         return 2
 
     async def main() -> bool:
+        limits = cfg.server_limits()  # the embedded name server takes the broker's remoting limits
         namesrv = NamesrvServer(
-            NamesrvConfig(listen_host=cfg.listenHost, listen_port=args.namesrv_port, home_dir=data / "namesrv")
-        )
+            NamesrvConfig(
+                listen_host=cfg.listenHost, listen_port=args.namesrv_port, home_dir=data / "namesrv",
+                max_connections=limits.max_connections, max_partial_frame_bytes=limits.max_partial_frame_bytes,
+                write_high_water=limits.write_high_water, write_low_water=limits.write_low_water,
+                max_write_buffer=limits.max_write_buffer,
+            )
+        )  # fmt: skip
         port = await namesrv.start()
         if not cfg.namesrvAddr:  # the embedded name server, on the port it actually got
             cfg.namesrvAddr = f"127.0.0.1:{port}"
         broker = BrokerController(cfg)
         try:
             await broker.start()
-            print(f"name server listening on {cfg.listenHost}:{namesrv.port}", flush=True)
-            print(f"broker {cfg.brokerName} listening on {cfg.broker_addr} (store {cfg.storePathRootDir})", flush=True)
-            await _wait_for_signal()
+            stop = _stop_on_signal()
+            print(f"name server listening on {', '.join(namesrv.listen_addresses)}", flush=True)
+            print(f"{_broker_line(broker)} (store {cfg.storePathRootDir})", flush=True)
+            await stop.wait()
         finally:
             saved = await broker.shutdown()
             await namesrv.close()

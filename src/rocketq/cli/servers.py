@@ -25,6 +25,9 @@ log = logging.getLogger("rocketq.cli.servers")
 class ServerLike(Protocol):
     async def start(self) -> int: ...
 
+    @property
+    def listen_addresses(self) -> list[str]: ...
+
     async def close(self) -> None: ...
 
 
@@ -41,18 +44,32 @@ def add_namesrv_command(subparsers: argparse._SubParsersAction[argparse.Argument
     p.add_argument("--port", type=int, default=9876, help="listen port, 0 for any free port (default 9876)")
     p.add_argument("--home", default="./data/namesrv", help="home directory: kvConfig.json (default ./data/namesrv)")
     p.add_argument("--order-message-enable", action="store_true", help="put orderTopicConf into topic routes")
+    p.add_argument("settings", nargs="*", metavar="key=value",
+                   help="name server properties by their Java names, e.g. serverMaxConnections=5000")  # fmt: skip
     p.set_defaults(func=cmd_namesrv)
 
 
 def cmd_namesrv(args: argparse.Namespace) -> int:
+    from rocketq.errors import ConfigError
     from rocketq.namesrv import NamesrvConfig, NamesrvServer
 
-    config = NamesrvConfig(
-        listen_host=args.host,
-        listen_port=args.port,
-        home_dir=Path(args.home),
-        order_message_enable=args.order_message_enable,
-    )
+    try:
+        config = NamesrvConfig(
+            listen_host=args.host,
+            listen_port=args.port,
+            home_dir=Path(args.home),
+            order_message_enable=args.order_message_enable,
+        )
+        settings = {}
+        for item in args.settings:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise ConfigError(item, "expected key=value")
+            settings[key.strip()] = value.strip()
+        config.update_from_properties(settings, strict=True)
+    except ConfigError as exc:
+        print(f"rocketq namesrv: {exc}", file=sys.stderr)
+        return 2
     return run_async(lambda: serve("namesrv", NamesrvServer(config), args.host))
 
 
@@ -71,22 +88,32 @@ def run_async(main: Callable[[], Coroutine[Any, Any, int]]) -> int:
         return runner.run(main())
 
 
-async def wait_for_shutdown_signal() -> str:
-    """Wait for SIGINT or SIGTERM and return its name."""
+def shutdown_signal() -> asyncio.Future[str]:
+    """A future that gets the name of the first SIGINT or SIGTERM (handlers installed now)."""
     loop = asyncio.get_running_loop()
     received: asyncio.Future[str] = loop.create_future()
-    signals = (signal.SIGINT, signal.SIGTERM)
 
     def on_signal(sig: signal.Signals) -> None:
         if not received.done():
             received.set_result(sig.name)
 
-    for sig in signals:
+    for sig in _SIGNALS:
         loop.add_signal_handler(sig, on_signal, sig)
+    return received
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+async def wait_for_shutdown_signal(received: asyncio.Future[str] | None = None) -> str:
+    """Wait for SIGINT or SIGTERM (``received`` from ``shutdown_signal``, or installed now) and return its name."""
+    if received is None:
+        received = shutdown_signal()
     try:
         return await received
     finally:
-        for sig in signals:
+        loop = asyncio.get_running_loop()
+        for sig in _SIGNALS:
             loop.remove_signal_handler(sig)
 
 
@@ -99,8 +126,10 @@ async def serve(name: str, server: ServerLike, host: str) -> int:
         await server.close()
         return 1
     try:
-        print(f"rocketq {name} listening on {_format_addr(host, port)}", flush=True)
-        sig = await wait_for_shutdown_signal()
+        received = shutdown_signal()  # before the line: whoever reads it may stop us at once
+        where = ", ".join(server.listen_addresses) or _format_addr(host, port)  # as bound: 0.0.0.0 = everywhere
+        print(f"rocketq {name} listening on {where}", flush=True)
+        sig = await wait_for_shutdown_signal(received)
         log.info("%s.shutdown signal=%s", name, sig)
     finally:
         await server.close()

@@ -8,6 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.errors import ConfigError
+from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE
+from rocketq.remoting.limits import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_PARTIAL_FRAME_BYTES,
+    DEFAULT_MAX_WRITE_BUFFER,
+    DEFAULT_WRITE_HIGH_WATER,
+    DEFAULT_WRITE_LOW_WATER,
+    ServerLimits,
+)
 
 DEFAULT_PORT = 9876
 
@@ -27,6 +36,12 @@ class NamesrvConfig:
     broker_expiry: float = 120.0
     order_message_enable: bool = False
     idle_timeout: float = 120.0
+    # remoting limits, as the broker's (serverMaxConnections, ...; see rocketq.remoting.limits)
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_partial_frame_bytes: int = DEFAULT_MAX_PARTIAL_FRAME_BYTES
+    write_high_water: int = DEFAULT_WRITE_HIGH_WATER
+    write_low_water: int = DEFAULT_WRITE_LOW_WATER
+    max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER
 
     def __post_init__(self) -> None:
         self.home_dir = Path(self.home_dir)
@@ -37,6 +52,14 @@ class NamesrvConfig:
         for name in ("scan_interval", "broker_expiry", "idle_timeout"):
             if not getattr(self, name) > 0:  # also rejects NaN
                 raise ConfigError(name, "must be positive")
+        for problem, why in self.server_limits().problems(DEFAULT_MAX_FRAME_SIZE):
+            raise ConfigError(problem, why)
+
+    def server_limits(self) -> ServerLimits:
+        return ServerLimits(
+            self.max_connections, self.max_partial_frame_bytes, self.write_high_water, self.write_low_water,
+            self.max_write_buffer,
+        )  # fmt: skip
 
     @property
     def resolved_kv_config_path(self) -> Path:
@@ -48,8 +71,9 @@ class NamesrvConfig:
         """``key=value`` lines with Java's property names (milliseconds where Java uses them)."""
         return "".join(f"{key}={spec.show(self)}\n" for key, spec in _PROPERTIES.items())
 
-    def update_from_properties(self, props: dict[str, str]) -> list[str]:
-        """Apply the known, updatable keys and return them; unknown keys are ignored (as Java does).
+    def update_from_properties(self, props: dict[str, str], *, strict: bool = False) -> list[str]:
+        """Apply the known, updatable keys and return them; unknown keys are ignored (as Java does), or refused
+        with ``strict`` (settings given on the command line).
 
         The new values are validated together before any is applied.
         """
@@ -58,6 +82,8 @@ class NamesrvConfig:
         for key, text in props.items():
             spec = _PROPERTIES.get(key)
             if spec is None or spec.attr is None or key in CONFIG_BLACK_LIST:
+                if strict:
+                    raise ConfigError(key, "unknown name server setting, or not one that can be set this way")
                 continue
             try:
                 staged[spec.attr] = spec.parse(text.strip())
@@ -98,6 +124,11 @@ _PROPERTIES: dict[str, _Property] = {
     "serverChannelMaxIdleTimeSeconds": _Property(lambda c: str(round(c.idle_timeout)), "idle_timeout", float),
     "scanNotActiveBrokerInterval": _Property(lambda c: _ms(c.scan_interval), "scan_interval", _ms_to_s),
     "brokerChannelExpiredTime": _Property(lambda c: _ms(c.broker_expiry), "broker_expiry", _ms_to_s),
+    "serverMaxConnections": _Property(lambda c: str(c.max_connections), "max_connections", int),
+    "serverMaxPartialFrameBytes": _Property(lambda c: str(c.max_partial_frame_bytes), "max_partial_frame_bytes", int),
+    "serverWriteBufferHighWaterMark": _Property(lambda c: str(c.write_high_water), "write_high_water", int),
+    "serverWriteBufferLowWaterMark": _Property(lambda c: str(c.write_low_water), "write_low_water", int),
+    "serverMaxWriteBufferBytes": _Property(lambda c: str(c.max_write_buffer), "max_write_buffer", int),
 }
 
 # Keys that UPDATE_NAMESRV_CONFIG must not touch (Java's default black list plus rocketmqHome).

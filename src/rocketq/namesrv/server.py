@@ -24,7 +24,7 @@ from rocketq.namesrv.kv_config import KVConfigManager
 from rocketq.namesrv.processors import NamesrvProcessor
 from rocketq.namesrv.route_info import Clock, RouteInfoManager
 from rocketq.remoting.connection import Connection
-from rocketq.remoting.server import RemotingDispatcher, RemotingServer
+from rocketq.remoting.server import RemotingDispatcher, RemotingServer, binds_every_interface
 
 log = logging.getLogger("rocketq.namesrv.server")
 
@@ -73,14 +73,27 @@ class NamesrvServer:
             self.config.listen_port,
             idle_timeout=self.config.idle_timeout,
             idle_scan_interval=min(10.0, self.config.idle_timeout),
+            limits=self.config.server_limits(),
         )
         port = await remoting.start()
         # GET_NAMESRV_CONFIG shows the port served (Java's listenPort), also when asked for any free one (0)
         self.config.listen_port = port
         self._remoting = remoting
         self._scan_task = asyncio.get_running_loop().create_task(self._scan_loop(), name="namesrv-scan")
-        log.info("namesrv.started addr=%s:%s home=%s", self.config.listen_host, port, self.config.home_dir)
+        log.info("namesrv.started listen=%s home=%s", ",".join(remoting.bound_addresses), self.config.home_dir)
+        if binds_every_interface(self.config.listen_host):
+            log.warning(
+                "namesrv.open_to_every_interface listen=%s: rocketq has no ACL, so anyone who can reach this port "
+                "can register brokers and change routes; listen on one interface (e.g. --host 127.0.0.1) or "
+                "firewall the port",
+                ",".join(remoting.bound_addresses),
+            )
         return port
+
+    @property
+    def listen_addresses(self) -> list[str]:
+        """Where the name server listens, as bound (``0.0.0.0:9876`` when it listens on every interface)."""
+        return self._remoting.bound_addresses if self._remoting is not None else []
 
     async def close(self) -> None:
         if self._closed:
@@ -128,3 +141,4 @@ class NamesrvServer:
         self.route_info.broker_expiry = self.config.broker_expiry
         if self._remoting is not None:
             self._remoting.idle_timeout = self.config.idle_timeout
+            self._remoting.ledger.limits = self.config.server_limits()  # new caps at once, marks for new connections

@@ -63,6 +63,18 @@ def _obj(value: Any, what: str) -> dict[str, Any]:
     return value
 
 
+def _list(o: dict[str, Any], key: str) -> list[Any]:
+    """The array field ``key`` of ``o``: absent, null or otherwise empty reads as no elements (as before); any
+    other value that is not an array is malformed (iterating it raised TypeError, or walked a string's
+    characters)."""
+    value = o.get(key)
+    if not value:
+        return []
+    if not isinstance(value, list):
+        raise ProtocolError(f"{key} is not a JSON array: {value!r:.60}")
+    return value
+
+
 def parse_tag_expression(expr: str | None) -> tuple[list[str], list[int]]:
     """Tags and their hash codes of a TAG subscription (``*`` → empty lists)."""
     if not expr or expr.strip() == SUB_ALL:
@@ -136,7 +148,7 @@ class ConsumerData:
             consume_type=_enum(o.get("consumeType", 1), CONSUME_TYPES, "consumeType"),
             message_model=_enum(o.get("messageModel", 1), MESSAGE_MODELS, "messageModel"),
             consume_from_where=_enum(o.get("consumeFromWhere", 0), CONSUME_FROM_WHERE, "consumeFromWhere"),
-            subscriptions=[SubscriptionData.from_json(s) for s in o.get("subscriptionDataSet") or []],
+            subscriptions=[SubscriptionData.from_json(s) for s in _list(o, "subscriptionDataSet")],
             unit_mode=bool(o.get("unitMode", False)),
         )
 
@@ -164,11 +176,11 @@ class HeartbeatData:
         if not isinstance(client_id, str) or not client_id:
             raise ProtocolError("HeartbeatData without clientID")
         producers = []
-        for p in o.get("producerDataSet") or []:
+        for p in _list(o, "producerDataSet"):
             name = _obj(p, "ProducerData").get("groupName")
             if isinstance(name, str) and name:
                 producers.append(name)
-        consumers = [ConsumerData.from_json(c) for c in o.get("consumerDataSet") or []]
+        consumers = [ConsumerData.from_json(c) for c in _list(o, "consumerDataSet")]
         return cls(client_id, producers, consumers)
 
     def encode(self) -> bytes:
@@ -214,7 +226,7 @@ class LockBatchBody:
         return cls(
             consumer_group=str(o.get("consumerGroup") or ""),
             client_id=str(o.get("clientId") or ""),
-            mq_set=[MessageQueue.from_json(m) for m in o.get("mqSet") or []],
+            mq_set=[MessageQueue.from_json(m) for m in _list(o, "mqSet")],
             only_this_broker=bool(o.get("onlyThisBroker", False)),
         )
 
@@ -235,7 +247,7 @@ def encode_lock_ok(mqs: list[MessageQueue]) -> bytes:
 
 def decode_lock_ok(body: bytes | bytearray | memoryview) -> list[MessageQueue]:
     o = _obj(loads(body), "LockBatchResponseBody")
-    return [MessageQueue.from_json(m) for m in o.get("lockOKMQSet") or []]
+    return [MessageQueue.from_json(m) for m in _list(o, "lockOKMQSet")]
 
 
 @dataclass(slots=True)
@@ -309,7 +321,7 @@ def encode_consumer_id_list(client_ids: list[str]) -> bytes:
 
 def decode_consumer_id_list(body: bytes | bytearray | memoryview) -> list[str]:
     o = _obj(loads(body), "GetConsumerListByGroupResponseBody")
-    return [str(c) for c in o.get("consumerIdList") or []]
+    return [str(c) for c in _list(o, "consumerIdList")]
 
 
 def encode_kv_table(table: dict[str, str]) -> bytes:

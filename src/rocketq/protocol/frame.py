@@ -45,4 +45,12 @@ class FrameDecoder:
 
     @property
     def buffered(self) -> int:
+        """Bytes received of frames not yet complete."""
         return len(self._buf)
+
+    def discard(self) -> None:
+        """Give the buffered bytes back and refuse every later ``feed`` (the connection is going away)."""
+        if not self._failed:
+            self._failed = True
+            self.error = ProtocolError("the connection was closed")
+        self._buf = bytearray()

@@ -65,6 +65,17 @@ class RequestDispatcher(Protocol):
     def connection_lost(self, conn: Connection) -> None: ...
 
 
+class PartialFrameLedger(Protocol):
+    """Where a server connection counts the bytes it holds of frames not yet complete (``limits``)."""
+
+    partial_bytes: int
+    max_partial_bytes: int
+
+    def shed_partial_frames(self, current: Connection) -> bool:
+        """Close connections until ``partial_bytes`` is within the cap; True if ``current`` was closed."""
+        ...
+
+
 class ReplyWaiter(Protocol):
     """What waits for a request's response: an ``asyncio.Future``, or any object with these three methods
     (``request_waiter``: called at once when the response is decoded, no loop hop)."""
@@ -101,6 +112,15 @@ class Connection(asyncio.Protocol):
         self.language = "JAVA"
         self.version = 0
         self.attrs: dict[str, object] = {}
+        #: server connections: the shared count of partially received bytes (None: not counted, a client)
+        self._ledger: PartialFrameLedger | None = None
+        #: bytes of an unfinished frame this connection holds (as counted in the ledger), and since when
+        self.partial_held = 0
+        self.partial_since = 0.0
+        #: why a limit closed this connection (None: no limit did); its reads are ignored from then on
+        self.refused: str | None = None
+        #: set while the transport's unsent bytes are above its high water mark (``pause_writing``)
+        self._writes_paused = False
 
     # -- asyncio.Protocol -------------------------------------------------------------------------------
 
@@ -116,13 +136,27 @@ class Connection(asyncio.Protocol):
             self.local_host = (sock[0], sock[1])
 
     def data_received(self, data: bytes) -> None:
-        self.last_active = time.monotonic()
+        now = self.last_active = time.monotonic()
+        decoder = self._decoder
         try:
-            commands = self._decoder.feed(data)
+            commands = decoder.feed(data)
         except ProtocolError as exc:
-            log.warning("frame.rejected remote=%s error=%s", self.remote, exc)
+            if self.refused is None:
+                log.warning("frame.rejected remote=%s error=%s", self.remote, exc)
             self.close()
             return
+        ledger = self._ledger
+        if ledger is not None:
+            held = decoder.buffered
+            was = self.partial_held
+            if held or was:
+                # Only reads that leave (or finish) an unfinished frame get here: whole frames cost nothing more.
+                if held and (commands or not was):
+                    self.partial_since = now  # a new frame started in this read
+                self.partial_held = held
+                total = ledger.partial_bytes = ledger.partial_bytes + held - was
+                if total > ledger.max_partial_bytes and ledger.shed_partial_frames(self):
+                    return  # this connection was closed by the cap: what it sent is not served
         for cmd in commands:
             if cmd.flag & FLAG_RESPONSE:
                 fut = self._pending.pop(cmd.opaque, None)
@@ -141,14 +175,15 @@ class Connection(asyncio.Protocol):
                     self.language = cmd.language
                 self.version = cmd.version
                 self._dispatcher.dispatch(self, cmd)
-        if self._decoder.error is not None:  # good frames came before a bad one: answered, now close
+        if self._decoder.error is not None and self.refused is None:  # good frames, then a bad one: close
             log.warning("frame.rejected remote=%s error=%s", self.remote, self._decoder.error)
             self.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if exc is not None:
+        if exc is not None and self.refused is None:
             self._read_leftovers()
         self.closed = True
+        self.release_partial_frame()
         self._out.clear()
         err = RemotingClosedError(f"connection to {self.remote} closed")
         for timer in self._timers.values():
@@ -168,6 +203,13 @@ class Connection(asyncio.Protocol):
             self._dispatcher.connection_lost(self)
         except Exception:  # a listener's bug must not break the event loop
             log.exception("connection_lost listener failed remote=%s", self.remote)
+
+    def release_partial_frame(self) -> None:
+        """Drop the unfinished frame this connection holds and take its bytes off the ledger."""
+        self._decoder.discard()
+        if self._ledger is not None and self.partial_held:
+            self._ledger.partial_bytes -= self.partial_held
+        self.partial_held = 0
 
     def _read_leftovers(self) -> None:
         """Feed what the peer sent before the connection broke and the transport never read.
@@ -206,6 +248,8 @@ class Connection(asyncio.Protocol):
         transport = self._transport
         if self.closed or transport is None:
             return
+        if self._writes_paused and self._write_buffer_overflows(transport):
+            return
         if not self._flush_scheduled:
             self._flush_scheduled = True
             self._loop.call_soon(self._flush)
@@ -226,6 +270,11 @@ class Connection(asyncio.Protocol):
             self._out = []
             if not transport.is_closing():
                 transport.writelines(out)
+
+    def _write_buffer_overflows(self, transport: asyncio.Transport) -> bool:
+        """While writes are paused: True (and the connection closed) if its unsent answers passed their cap.
+        A client connection has no cap (the server connection overrides this)."""
+        return False
 
     def write_many(self, cmds: list[RemotingCommand]) -> None:
         """Several frames at once (they share a flush with every other frame written in this iteration)."""
@@ -328,6 +377,14 @@ class Connection(asyncio.Protocol):
         if self._transport is not None and not self._transport.is_closing():
             self._flush()  # frames written before close() still go out (the transport drains its buffer)
             self._transport.close()
+
+    def refuse(self, reason: str) -> None:
+        """Close this connection because a limit says so: its unfinished frame and unsent answers are dropped
+        at once (that memory is the point), and nothing it sent afterwards is read."""
+        if self.refused is None:
+            self.refused = reason
+        self.release_partial_frame()
+        self.abort()
 
     def abort(self) -> None:
         self._out.clear()

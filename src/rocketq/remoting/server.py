@@ -13,6 +13,18 @@ One gate in, one gate out (Java's ``doBeforeRpcHooks`` / ``doAfterRpcHooks`` aro
 A processor is a plain function (answered inline, no task) or a coroutine function (run as a task, so a
 long-polled pull does not block the connection). It returns the response, or None to answer later / not at
 all.
+
+What a processor raises is told apart by type, here and nowhere else:
+
+* ``BrokerError`` — a deliberate refusal with its own code (TOPIC_NOT_EXIST, NO_PERMISSION, …): answered, not
+  logged (it is the protocol working);
+* ``ProtocolError`` (``HeaderError`` among them) — the client sent something malformed: a bad header field, a
+  body that is not the JSON or binary layout its code requires. Every decoder raises only this for bad input
+  (a decoder that lets a ``ValueError`` / ``TypeError`` escape on bad input has a bug, fixed there). Answered
+  SYSTEM_ERROR with the reason as remark, as Java answers a processor that threw, and logged as ONE warning
+  line (peer, code, reason; rate-limited per peer and code) — no traceback: nothing on the server went wrong;
+* anything else is a fault of the server: SYSTEM_ERROR, and ``log.exception`` keeps its traceback. Catching
+  ``ValueError`` and the like wholesale would hide exactly these.
 """
 
 from __future__ import annotations
@@ -23,13 +35,15 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
-from typing import Union
+from typing import Union, cast
 
 from rocketq.codes import ResponseCode
+from rocketq.common.ratelog import RateLimitedLog
 from rocketq.errors import BrokerError, ProtocolError
 from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE, FLAG_ONEWAY, RemotingCommand
 from rocketq.remoting.busy_poll import BusyPoller
 from rocketq.remoting.connection import Connection
+from rocketq.remoting.limits import ConnectionLedger, ServerLimits
 
 log = logging.getLogger("rocketq.remoting.server")
 
@@ -60,6 +74,8 @@ class RemotingDispatcher:
         self.close_listeners: list[ConnectionListener] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self.unknown_code_reply = True
+        #: one warning line per malformed request, at most one per (peer host, request code) a minute
+        self.mistakes = RateLimitedLog(log)
 
     def register(self, code: int, processor: Processor) -> None:
         if inspect.iscoroutinefunction(processor):
@@ -73,6 +89,8 @@ class RemotingDispatcher:
         for hook in self.request_hooks:
             try:
                 denied = hook(conn, cmd)
+            except ProtocolError as exc:  # a hook that reads the header found it malformed
+                denied = self.client_mistake(conn, cmd, exc)
             except Exception as exc:
                 log.exception("hook.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
                 denied = cmd.response(ResponseCode.SYSTEM_ERROR, f"request hook failed: {exc}")
@@ -83,8 +101,10 @@ class RemotingDispatcher:
         if sync is not None:
             try:
                 resp = sync(conn, cmd)
-            except (BrokerError, ProtocolError) as exc:
-                resp = _error_response(cmd, exc)
+            except BrokerError as exc:
+                resp = cmd.response(exc.code, exc.remark)
+            except ProtocolError as exc:
+                resp = self.client_mistake(conn, cmd, exc)
             except Exception as exc:
                 log.exception("request.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
                 resp = cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
@@ -108,12 +128,28 @@ class RemotingDispatcher:
             resp = await proc(conn, cmd)
         except asyncio.CancelledError:
             raise
-        except (BrokerError, ProtocolError) as exc:
-            resp = _error_response(cmd, exc)
+        except BrokerError as exc:
+            resp = cmd.response(exc.code, exc.remark)
+        except ProtocolError as exc:
+            resp = self.client_mistake(conn, cmd, exc)
         except Exception as exc:
             log.exception("request.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
             resp = cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
         self.reply(conn, cmd, resp)
+
+    def client_mistake(self, conn: Connection, cmd: RemotingCommand, exc: ProtocolError) -> RemotingCommand:
+        """The answer to a request refused for what the client sent (see the module doc): SYSTEM_ERROR with the
+        reason, and one warning line. Processors that answer outside ``dispatch`` (the send queue) call it too."""
+        self.note_client_mistake(conn, cmd, exc)
+        return cmd.response(ResponseCode.SYSTEM_ERROR, str(exc))
+
+    def note_client_mistake(self, conn: Connection, cmd: RemotingCommand, exc: ProtocolError) -> None:
+        """Log a malformed request: one line, rate-limited per peer host and request code, no traceback."""
+        self.mistakes.warning(
+            (conn.remote.rpartition(":")[0], cmd.code),
+            "request.malformed server=%s remote=%s code=%s opaque=%s error=%s",
+            self.name, conn.remote, cmd.code, cmd.opaque, exc,
+        )  # fmt: skip
 
     def reply(self, conn: Connection, cmd: RemotingCommand, resp: Response) -> None:
         """The one exit: run the answer hooks and write ``resp`` as the answer to ``cmd`` (None: no answer)."""
@@ -160,11 +196,9 @@ class RemotingDispatcher:
             await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _error_response(cmd: RemotingCommand, exc: BrokerError | ProtocolError) -> RemotingCommand:
-    """A deliberate refusal: a BrokerError carries its response code; a bad header or body is SYSTEM_ERROR."""
-    if isinstance(exc, BrokerError):
-        return cmd.response(exc.code, exc.remark)
-    return cmd.response(ResponseCode.SYSTEM_ERROR, str(exc))
+def binds_every_interface(host: str) -> bool:
+    """Whether listening on ``host`` accepts connections on every interface of the machine."""
+    return host in ("", "0.0.0.0", "::", "[::]")
 
 
 class RemotingServer:
@@ -180,8 +214,13 @@ class RemotingServer:
         idle_timeout: float = 120.0,
         idle_scan_interval: float = 10.0,
         busy_poller: BusyPoller | None = None,
+        limits: ServerLimits | None = None,
+        ledger: ConnectionLedger | None = None,
     ) -> None:
+        """``limits`` bound what clients may hold (see ``limits``); servers that pass one ``ledger`` share them
+        (the broker's main and VIP ports: one connection count, one budget of unfinished frames)."""
         self.dispatcher = dispatcher
+        self.ledger = ledger if ledger is not None else ConnectionLedger(limits, dispatcher.name)
         #: kicked on every read of every connection (see ``busy_poll``); None: the loop sleeps when idle
         self.busy_poller = busy_poller
         self.host = host
@@ -203,8 +242,20 @@ class RemotingServer:
         self._server = await loop.create_server(self._make_connection, self.host, self.port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
         self._idle_task = loop.create_task(self._scan_idle())
-        log.info("server.started name=%s addr=%s:%s", self.dispatcher.name, self.host, self.port)
+        log.info("server.started name=%s addr=%s", self.dispatcher.name, ", ".join(self.bound_addresses))
         return self.port
+
+    @property
+    def bound_addresses(self) -> list[str]:
+        """``host:port`` (``[host]:port`` for IPv6) of every socket this server listens on, as the kernel has
+        them (``0.0.0.0`` when it binds every interface)."""
+        if self._server is None:
+            return []
+        out = []
+        for sock in self._server.sockets:
+            host, port = sock.getsockname()[:2]
+            out.append(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+        return out
 
     async def _scan_idle(self) -> None:
         while True:
@@ -234,18 +285,81 @@ class RemotingServer:
         log.info("server.stopped name=%s", self.dispatcher.name)
 
 
+_REFUSED_AT_ACCEPT = "too many connections"
+
+
 class _ServerConnection(Connection):
+    """A client's connection to this server: counted against the server's limits (see ``limits``)."""
+
     def __init__(self, server: RemotingServer, dispatcher: RemotingDispatcher, max_frame_size: int) -> None:
         super().__init__(dispatcher, max_frame_size)
         self._server = server
+        self._limits = server.ledger
+        self._ledger = server.ledger
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
+        ledger = self._limits
+        if not ledger.admit(self):
+            self.refused = _REFUSED_AT_ACCEPT
+            transport.close()
+            return
         self._server.connections.add(self)
+        limits = ledger.limits
+        # The transport calls pause_writing / resume_writing when its unsent bytes cross these marks.
+        cast(asyncio.Transport, transport).set_write_buffer_limits(limits.write_high_water, limits.write_low_water)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._server.connections.discard(self)
+        self._limits.connections.discard(self)
+        if self.refused == _REFUSED_AT_ACCEPT:  # never served: nobody has heard of it
+            self.closed = True
+            self.release_partial_frame()
+            return
         super().connection_lost(exc)
+
+    # -- a slow reader: flow control on its unsent answers -------------------------------------------------
+
+    def pause_writing(self) -> None:
+        """Its unsent answers passed the high water mark: read no more of its requests until they drain (they
+        wait in the kernel, and TCP slows the client down). Other connections are not affected."""
+        self._writes_paused = True
+        ledger = self._limits
+        ledger.reader_pauses += 1
+        transport = self._transport
+        if transport is None or transport.is_closing():
+            return
+        ledger.refusals.warning(
+            ("slow-reader", self.remote_host[0]),
+            "connection.paused server=%s remote=%s reason=%d bytes of answers unsent, requests not read until "
+            "under %d (serverWriteBufferHighWaterMark / serverWriteBufferLowWaterMark)",
+            ledger.name, self.remote, transport.get_write_buffer_size(), ledger.limits.write_low_water,
+        )  # fmt: skip
+        transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        self._writes_paused = False
+        transport = self._transport
+        if transport is not None and not transport.is_closing():
+            transport.resume_reading()
+
+    def _write_buffer_overflows(self, transport: asyncio.Transport) -> bool:
+        if self.refused is not None:  # closed by a limit: the answers of requests read before are dropped
+            return True
+        unsent = transport.get_write_buffer_size()
+        ledger = self._limits
+        cap = ledger.limits.max_write_buffer
+        if unsent <= cap:
+            return False
+        ledger.closed_slow_readers += 1
+        ledger.refusals.warning(
+            ("slow-reader-closed", self.remote_host[0]),
+            "connection.closed server=%s remote=%s reason=%d bytes of answers unsent, over %d "
+            "(serverMaxWriteBufferBytes)",
+            ledger.name, self.remote, unsent, cap,
+        )  # fmt: skip
+        self.refuse("unsent answers over the cap")
+        return True
 
 
 class _PolledServerConnection(_ServerConnection):

@@ -7,8 +7,9 @@ import re
 import sys
 from pathlib import Path
 
-_NAMESRV = re.compile(rb"name server listening on [^:]+:(\d+)")
-_BROKER = re.compile(rb"broker \S+ listening on ([\d.]+:\d+)")
+# "name server listening on 127.0.0.1:PORT" / "broker NAME listening on HOST:PORT ..., advertised as IP:PORT ..."
+_NAMESRV = re.compile(rb"name server listening on \S*:(\d+)")
+_BROKER = re.compile(rb"broker \S+ listening on .*, advertised as ([\d.]+:\d+)")
 
 
 class StandaloneProcess:

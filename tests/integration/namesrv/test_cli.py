@@ -69,3 +69,34 @@ async def test_namesrv_cli_port_in_use(tmp_path: Path) -> None:
     finally:
         blocker.close()
         await blocker.wait_closed()
+
+
+async def test_namesrv_cli_settings_by_property_name(tmp_path: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "rocketq", "--log-level", "WARNING", "namesrv", "--host", "127.0.0.1", "--port", "0",
+        "--home", str(tmp_path), "serverMaxConnections=123", "serverMaxWriteBufferBytes=99999999",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    client = RemotingClient()
+    try:
+        async with asyncio.timeout(WAIT):
+            line = (await proc.stdout.readline()).decode()  # type: ignore[union-attr]
+        addr = line.rsplit(" ", 1)[1].strip()
+        conf = await client.invoke(addr, RemotingCommand.request(RequestCode.GET_NAMESRV_CONFIG), timeout=WAIT)
+        text = bytes(conf.body).decode()
+        assert "serverMaxConnections=123\n" in text and "serverMaxWriteBufferBytes=99999999\n" in text
+    finally:
+        await client.close()
+        if proc.returncode is None:
+            proc.terminate()
+            await proc.wait()
+
+
+async def test_namesrv_cli_refuses_an_unknown_setting(tmp_path: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "rocketq", "namesrv", "--port", "0", "--home", str(tmp_path), "serverMaxConection=1",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    async with asyncio.timeout(WAIT):
+        _, stderr = await proc.communicate()
+    assert proc.returncode == 2 and b"serverMaxConection" in stderr

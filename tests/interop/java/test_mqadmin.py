@@ -461,6 +461,9 @@ ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
         "busyPollMaxMicros", "clientChannelExpiredTimeMills", "clientScanIntervalMills",
         "consumerOffsetPersistIntervalMills", "fastListenPortEnable", "listenHost", "lockMaxLiveTimeMills",
         "maxFrameSize", "scheduleIntervalMills", "sendQueueCapacity",
+        # remoting limits, the broker's and the name server's (docs/reliability.md)
+        "serverMaxConnections", "serverMaxPartialFrameBytes", "serverWriteBufferHighWaterMark",
+        "serverWriteBufferLowWaterMark", "serverMaxWriteBufferBytes",
         # the name server's (Java 5's names)
         "brokerChannelExpiredTime", "scanNotActiveBrokerInterval",
     }

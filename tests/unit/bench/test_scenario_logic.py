@@ -97,11 +97,12 @@ def test_rss_drift_follows_the_trend_not_the_sawtooth() -> None:
 def test_parse_standalone_listen_lines() -> None:
     lines = [
         "name server listening on 0.0.0.0:40001",
-        "broker broker-a listening on 127.0.0.1:40002 (store /tmp/x/store)",
+        "broker broker-a listening on 0.0.0.0:40002 (VIP 0.0.0.0:40000), advertised as 10.0.0.5:40002 (store /x)",
     ]
-    assert parse_listen_lines(lines) == ("127.0.0.1:40001", "127.0.0.1:40002")
+    assert parse_listen_lines(lines) == ("127.0.0.1:40001", "10.0.0.5:40002")  # the broker's dial address
     assert parse_listen_lines(lines[:1]) == ("127.0.0.1:40001", None)
     assert parse_listen_lines(["name server listening on 10.1.2.3:9876"])[0] == "10.1.2.3:9876"
+    assert parse_listen_lines(["name server listening on 127.0.0.1:9876, [::1]:9876"])[0] == "127.0.0.1:9876"
 
 
 def test_broker_command_line() -> None:

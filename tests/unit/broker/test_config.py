@@ -4,6 +4,7 @@ import pytest
 
 from rocketq.broker.config import BrokerConfig, parse_delay_levels, read_properties
 from rocketq.errors import ConfigError
+from rocketq.remoting.limits import ServerLimits
 
 
 def test_defaults_match_rocketmq() -> None:
@@ -54,6 +55,10 @@ def test_unknown_key_is_named() -> None:
         ("deleteWhen=25", "deleteWhen"),
         ("messageDelayLevel=1x", "messageDelayLevel"),
         ("diskMaxUsedSpaceRatio=99", "diskMaxUsedSpaceRatio"),
+        ("serverMaxConnections=0", "serverMaxConnections"),
+        ("serverMaxPartialFrameBytes=1048576", "serverMaxPartialFrameBytes"),  # below maxFrameSize (16 MiB)
+        ("serverWriteBufferLowWaterMark=8388608", "serverWriteBufferHighWaterMark"),  # low above high
+        ("serverMaxWriteBufferBytes=4194304", "serverMaxWriteBufferBytes"),  # not above the high mark
     ],
 )
 def test_bad_values_name_the_key(item: str, key: str) -> None:
@@ -109,3 +114,13 @@ def test_acl_enable_true_fails_closed_and_false_loads() -> None:
     assert BrokerConfig.from_mapping({"aclEnable": "false"}).extra["aclEnable"] == "false"
     with pytest.raises(ConfigError, match="aclEnable"):
         BrokerConfig.from_mapping({"aclEnable": "yes-please"})
+
+
+def test_remoting_limits_are_set_by_their_keys() -> None:
+    cfg = BrokerConfig.load(None, ["serverMaxConnections=50", "serverMaxPartialFrameBytes=33554432",
+                                   "serverWriteBufferHighWaterMark=65536", "serverWriteBufferLowWaterMark=1024",
+                                   "serverMaxWriteBufferBytes=1048576"], env={})  # fmt: skip
+    limits = cfg.server_limits()
+    assert (limits.max_connections, limits.max_partial_frame_bytes) == (50, 32 * 1024 * 1024)
+    assert (limits.write_high_water, limits.write_low_water, limits.max_write_buffer) == (65536, 1024, 1048576)
+    assert BrokerConfig().server_limits() == ServerLimits()  # the defaults are the remoting layer's

@@ -29,6 +29,8 @@ def test_explicit_kv_path(tmp_path: Path) -> None:
         ({"scan_interval": 0}, "scan_interval"),
         ({"broker_expiry": -1}, "broker_expiry"),
         ({"idle_timeout": float("nan")}, "idle_timeout"),
+        ({"max_connections": 0}, "max_connections"),
+        ({"max_partial_frame_bytes": 1024}, "max_partial_frame_bytes"),
     ],
 )
 def test_invalid(kwargs: dict[str, float], key: str) -> None:
@@ -49,3 +51,18 @@ def test_update_from_properties_reports_applied_keys() -> None:
 def test_parse_properties() -> None:
     text = "# comment\n! also\n a = 1 \nb:2\nc\n\nd=x=y\n"
     assert parse_properties(text) == {"a": "1", "b": "2", "c": "", "d": "x=y"}
+
+
+def test_remoting_limits_by_property_and_strictly_from_the_command_line() -> None:
+    c = NamesrvConfig()
+    assert c.update_from_properties({"serverMaxConnections": "7", "serverMaxWriteBufferBytes": "99999999"}) == [
+        "serverMaxConnections", "serverMaxWriteBufferBytes"
+    ]  # fmt: skip
+    assert (c.server_limits().max_connections, c.server_limits().max_write_buffer) == (7, 99999999)
+    assert "serverMaxPartialFrameBytes=134217728\n" in c.to_properties()
+    with pytest.raises(ConfigError) as info:
+        c.update_from_properties({"serverWriteBufferLowWaterMark": "999999999"})
+    assert info.value.key == "write_high_water" and c.write_low_water == 1024 * 1024  # nothing applied
+    with pytest.raises(ConfigError) as info:
+        c.update_from_properties({"serverMaxConection": "1"}, strict=True)
+    assert info.value.key == "serverMaxConection"

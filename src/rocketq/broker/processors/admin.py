@@ -15,7 +15,7 @@ from rocketq.broker.messaging.admin import QUERY_CONSUME_QUEUE_MAX_COUNT, AdminS
 from rocketq.broker.messaging.pacing import Pacer
 from rocketq.broker.messaging.runtime_config import RuntimeConfigService
 from rocketq.codes import VERSION_V3_1_8, RequestCode, ResponseCode
-from rocketq.errors import RemotingError, RemotingTimeoutError
+from rocketq.errors import ProtocolError, RemotingError, RemotingTimeoutError
 from rocketq.protocol.bodies import TopicConfig, dumps, encode_kv_table, loads
 from rocketq.protocol.command import Buffer, RemotingCommand
 from rocketq.protocol.headers import (
@@ -137,7 +137,11 @@ class AdminProcessors:
         obj = loads(cmd.body)
         if not isinstance(obj, dict) or not obj.get("groupName"):
             return cmd.response(ResponseCode.SYSTEM_ERROR, "SubscriptionGroupConfig body without groupName")
-        code, remark = self._admin.update_group(SubscriptionGroupConfig.from_json(obj))
+        try:
+            group = SubscriptionGroupConfig.from_json(obj)
+        except (TypeError, ValueError) as exc:  # only the conversions of this one decode: a field of a wrong type
+            raise ProtocolError(f"bad SubscriptionGroupConfig: {exc}") from exc
+        code, remark = self._admin.update_group(group)
         return cmd.response(code, remark)
 
     def delete_group(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:

@@ -12,7 +12,7 @@ from rocketq.broker.messaging.pull import PullService
 from rocketq.broker.services.long_polling import PullHoldService
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.command import RemotingCommand
-from rocketq.protocol.headers import HeaderError, PullMessageRequestHeader, PullMessageResponseHeader
+from rocketq.protocol.headers import PullMessageRequestHeader, PullMessageResponseHeader
 from rocketq.remoting.connection import Connection
 
 
@@ -32,10 +32,7 @@ class PullProcessor:
         return self._pull(conn, cmd, allow_suspend=False)
 
     def _pull(self, conn: Connection, cmd: RemotingCommand, allow_suspend: bool) -> RemotingCommand | None:
-        try:
-            h = PullMessageRequestHeader.from_ext(cmd.ext_fields)
-        except HeaderError as exc:
-            return cmd.response(ResponseCode.SYSTEM_ERROR, str(exc))
+        h = PullMessageRequestHeader.from_ext(cmd.ext_fields)  # a HeaderError: the gate answers and logs it
         out = self._service.pull(h, remote=conn.remote, allow_suspend=allow_suspend)
         if out.suspend_seconds > 0:
             self.holds.hold(conn, cmd, h.topic, h.queue_id, h.queue_offset, out.suspend_seconds, out.matches_code)

@@ -135,7 +135,7 @@ class SendProcessor:
                 else:
                     header = send_header_from_v2(cmd.ext_fields)
             except ProtocolError as exc:  # as Java answers a processor that threw: no send extFields
-                self._gate.reply(conn, cmd, cmd.response(ResponseCode.SYSTEM_ERROR, str(exc)))
+                self._gate.reply(conn, cmd, self._gate.client_mistake(conn, cmd, exc))
                 continue
             if prepare is not None:
                 try:
@@ -155,7 +155,8 @@ class SendProcessor:
                                        remote=conn.remote)  # fmt: skip
             except BrokerError as exc:
                 outcome = SendOutcome(exc.code, exc.remark)
-            except ProtocolError as exc:
+            except ProtocolError as exc:  # a malformed body or properties: the gate's one line, no traceback
+                self._gate.note_client_mistake(conn, cmd, exc)
                 outcome = SendOutcome(ResponseCode.SYSTEM_ERROR, str(exc))
             except Exception as exc:
                 log.exception("send.failed remote=%s", conn.remote)
