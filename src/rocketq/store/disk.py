@@ -59,7 +59,8 @@ class DiskGuard:
     def __init__(self, config: StoreConfig, flags: RunningFlags, disk_free: DiskFree = disk_free_bytes) -> None:
         self.config = config
         self.flags = flags
-        self._disk_free = disk_free
+        #: the free-space probe (injectable: a test fakes a small disk with it)
+        self.disk_free = disk_free
         self._lock = threading.Lock()
         self._ratio_full = False
         self._space_full = False
@@ -76,7 +77,7 @@ class DiskGuard:
 
     def read_free(self) -> int:
         """The free bytes of the tightest of the store's directories (-1 if none can be read)."""
-        readings = [f for f in (self._disk_free(p) for p in self._paths()) if f >= 0]
+        readings = [f for f in (self.disk_free(p) for p in self._paths()) if f >= 0]
         free = min(readings) if readings else -1
         self.free_bytes = free
         return free

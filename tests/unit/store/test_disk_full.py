@@ -6,8 +6,10 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +18,8 @@ from rocketq.protocol.message import decode_record
 from rocketq.store import GetMessageStatus, MessageStore, PutMessageStatus, StoreConfig, StoreMessage
 from rocketq.store import mapped_file_queue as mfq_module
 from rocketq.store import warm as warm_module
+from rocketq.store.disk import DiskGuard
+from rocketq.store.running_flags import RunningFlags
 from rocketq.store.warm import PageWarmer
 
 MsgFactory = Callable[..., StoreMessage]
@@ -322,3 +326,28 @@ def test_warmer_survives_pages_it_cannot_populate(
     assert last is not None and last.warmed_position == last.file_size  # given up on this file only
     assert not warmer.is_stopped
     assert store.put_message(msg()).is_ok
+
+
+def test_real_enospc_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 1 MiB tmpfs (as root; otherwise an injected ENOSPC) cannot hold a 2 MiB file: an error, no file."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    mounted = os.geteuid() == 0
+    if mounted:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], check=True)
+    else:
+        fake = Fallocate(os.posix_fallocate)
+        fake.error = errno.ENOSPC
+        monkeypatch.setattr(os, "posix_fallocate", fake)
+    try:
+        flags = RunningFlags()
+        guard = DiskGuard(StoreConfig(store_path_root_dir=str(mount), disk_min_free_bytes=0), flags, Free())
+        queue = mfq_module.MappedFileQueue(str(mount / "commitlog"), 2 * 1024 * 1024, preallocate=True, guard=guard)
+        with pytest.raises(OSError) as raised:
+            queue.last_for_write()
+        assert raised.value.errno == errno.ENOSPC
+        assert os.listdir(mount / "commitlog") == [] and queue.mapped_files == []
+        assert flags.is_disk_full()
+    finally:
+        if mounted:
+            subprocess.run(["umount", "-l", str(mount)], check=False)
