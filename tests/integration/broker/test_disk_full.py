@@ -251,3 +251,31 @@ async def test_full_disk_answers_service_not_available_and_recovers(target: Targ
         assert (await wire.send(TOPIC, b"after restart", queue_id=3)).code == ResponseCode.SUCCESS
     finally:
         await rc.close()
+
+
+async def test_headroom_is_a_live_key(cluster: EmbeddedCluster, wire: Wire) -> None:
+    """updateBrokerConfig diskMinFreeBytes: raised above the free space, sends are refused with the status
+    within a check interval while pulls go on; lowered again, they resume; no restart either way."""
+
+    async def update(text: str) -> None:
+        resp = await wire.call(RequestCode.UPDATE_BROKER_CONFIG, body=text.encode())
+        assert (resp.code, resp.remark) == (ResponseCode.SUCCESS, None)
+
+    async def send_until(code: int) -> str | None:
+        async with asyncio.timeout(30):
+            while True:
+                resp = await wire.send(TOPIC, b"probe", queue_id=0)
+                if resp.code == code:
+                    return resp.remark
+                await asyncio.sleep(0.05)
+
+    assert (await wire.send(TOPIC, b"kept", queue_id=0)).code == ResponseCode.SUCCESS
+    await update(f"diskMinFreeBytes={2**62}\n")
+    remark = await send_until(ResponseCode.SERVICE_NOT_AVAILABLE)
+    assert remark is not None and "the broker's disk is full [CL:" in remark
+    assert (await _runtime_info(wire))["storeDiskFull"] == "true"
+    pulled = await wire.pull(TOPIC, 0, 0)
+    assert pulled.code == ResponseCode.SUCCESS and records(pulled)[0].body == b"kept"
+    await update("diskMinFreeBytes=0\n")
+    await send_until(ResponseCode.SUCCESS)
+    assert (await _runtime_info(wire))["storeDiskFull"] == "false"

@@ -54,6 +54,8 @@ def test_unknown_key_is_named() -> None:
         ("deleteWhen=25", "deleteWhen"),
         ("messageDelayLevel=1x", "messageDelayLevel"),
         ("diskMaxUsedSpaceRatio=99", "diskMaxUsedSpaceRatio"),
+        ("diskMinFreeBytes=-1", "diskMinFreeBytes"),
+        ("diskCheckInterval=0", "diskCheckInterval"),
     ],
 )
 def test_bad_values_name_the_key(item: str, key: str) -> None:
