@@ -508,7 +508,10 @@ class MessageStore:
         index = self.index
         if index is not None and index.pending_entries:
             with self.commit_log.put_lock:
-                index.write_pending()
+                try:
+                    index.write_pending()
+                except OSError:  # a new index file could not be created: as in the flush thread
+                    self.appender.logics_failed(WRITE_INDEX_FILE_ERROR, "index")
 
     # ============================================================================ topics and queues
 

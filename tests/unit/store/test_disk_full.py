@@ -351,3 +351,21 @@ def test_real_enospc_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.M
     finally:
         if mounted:
             subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_index_file_failure_at_a_query_refuses_writes_without_an_exception(
+    open_store: StoreFactory, store_config: Callable[..., StoreConfig], msg: MsgFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = open_store(_config(store_config), disk_free=Free())
+    assert store.put_message(msg(properties={"KEYS": "k1"})).is_ok
+    index = store.index
+    assert index is not None and index.pending_entries
+
+    def no_space() -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(index, "write_pending", no_space)
+    assert store.query_message("T", "k1", 10, 0, 2**62) == []  # answered, not raised
+    assert store.put_message(msg()).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+    assert store.flags.bits & 8  # Java's WRITE_INDEX_FILE_ERROR
+    assert len(_bodies(store, 10)) == 1  # reads go on
