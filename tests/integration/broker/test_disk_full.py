@@ -279,3 +279,27 @@ async def test_headroom_is_a_live_key(cluster: EmbeddedCluster, wire: Wire) -> N
     await update("diskMinFreeBytes=0\n")
     await send_until(ResponseCode.SUCCESS)
     assert (await _runtime_info(wire))["storeDiskFull"] == "false"
+
+
+@pytest.mark.parametrize("cluster", [{"brokers": 2}], indirect=True)
+async def test_producer_retries_a_full_broker_on_the_other(cluster: EmbeddedCluster) -> None:
+    """What the Java producer does with SERVICE_NOT_AVAILABLE (a retryable code: resend at once to another
+    broker), rocketq's producer does too: with broker-a's disk full every send lands on broker-b."""
+    from rocketq.client import AdminClient, ClientConfig, Message, Producer, SendStatus
+
+    async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+        brokers = await admin.brokers()
+        await admin.create_topic(TOPIC, cluster=brokers[0].cluster, read_queue_nums=2, write_queue_nums=2)
+        async with asyncio.timeout(30):
+            while len((await admin.topic_route(TOPIC)).queue_datas) < 2:
+                await asyncio.sleep(0.05)
+    full = cluster.brokers[0]
+    full.store.config.disk_min_free_bytes = 2**62
+    assert not full.store.disk_guard.check()
+    cfg = ClientConfig(namesrv_addr=cluster.namesrv_addr, poll_name_server_interval=3600)
+    async with Producer("pg-full", config=cfg) as producer:
+        results = [await producer.send(Message(TOPIC, f"{i}".encode())) for i in range(8)]
+    assert all(r.status is SendStatus.SEND_OK for r in results)
+    assert {r.message_queue.broker_name for r in results} == {"broker-b"}
+    assert full.store.get_max_offset_in_queue(TOPIC, 0) == full.store.get_max_offset_in_queue(TOPIC, 1) == 0
+    assert full.store.stats_service.put_failed > 0  # broker-a was asked, and refused
