@@ -19,7 +19,9 @@ What an owner (the asyncio broker) does:
   ``properties`` is None for the messages of a batch and of ``put_plain_messages`` (not decoded there).
 * ``GetMessageResult`` lends views of the mapped files: ``release()`` it once the response is written.
 * Retention runs on the store's own thread every ``clean_resource_interval`` ms (0 = no thread; then call
-  ``run_cleanup()`` yourself). DISK_FULL (writes answered SERVICE_NOT_AVAILABLE) is decided there too:
+  ``run_cleanup()`` yourself). DISK_FULL (writes answered SERVICE_NOT_AVAILABLE, reads go on) is owned by
+  ``disk_guard`` (``rocketq.store.disk``): the used ratio from the cleanup pass, and the free-bytes headroom
+  read at each commit-log roll and every ``disk_check_interval`` ms; it clears by itself when space returns.
   ``is_disk_full()`` tells it apart from a store that is shut down.
 * Delayed messages (``DELAY`` > 0) are rewritten to SCHEDULE_TOPIC_XXXX by ``put_message``, as RocketMQ's
   CommitLog does; the schedule service must remove ``DELAY`` when it puts them back to their real topic.
