@@ -34,10 +34,9 @@ def disk_capacity(path: str) -> tuple[int, int] | None:
 
 def disk_util_text(config: StoreConfig, disk_usage: DiskUsage) -> str:
     """Java's SendMessageProcessor.diskUtil: the used ratios of the commit-log, consume-queue and index paths."""
-    root = config.store_path_root_dir
-    ratios = (disk_usage(config.commit_log_dir), disk_usage(config.consume_queue_dir), disk_usage(config.index_dir))
-    # Java reads a missing directory as -1 too; the root is on the same partition and always exists
-    cl, cq, index = (r if r >= 0 else disk_usage(root) for r in ratios)
+    # a directory not created yet reads -1, as in Java
+    cl, cq = disk_usage(config.commit_log_dir), disk_usage(config.consume_queue_dir)
+    index = disk_usage(config.index_dir)
     return f"CL: {cl:5.2f} CQ: {cq:5.2f} INDEX: {index:5.2f}"
 
 

@@ -369,3 +369,8 @@ def test_index_file_failure_at_a_query_refuses_writes_without_an_exception(
     assert store.put_message(msg()).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
     assert store.flags.bits & 8  # Java's WRITE_INDEX_FILE_ERROR
     assert len(_bodies(store, 10)) == 1  # reads go on
+
+
+def test_disk_util_is_java_text(open_store: StoreFactory, store_config: Callable[..., StoreConfig]) -> None:
+    store = open_store(_config(store_config), disk_free=Free(), disk_usage=lambda p: 0.9)
+    assert store.disk_util() == "CL:  0.90 CQ:  0.90 INDEX:  0.90"  # Java's String.format("CL: %5.2f ...")
