@@ -95,6 +95,9 @@ class BrokerConfig:
     fileReservedTime: int = 72
     deleteWhen: str = "04"
     diskMaxUsedSpaceRatio: int = 75
+    # rocketq: writes are refused while less than this is free on the store's partitions (see docs/reliability.md)
+    diskMinFreeBytes: int = 256 * 1024 * 1024
+    diskCheckInterval: int = 500  # rocketq: ms between free-space readings (also read at each commit-log roll)
     maxHashSlotNum: int = 5_000_000
     maxIndexNum: int = 20_000_000
     checkCRCOnRecover: bool = True
@@ -225,6 +228,10 @@ class BrokerConfig:
             raise ConfigError("listenPort", "must be >= 3 when fastListenPortEnable (VIP port = listenPort - 2)")
         if not 10 <= self.diskMaxUsedSpaceRatio <= 95:
             raise ConfigError("diskMaxUsedSpaceRatio", "must be between 10 and 95")
+        if self.diskMinFreeBytes < 0:
+            raise ConfigError("diskMinFreeBytes", "must be >= 0")
+        if not 10 <= self.diskCheckInterval <= 60_000:
+            raise ConfigError("diskCheckInterval", "must be between 10 and 60000 ms")
         if not 0 <= self.busyPollMaxMicros <= 100_000:
             raise ConfigError("busyPollMaxMicros", "must be between 0 (off) and 100000")
         if self.maxMessageSize <= 0:

@@ -75,6 +75,8 @@ def store_config_from(cfg: BrokerConfig) -> StoreConfig:
         file_reserved_time=cfg.fileReservedTime,
         delete_when=cfg.deleteWhen,
         disk_max_used_space_ratio=cfg.diskMaxUsedSpaceRatio,
+        disk_min_free_bytes=cfg.diskMinFreeBytes,
+        disk_check_interval=cfg.diskCheckInterval,
         max_hash_slot_num=cfg.maxHashSlotNum,
         max_index_num=cfg.maxIndexNum,
         message_delay_level=cfg.messageDelayLevel,

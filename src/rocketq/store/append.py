@@ -43,6 +43,7 @@ from rocketq.store.appendcodec import measure_batch
 from rocketq.store.commit_log import CommitLog
 from rocketq.store.config import Clock, StoreConfig
 from rocketq.store.dispatcher import Dispatcher
+from rocketq.store.errors import is_no_space
 from rocketq.store.fast_hash import tags_code_of
 from rocketq.store.message import PlainMessage, StoreBatch, StoreMessage
 from rocketq.store.record import END_FILE_MIN_BLANK_LENGTH, FIXED_BY_HOSTS, HOST_V6_BITS
@@ -106,9 +107,23 @@ class Appender:
         code = self._tags_cache[tags] = tags_code_of(tags)
         return code
 
+    def _append_failed(self, topic: str, exc: OSError) -> PutMessageStatus:
+        """The status for a commit-log file that could not be created: a full disk is Java's disk-full answer
+        (the disk guard has switched writes off and logged it); anything else is CREATE_MAPEDFILE_FAILED."""
+        if is_no_space(exc):
+            return _NOT_AVAILABLE
+        log.exception("store.append_failed topic=%s", topic)
+        return _FILE_FAILED
+
     def _logics_failed(self, topic: str) -> None:
-        log.exception("store.dispatch_failed topic=%s: logics queue error, writes refused", topic)
-        self.flags.set(WRITE_LOGICS_QUEUE_ERROR)
+        self.logics_failed(WRITE_LOGICS_QUEUE_ERROR, topic)
+
+    def logics_failed(self, bit: int, what: str) -> None:
+        """A consume-queue unit or index entry was not written (its file could not be created): writes are
+        refused until a restart re-dispatches from the commit log (Java's WRITE_LOGICS_QUEUE_ERROR /
+        WRITE_INDEX_FILE_ERROR). The message itself is in the commit log and stays acknowledged."""
+        if self.flags.set(bit):
+            log.exception("store.dispatch_failed %s: writes refused until the broker restarts", what)
 
     # ================================================================== single messages and runs
 
@@ -231,9 +246,8 @@ class Appender:
                         store_ts, size, queue_id, flag, sys_flag, born_ts, born_b, store_b, reconsume,
                         prepared_offset, body, topic_tail, props_b, (topic, queue_id),
                     )  # fmt: skip
-                except OSError:
-                    log.exception("store.append_failed topic=%s", topic)
-                    out.append(_FILE_FAILED)
+                except OSError as exc:
+                    out.append(self._append_failed(topic, exc))
                     failed += 1
                     continue
                 if properties is None:
@@ -326,9 +340,8 @@ class Appender:
                 )  # fmt: skip
             except ValueError:  # a TAGS/KEYS/UNIQ_KEY value that is not UTF-8: nothing was written
                 return self._fail(_ILLEGAL)
-            except OSError:
-                log.exception("store.append_failed topic=%s", topic)
-                return self._fail(_FILE_FAILED)
+            except OSError as exc:
+                return self._fail(self._append_failed(topic, exc))
             store_ts = result.store_timestamp
             offsets = result.record_offsets
             last_phys = offsets[-1] if offsets else result.wrote_offset

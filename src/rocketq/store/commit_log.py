@@ -28,7 +28,7 @@ from rocketq.store.appendcodec import write_batch
 from rocketq.store.appendcodec import write_record as write_message_record
 from rocketq.store.config import Clock, StoreConfig, system_clock
 from rocketq.store.mapped_file import MappedFile, SelectMappedBufferResult
-from rocketq.store.mapped_file_queue import MappedFileQueue
+from rocketq.store.mapped_file_queue import MappedFileQueue, SpaceGuard
 from rocketq.store.record import (
     END_FILE_MIN_BLANK_LENGTH,
     RECORD_BLANK,
@@ -52,12 +52,13 @@ RecordCallback = Callable[[RecordInfo, MappedFile], object]
 
 
 class CommitLog:
-    def __init__(self, config: StoreConfig, clock: Clock = system_clock) -> None:
+    def __init__(self, config: StoreConfig, clock: Clock = system_clock, guard: SpaceGuard | None = None) -> None:
         self.config = config
         self.file_size = config.mapped_file_size_commit_log
         self._clock = clock
         self.mfq = MappedFileQueue(
-            config.commit_log_dir, self.file_size, keep_fd=True, preallocate=config.preallocate_commit_log, clock=clock
+            config.commit_log_dir, self.file_size, keep_fd=True, preallocate=config.preallocate_commit_log,
+            clock=clock, guard=guard,
         )
         self.encoder = RecordEncoder()
         self.put_lock = threading.Lock()

@@ -113,6 +113,12 @@ class StoreConfig:
     #: above this ratio expired-or-not files are deleted at once (RocketMQ: 0.85)
     disk_space_clean_forcibly_ratio: float = 0.85
     clean_file_forcibly_enable: bool = True
+    #: writes are refused while less than this is free on the store's partitions, and a commit-log file is
+    #: created only if this much stays free after it; the reserve for the sparse consume-queue and index
+    #: pages and the broker's config files (``rocketq.store.disk``). Not RocketMQ config.
+    disk_min_free_bytes: int = 256 * 1024 * 1024
+    #: how often the free space is re-read (ms); also re-read at each commit-log roll. Not RocketMQ config.
+    disk_check_interval: int = 500
     #: 0 disables the store's own cleanup thread (the owner then calls ``run_cleanup()``)
     clean_resource_interval: int = 10_000
     delete_commit_log_files_interval: int = 100
@@ -154,6 +160,10 @@ class StoreConfig:
             raise ConfigError("max_index_num", "index sizes must be positive")
         if self.max_message_size <= 0:
             raise ConfigError("max_message_size", "must be positive")
+        if self.disk_min_free_bytes < 0:
+            raise ConfigError("disk_min_free_bytes", "must be >= 0")
+        if self.disk_check_interval <= 0:
+            raise ConfigError("disk_check_interval", "must be positive")
         parse_delay_levels(self.message_delay_level)
         parse_delete_when(self.delete_when)
 

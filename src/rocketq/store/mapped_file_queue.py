@@ -15,9 +15,21 @@ import shutil
 import struct
 import threading
 import time
+from typing import Protocol
 
 from rocketq.store.config import Clock, system_clock
+from rocketq.store.errors import is_no_space
 from rocketq.store.mapped_file import MappedFile, offset_to_file_name
+
+
+class SpaceGuard(Protocol):
+    """What a queue asks before and after creating a file (``rocketq.store.disk.DiskGuard``)."""
+
+    def reserve_for_roll(self, size: int) -> None:
+        """Raise OSError (ENOSPC) unless a file of ``size`` bytes may be created."""
+
+    def allocation_failed(self, size: int, free: int = -1) -> None:
+        """A file of ``size`` bytes could not be reserved for lack of space."""
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +48,11 @@ class MappedFileQueue:
         keep_fd: bool = False,
         preallocate: bool = False,
         clock: Clock = system_clock,
+        guard: SpaceGuard | None = None,
     ) -> None:
         self.store_path = store_path
+        #: checks the headroom before each new file and hears of allocations that found the disk full
+        self.guard = guard
         self._preallocate = preallocate
         self.mapped_file_size = mapped_file_size
         self._keep_fd = keep_fd
@@ -155,28 +170,51 @@ class MappedFileQueue:
         return self._create(create_offset)
 
     def _create(self, offset: int) -> MappedFile:
-        os.makedirs(self.store_path, exist_ok=True)
-        path = os.path.join(self.store_path, offset_to_file_name(offset))
-        # Size the file under a temporary name first: a crash must not leave a short file under the real name.
-        tmp = path + ".tmp"
-        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        """Create, size and map the file starting at ``offset``; raises OSError (nothing left behind) when the
+        headroom check refuses it or the disk cannot hold it."""
+        size = self.mapped_file_size
+        guard = self.guard
+        if guard is not None:
+            guard.reserve_for_roll(size)  # DiskFullError: refused before any byte is taken
         try:
-            os.ftruncate(fd, self.mapped_file_size)
-            if self._preallocate:
-                # Reserve the blocks now (about 1 ms per GiB on ext4): first-touch page faults on a sparse
-                # file cost ~3 us per KiB appended, on an allocated one ~0.4 us.
-                with contextlib.suppress(OSError, AttributeError):
-                    os.posix_fallocate(fd, 0, self.mapped_file_size)
-        finally:
-            os.close(fd)
-        os.rename(tmp, path)
-        mf = MappedFile(path, self.mapped_file_size, file_from_offset=offset, keep_fd=self._keep_fd,
-                        now_ms=self._clock())
+            path = self._allocate(offset)
+        except OSError as exc:
+            if guard is not None and is_no_space(exc):
+                guard.allocation_failed(size)
+            log.error("mapped_file.create_failed dir=%s offset=%d size=%d: %s", self.store_path, offset, size, exc)
+            raise
+        mf = MappedFile(path, size, file_from_offset=offset, keep_fd=self._keep_fd, now_ms=self._clock())
         with self._lock:
             if not self.mapped_files:
                 mf.first_create_in_queue = True
             self.mapped_files = [*self.mapped_files, mf]
         return mf
+
+    def _allocate(self, offset: int) -> str:
+        """The sized file under its real name. It is sized under a temporary name first (a crash must not
+        leave a short file under the real name), which is removed again when sizing fails."""
+        os.makedirs(self.store_path, exist_ok=True)
+        path = os.path.join(self.store_path, offset_to_file_name(offset))
+        tmp = path + ".tmp"
+        # missing on some platforms (macOS): files are then sparse, guarded by the headroom alone
+        fallocate = getattr(os, "posix_fallocate", None) if self._preallocate else None
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            try:
+                os.ftruncate(fd, self.mapped_file_size)
+                if fallocate is not None:
+                    # Reserve the blocks now (about 1 ms per GiB on ext4): first-touch page faults on a sparse
+                    # file cost ~3 us per KiB appended, on an allocated one ~0.4 us. And a sparse file on a full
+                    # disk is a SIGBUS at the append that touches a page without a block: an error here is not.
+                    fallocate(fd, 0, self.mapped_file_size)
+            finally:
+                os.close(fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        os.rename(tmp, path)
+        return path
 
     def flush(self, least_pages: int) -> bool:
         """Flush the file holding ``flushed_where``; True when nothing new was flushed."""

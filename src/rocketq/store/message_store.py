@@ -19,7 +19,9 @@ What an owner (the asyncio broker) does:
   ``properties`` is None for the messages of a batch and of ``put_plain_messages`` (not decoded there).
 * ``GetMessageResult`` lends views of the mapped files: ``release()`` it once the response is written.
 * Retention runs on the store's own thread every ``clean_resource_interval`` ms (0 = no thread; then call
-  ``run_cleanup()`` yourself). DISK_FULL (writes answered SERVICE_NOT_AVAILABLE) is decided there too:
+  ``run_cleanup()`` yourself). DISK_FULL (writes answered SERVICE_NOT_AVAILABLE, reads go on) is owned by
+  ``disk_guard`` (``rocketq.store.disk``): the used ratio from the cleanup pass, and the free-bytes headroom
+  read at each commit-log roll and every ``disk_check_interval`` ms; it clears by itself when space returns.
   ``is_disk_full()`` tells it apart from a store that is shut down.
 * Delayed messages (``DELAY`` > 0) are rewritten to SCHEDULE_TOPIC_XXXX by ``put_message``, as RocketMQ's
   CommitLog does; the schedule service must remove ``DELAY`` when it puts them back to their real topic.
@@ -52,6 +54,7 @@ from rocketq.store.config import (
 )
 from rocketq.store.consume_queue import CQ_UNIT
 from rocketq.store.consume_queue_table import ConsumeQueueTable
+from rocketq.store.disk import DiskFree, DiskGuard, DiskGuardThread, disk_free_bytes
 from rocketq.store.dispatcher import Dispatcher
 from rocketq.store.errors import StoreLockedError, StoreNotAvailableError
 from rocketq.store.flush import (
@@ -74,8 +77,9 @@ from rocketq.store.results import (
     PutMessageResult,
     PutMessageStatus,
 )
-from rocketq.store.running_flags import RunningFlags
-from rocketq.store.stats import StatsService, StoreStats, human_bytes
+from rocketq.store.running_flags import WRITE_INDEX_FILE_ERROR, WRITE_LOGICS_QUEUE_ERROR, RunningFlags
+from rocketq.store.runtime_info import disk_util_text, store_runtime_info
+from rocketq.store.stats import StatsService, StoreStats
 from rocketq.store.warm import PageWarmer
 
 log = logging.getLogger(__name__)
@@ -107,21 +111,25 @@ class MessageStore:
         *,
         clock: Clock = system_clock,
         disk_usage: DiskUsage = disk_usage_ratio,
+        disk_free: DiskFree = disk_free_bytes,
     ) -> None:
         self.config = config
         self._clock = clock
         self.delay_table = parse_delay_levels(config.message_delay_level)
         self.max_delay_level = max(self.delay_table)
-        self.commit_log = CommitLog(config, clock)
+        self.flags = RunningFlags()
+        #: owns DISK_FULL: the free-space headroom and (from the cleanup service) the used ratio
+        self.disk_guard = DiskGuard(config, self.flags, disk_free)
+        self.commit_log = CommitLog(config, clock, self.disk_guard)
         self.cq_table = ConsumeQueueTable(config.consume_queue_dir, config.mapped_file_size_consume_queue, clock)
         self.index: IndexService | None = IndexService(config, clock) if config.message_index_enable else None
         self.dispatcher = Dispatcher(self.cq_table, self.index, self.delay_table)
-        self.flags = RunningFlags()
         self.stats_service = StatsService(clock())
         self.cleanup_service = CleanupService(
-            config, self.commit_log, self.cq_table, self.index, self.flags, clock, disk_usage
+            config, self.commit_log, self.cq_table, self.index, self.disk_guard, clock, disk_usage
         )
-        self._disk_usage = disk_usage
+        #: the used-ratio probe (injectable: tests fake a full disk with it)
+        self.disk_usage = disk_usage
         self.checkpoint: StoreCheckpoint | None = None
         #: the write side: put_message, put_plain_messages, put_messages (``rocketq.store.append``)
         self.appender = Appender(config, self.commit_log, self.dispatcher, self.flags, self.stats_service, clock)
@@ -130,6 +138,7 @@ class MessageStore:
         self._flush_service: FlushRealTimeService | GroupCommitService | None = None
         self._logics_service: FlushLogicsService | None = None
         self._cleanup_thread: _CleanupThread | None = None
+        self._disk_thread: DiskGuardThread | None = None
         self._warmer: PageWarmer | None = None
         self._lock_fd: int | None = None
         self._loaded = False
@@ -216,13 +225,16 @@ class MessageStore:
         if cfg.clean_resource_interval > 0:
             self._cleanup_thread = _CleanupThread(self, cfg.clean_resource_interval)
             self._cleanup_thread.start()
+        self.disk_guard.check()  # a store opened on a full disk refuses writes from the first one
+        self._disk_thread = DiskGuardThread(self.disk_guard)
+        self._disk_thread.start()
         self._started = True
 
     def _stop_threads(self) -> None:
-        for svc in (self._warmer, self._cleanup_thread, self._flush_service, self._logics_service):
+        for svc in (self._disk_thread, self._warmer, self._cleanup_thread, self._flush_service, self._logics_service):
             if svc is not None:
                 svc.shutdown()
-        self._cleanup_thread = self._flush_service = self._logics_service = self._warmer = None
+        self._cleanup_thread = self._flush_service = self._logics_service = self._warmer = self._disk_thread = None
 
     def shutdown(self) -> None:
         """Stop threads, flush everything, write the checkpoint, remove the abort marker, unlock."""
@@ -278,8 +290,15 @@ class MessageStore:
         lock = contextlib.nullcontext() if holding_put_lock or index is None else self.commit_log.put_lock
         with lock:
             if index is not None:
-                index.write_pending()  # the checkpoint must not cover index entries that are not in a file
+                try:
+                    index.write_pending()  # the checkpoint must not cover index entries that are not in a file
+                except OSError:
+                    self.appender.logics_failed(WRITE_INDEX_FILE_ERROR, "index")
             ts = self.dispatcher.last_dispatched_store_timestamp  # read first: everything before it is written
+        if self.flags.bits & (WRITE_LOGICS_QUEUE_ERROR | WRITE_INDEX_FILE_ERROR):
+            # a unit or an index entry is missing: the checkpoint stays where it was, so the restart's
+            # recovery (the abort marker stays too) dispatches those messages again
+            ts = 0
         self.cq_table.flush(least_pages)
         if self.index is not None:
             self.index.drop_resident()  # every pass (the index is synced only on the thorough one)
@@ -491,7 +510,10 @@ class MessageStore:
         index = self.index
         if index is not None and index.pending_entries:
             with self.commit_log.put_lock:
-                index.write_pending()
+                try:
+                    index.write_pending()
+                except OSError:  # a new index file could not be created: as in the flush thread
+                    self.appender.logics_failed(WRITE_INDEX_FILE_ERROR, "index")
 
     # ============================================================================ topics and queues
 
@@ -573,32 +595,11 @@ class MessageStore:
         return self.stats_service.snapshot()
 
     def runtime_info(self) -> dict[str, str]:
-        """RocketMQ's store runtime-info keys (GET_BROKER_RUNTIME_INFO)."""
-        info = self.stats_service.runtime_info(self._clock())
-        cfg = self.config
-        ratio = str(self._disk_usage(cfg.commit_log_dir))
-        info["commitLogDiskRatio"] = ratio
-        info[f"commitLogDiskRatio_{cfg.commit_log_dir}"] = ratio  # Java: one key per commit-log path
-        info["consumeQueueDiskRatio"] = str(self._disk_usage(cfg.store_path_root_dir))
-        min_offset, max_offset = self.get_min_phy_offset(), self.get_max_phy_offset()
-        info["commitLogMinOffset"] = str(min_offset)
-        info["commitLogMaxOffset"] = str(max_offset)
-        flushed = self.commit_log.mfq.flushed_where
-        info["commitLogFlushedOffset"] = str(flushed)
-        info["remainHowManyDataToFlush"] = human_bytes(max(max_offset - flushed, 0))
-        info["earliestMessageTimeStamp"] = str(
-            self.commit_log.pickup_store_timestamp(min_offset, 0) if max_offset > min_offset else -1
+        """RocketMQ's store runtime-info keys (GET_BROKER_RUNTIME_INFO), and rocketq's disk keys."""
+        return store_runtime_info(
+            self.config, self._clock(), self.stats_service, self.commit_log, self.cleanup_service, self.disk_usage
         )
-        info["dispatchBehindBytes"] = "0"
-        info["pageCacheLockTimeMills"] = "0"
-        # Java's figure when there is no transient store pool (rocketq never has one)
-        info["remainTransientStoreBufferNumbs"] = str(2**31 - 1)
-        try:
-            disk = os.statvfs(cfg.store_path_root_dir)
-        except OSError:
-            pass
-        else:
-            total, free = disk.f_blocks * disk.f_frsize, disk.f_bavail * disk.f_frsize
-            info["commitLogDirCapacity"] = f"Total : {human_bytes(total)}, Free : {human_bytes(free)}."
-        info["storeRunningFlags"] = str(self.flags.bits)
-        return info
+
+    def disk_util(self) -> str:
+        """Java's ``CL: %5.2f CQ: %5.2f INDEX: %5.2f`` used ratios (the remark of a refused send)."""
+        return disk_util_text(self.config, self.disk_usage)

@@ -45,7 +45,15 @@ class PageWarmer(ServiceThread):
         try:
             while start < target and not self.is_stopped:
                 n = min(_CHUNK, target - start)
-                if not populate_write(mf.mm, start, n):
+                try:
+                    supported = populate_write(mf.mm, start, n)
+                except OSError as exc:
+                    # pages without blocks behind them (a sparse file on a full disk): this file is not
+                    # warmed further; the disk guard, not this thread, decides whether writes go on
+                    log.warning("store.warm_failed file=%s at=%d: %s; not warming this file", mf.file_name, start, exc)
+                    mf.warmed_position = mf.file_size
+                    return
+                if not supported:
                     log.info("store.warm_unsupported: the kernel lacks MADV_POPULATE_WRITE; warming stops")
                     self.shutdown_later()
                     return

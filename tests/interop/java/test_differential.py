@@ -254,8 +254,11 @@ RUNTIME_ONLY_JAVA = frozenset({
     "queryThreadPoolQueueSize",
 })  # fmt: skip
 RUNTIME_ONLY_ROCKETQ = frozenset(
-    {"brokerName", "brokerRole", "commitLogFlushedOffset", "flushDiskType", "heldPullRequests", "storeRunningFlags"}
-)
+    {"brokerName", "brokerRole", "commitLogFlushedOffset", "flushDiskType", "heldPullRequests", "storeRunningFlags",
+     # the disk-full keys (docs/reliability.md)
+     "storeDiskFull", "storeDiskFreeBytes", "storeDiskMinFreeBytes", "storeForcedCleanFiles", "storeForcedCleanBytes",
+     "storeForcedCleanLastRatio", "storeForcedCleanLastTimeStamp"}
+)  # fmt: skip
 
 
 async def test_broker_runtime_info_keys(sides: tuple[Side, Side]) -> None:

@@ -444,8 +444,11 @@ JAVA_ONLY_RUNTIME_KEYS = frozenset(
     }
 )  # fmt: skip
 ROCKETQ_ONLY_RUNTIME_KEYS = frozenset(
-    {"brokerName", "brokerRole", "flushDiskType", "heldPullRequests", "commitLogFlushedOffset", "storeRunningFlags"}
-)
+    {"brokerName", "brokerRole", "flushDiskType", "heldPullRequests", "commitLogFlushedOffset", "storeRunningFlags",
+     # the disk-full keys (docs/reliability.md)
+     "storeDiskFull", "storeDiskFreeBytes", "storeDiskMinFreeBytes", "storeForcedCleanFiles", "storeForcedCleanBytes",
+     "storeForcedCleanLastRatio", "storeForcedCleanLastTimeStamp"}
+)  # fmt: skip
 
 
 #: keys either test harness sets (JavaCluster.write_broker_conf, EmbeddedCluster's TEST_BROKER_DEFAULTS), or that
@@ -459,7 +462,8 @@ HARNESS_KEYS = frozenset(TEST_BROKER_DEFAULTS) | {
 ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
     {
         "busyPollMaxMicros", "clientChannelExpiredTimeMills", "clientScanIntervalMills",
-        "consumerOffsetPersistIntervalMills", "fastListenPortEnable", "listenHost", "lockMaxLiveTimeMills",
+        "consumerOffsetPersistIntervalMills", "diskCheckInterval", "diskMinFreeBytes", "fastListenPortEnable",
+        "listenHost", "lockMaxLiveTimeMills",
         "maxFrameSize", "scheduleIntervalMills", "sendQueueCapacity",
         # remoting limits, the broker's and the name server's (docs/reliability.md)
         "serverMaxConnections", "serverMaxPartialFrameBytes", "serverWriteBufferHighWaterMark",

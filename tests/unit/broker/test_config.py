@@ -59,6 +59,8 @@ def test_unknown_key_is_named() -> None:
         ("serverMaxPartialFrameBytes=1048576", "serverMaxPartialFrameBytes"),  # below maxFrameSize (16 MiB)
         ("serverWriteBufferLowWaterMark=8388608", "serverWriteBufferHighWaterMark"),  # low above high
         ("serverMaxWriteBufferBytes=4194304", "serverMaxWriteBufferBytes"),  # not above the high mark
+        ("diskMinFreeBytes=-1", "diskMinFreeBytes"),
+        ("diskCheckInterval=0", "diskCheckInterval"),
     ],
 )
 def test_bad_values_name_the_key(item: str, key: str) -> None:

@@ -26,7 +26,7 @@ LIVE_KEYS = frozenset(
         "traceOn", "waitTimeMillsInSendQueue", "sendQueueCapacity", "rejectTransactionMessage",
         "clientChannelExpiredTimeMills", "clientScanIntervalMills", "consumerOffsetPersistIntervalMills",
         "maxTransferCountOnMessageInMemory", "maxTransferBytesOnMessageInMemory", "fileReservedTime",
-        "diskMaxUsedSpaceRatio",
+        "diskMaxUsedSpaceRatio", "diskMinFreeBytes", "diskCheckInterval",
     }
 )  # fmt: skip
 
@@ -74,6 +74,8 @@ class RuntimeConfigService:
         store_cfg.max_transfer_bytes_on_message_in_memory = cfg.maxTransferBytesOnMessageInMemory
         store_cfg.file_reserved_time = cfg.fileReservedTime
         store_cfg.disk_max_used_space_ratio = cfg.diskMaxUsedSpaceRatio
+        store_cfg.disk_min_free_bytes = cfg.diskMinFreeBytes
+        store_cfg.disk_check_interval = cfg.diskCheckInterval
         ctx.groups.auto_create = cfg.autoCreateSubscriptionGroup
         for listener in ctx.config_listeners:
             listener()

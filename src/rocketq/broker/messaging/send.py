@@ -16,6 +16,7 @@ the same records (tests pin them together).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rocketq.broker.context import BrokerContext
@@ -54,21 +55,29 @@ PUT_STATUS_TO_CODE: dict[str, tuple[int, str | None]] = {
     "CREATE_MAPEDFILE_FAILED": (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."),
     "MESSAGE_ILLEGAL": (ResponseCode.MESSAGE_ILLEGAL, "the message is illegal, maybe msg body or properties too long"),
     "PROPERTIES_SIZE_EXCEEDED": (ResponseCode.MESSAGE_ILLEGAL, "the message properties are too long"),
-    "SERVICE_NOT_AVAILABLE": (
-        ResponseCode.SERVICE_NOT_AVAILABLE,
-        "service not available now. It may be caused by one of the following reasons: "
-        "the broker's disk is full, messages are put to the slave, permission denied",
-    ),
+    "SERVICE_NOT_AVAILABLE": (ResponseCode.SERVICE_NOT_AVAILABLE, None),  # see service_not_available_remark
     "OS_PAGECACHE_BUSY": (ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"),
 }
 # The same table keyed by the enum member: no ``.name`` descriptor call per message.
 _CODE_OF_STATUS = {s: PUT_STATUS_TO_CODE[s.name] for s in PutMessageStatus if s.name in PUT_STATUS_TO_CODE}
 
 
-def code_of_put_status(status: object) -> tuple[int, str | None]:
-    """The response code and remark a put status is answered with."""
+def service_not_available_remark(disk_util: str) -> str:
+    """Java's remark for SERVICE_NOT_AVAILABLE, with the store's used ratios (``MessageStore.disk_util``)."""
+    return (
+        "service not available now. It may be caused by one of the following reasons: "
+        f"the broker's disk is full [{disk_util}], messages are put to the slave, message store has been shut down, "
+        "etc."
+    )
+
+
+def code_of_put_status(status: object, disk_util: Callable[[], str] | None = None) -> tuple[int, str | None]:
+    """The response code and remark a put status is answered with (``disk_util`` fills the ratios into the
+    SERVICE_NOT_AVAILABLE remark, as Java does)."""
     found: tuple[int, str | None] | None = _CODE_OF_STATUS.get(status)  # type: ignore[call-overload]
     if found is not None:
+        if found[0] == ResponseCode.SERVICE_NOT_AVAILABLE:
+            return found[0], service_not_available_remark(disk_util() if disk_util is not None else "")
         return found
     name = getattr(status, "name", str(status))
     return PUT_STATUS_TO_CODE.get(name, (ResponseCode.SYSTEM_ERROR, f"UNKNOWN_ERROR {name}"))
@@ -344,7 +353,7 @@ class SendService:
         else:
             msg = semantics.before_put(msg)  # rewrites the properties: the store encodes them itself
         result = self._ctx.store.put_message(msg)
-        return _outcome(result, topic, queue_id, wait_store)
+        return _outcome(result, topic, queue_id, wait_store, self._ctx.store.disk_util)
 
     def _send_batch(
         self, header: SendMessageRequestHeader, body: Body, born_host: Host, topic: str, queue_id: int,
@@ -366,7 +375,7 @@ class SendService:
         )
         result = self._ctx.store.put_messages(batch)
         # WAIT=false on the batch: answered without waiting for the flush, as Java's putMessages does
-        return _outcome(result, topic, queue_id, batch_props.get(PROP_WAIT) != "false")
+        return _outcome(result, topic, queue_id, batch_props.get(PROP_WAIT) != "false", self._ctx.store.disk_util)
 
 
 def _delayed(properties: dict[str, str]) -> bool:
@@ -377,8 +386,10 @@ def _delayed(properties: dict[str, str]) -> bool:
         return False
 
 
-def _outcome(result: PutMessageResult, topic: str, queue_id: int, wait_store: bool) -> SendOutcome:
-    code, remark = code_of_put_status(result.status)
+def _outcome(
+    result: PutMessageResult, topic: str, queue_id: int, wait_store: bool, disk_util: Callable[[], str]
+) -> SendOutcome:
+    code, remark = code_of_put_status(result.status, disk_util)
     append = result.append_result
     if append is None or code not in STORED_CODES:
         return SendOutcome(code, remark)

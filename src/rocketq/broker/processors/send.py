@@ -195,7 +195,7 @@ class SendProcessor:
                 resp = cmd.response(_SUCCESS, None, self._stored_fields(f"{prefix}{phys:016X}", message[1],
                                                                           queue_offset))  # fmt: skip
             else:
-                code, remark = code_of_put_status(result)
+                code, remark = code_of_put_status(result, self._ctx.store.disk_util)
                 resp = self._response(cmd, code, remark)
             gate.reply(conn, cmd, resp)
 
