@@ -249,14 +249,41 @@ async def test_update_config_over_the_wire_changes_expiry(tmp_path: Path) -> Non
         client = RemotingClient()
         try:
             await register_broker(client, server.address)
-            update = RemotingCommand.request(RequestCode.UPDATE_NAMESRV_CONFIG, body=b"brokerChannelExpiredTime=100")
+            update = RemotingCommand.request(RequestCode.UPDATE_NAMESRV_CONFIG, body=b"brokerChannelExpiredTime=300000")
             assert (await client.invoke(server.address, update, timeout=WAIT)).code == ResponseCode.SUCCESS
-            assert server.route_info.broker_expiry == 0.1
+            assert server.route_info.broker_expiry == 300.0
             # the port it listens on, not the 0 it was asked to bind (mqadmin getNamesrvConfig shows it)
             get = RemotingCommand.request(RequestCode.GET_NAMESRV_CONFIG)
             text = bytes((await client.invoke(server.address, get, timeout=WAIT)).body).decode()
             assert f"listenPort={server.port}\n" in text and server.port > 0
-            await wait_until_no_route(client, server.address, "T1")
+            assert "brokerChannelExpiredTime=300000\n" in text
+        finally:
+            await client.close()
+
+
+@pytest.mark.parametrize(
+    ("body", "key"),
+    [(b"brokerChannelExpiredTime=100", "brokerChannelExpiredTime"),
+     (b"serverChannelMaxIdleTimeSeconds=1", "serverChannelMaxIdleTimeSeconds"),
+     (b"scanNotActiveBrokerInterval=0", "scanNotActiveBrokerInterval"),
+     (b"brokerChannelExpiredTime=1e300", "brokerChannelExpiredTime"),
+     (b"brokerChannelExpiredTime=" + str(2**70).encode(), "brokerChannelExpiredTime"),
+     (b"orderMessageEnable=yes", "orderMessageEnable")],
+)  # fmt: skip
+async def test_update_config_cannot_unregister_live_brokers(tmp_path: Path, body: bytes, key: str) -> None:
+    """An expiry or idle time below a broker's registration period would drop every live broker within
+    seconds: refused naming the key, nothing changed, and the registered broker keeps its route."""
+    async with NamesrvServer(config(tmp_path, scan_interval=0.05, broker_expiry=600)) as server:
+        client = RemotingClient()
+        try:
+            await register_broker(client, server.address)
+            update = RemotingCommand.request(RequestCode.UPDATE_NAMESRV_CONFIG, body=b"orderMessageEnable=true\n" + body)
+            resp = await client.invoke(server.address, update, timeout=WAIT)
+            assert resp.code == ResponseCode.SYSTEM_ERROR and repr(key) in (resp.remark or ""), resp.remark
+            assert (server.config.broker_expiry, server.config.scan_interval, server.config.idle_timeout) == (600, 0.05, 120)
+            assert server.config.order_message_enable is False and server.route_info.broker_expiry == 600
+            await asyncio.sleep(0.3)  # several scans: the broker is still there
+            assert (await route(client, server.address, "T1")).code == ResponseCode.SUCCESS
         finally:
             await client.close()
 
