@@ -277,10 +277,12 @@ async def test_update_config_cannot_unregister_live_brokers(tmp_path: Path, body
         client = RemotingClient()
         try:
             await register_broker(client, server.address)
-            update = RemotingCommand.request(RequestCode.UPDATE_NAMESRV_CONFIG, body=b"orderMessageEnable=true\n" + body)
+            update_body = b"orderMessageEnable=true\n" + body
+            update = RemotingCommand.request(RequestCode.UPDATE_NAMESRV_CONFIG, body=update_body)
             resp = await client.invoke(server.address, update, timeout=WAIT)
             assert resp.code == ResponseCode.SYSTEM_ERROR and repr(key) in (resp.remark or ""), resp.remark
-            assert (server.config.broker_expiry, server.config.scan_interval, server.config.idle_timeout) == (600, 0.05, 120)
+            cfg = server.config
+            assert (cfg.broker_expiry, cfg.scan_interval, cfg.idle_timeout) == (600, 0.05, 120)
             assert server.config.order_message_enable is False and server.route_info.broker_expiry == 600
             await asyncio.sleep(0.3)  # several scans: the broker is still there
             assert (await route(client, server.address, "T1")).code == ResponseCode.SUCCESS
