@@ -460,7 +460,7 @@ ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
     {
         "busyPollMaxMicros", "clientChannelExpiredTimeMills", "clientScanIntervalMills",
         "consumerOffsetPersistIntervalMills", "fastListenPortEnable", "listenHost", "lockMaxLiveTimeMills",
-        "maxFrameSize", "scheduleIntervalMills", "sendQueueCapacity",
+        "maxFrameSize", "maxTopicQueueNums", "scheduleIntervalMills", "sendQueueCapacity",
         # the name server's (Java 5's names)
         "brokerChannelExpiredTime", "scanNotActiveBrokerInterval",
     }

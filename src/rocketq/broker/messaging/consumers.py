@@ -11,6 +11,7 @@ import os
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.topic_manager import RETRY_PREFIX
 from rocketq.broker.message_filter import FilterBuildError, build_filter
+from rocketq.broker.messaging.bounds import commit_error
 from rocketq.codes import ResponseCode
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, HeartbeatData, MessageQueue, SubscriptionData
 from rocketq.remoting.connection import Connection
@@ -44,8 +45,13 @@ class ConsumerService:
             return 0
         return None
 
-    def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
-        self._ctx.offsets.commit(group, topic, queue_id, offset)
+    def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> str | None:
+        """Store the group's offset; the reason when refused (Java stores whatever comes: rocketq keeps only
+        what a consumer could have read, see docs/reliability.md)."""
+        error = commit_error(self._ctx.config.maxTopicQueueNums, group, topic, queue_id, offset)
+        if error is None:
+            self._ctx.offsets.commit(group, topic, queue_id, offset)
+        return error
 
     def is_offset_in_disk(self) -> bool:
         """Whether the oldest message has likely left the page cache (RocketMQ: > 40 % of RAM behind)."""
