@@ -887,8 +887,8 @@ async def sc_values_out_of_range(s: Side) -> dict[str, Any]:
                                                        topic_ext(flagged, topicSysFlag=2**70)))  # fmt: skip
     # more queues than rocketq's maxTopicQueueNums (1024)
     wide = s.unique("DiffRangeWide")
-    out["create_2000_queues"] = observe(s, await s.b(RC.UPDATE_AND_CREATE_TOPIC,
-                                                     topic_ext(wide, readQueueNums=2000, writeQueueNums=2000)))  # fmt: skip
+    wide_ext = topic_ext(wide, readQueueNums=2000, writeQueueNums=2000)
+    out["create_2000_queues"] = observe(s, await s.b(RC.UPDATE_AND_CREATE_TOPIC, wide_ext))
     for name in (flagged, wide):  # leave the shared Java broker as it was
         await s.b(RC.DELETE_TOPIC_IN_BROKER, {"topic": name})
     return out
