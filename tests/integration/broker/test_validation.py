@@ -76,6 +76,19 @@ async def test_a_queue_count_beyond_max_topic_queue_nums_is_refused(
     assert "GQ" not in cluster.broker.groups.table
 
 
+async def test_max_topic_queue_nums_changes_at_run_time(cluster: EmbeddedCluster, wire: Wire) -> None:
+    """mqadmin updateBrokerConfig -k maxTopicQueueNums: applied at once; never below defaultTopicQueueNums."""
+    lowered = await wire.call(RequestCode.UPDATE_BROKER_CONFIG, body=b"maxTopicQueueNums=16")
+    assert lowered.code == ResponseCode.SUCCESS
+    resp = await wire.call(RequestCode.UPDATE_AND_CREATE_TOPIC, topic_header("TLive", readQueueNums=17))
+    assert refused(resp, "readQueueNums") and "16" in (resp.remark or "")
+    ok = await wire.call(RequestCode.UPDATE_AND_CREATE_TOPIC, topic_header("TLive", readQueueNums=16))
+    assert ok.code == ResponseCode.SUCCESS
+    below_default = await wire.call(RequestCode.UPDATE_BROKER_CONFIG, body=b"maxTopicQueueNums=2")  # default: 8
+    assert below_default.code == ResponseCode.SYSTEM_ERROR and "defaultTopicQueueNums" in (below_default.remark or "")
+    assert cluster.broker.config.maxTopicQueueNums == 16
+
+
 # --------------------------------------------------------------------------------------------- offset
 
 

@@ -307,3 +307,23 @@ async def test_two_servers_side_by_side_and_clean_close(tmp_path: Path) -> None:
             await client.invoke(f"127.0.0.1:{port_a}", RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO))
     finally:
         await client.close()
+
+
+@pytest.mark.parametrize(("field", "value"), [("brokerId", str(2**63)), ("bodyCrc32", str(2**31)),
+                                              ("brokerId", "1e300")])  # fmt: skip
+async def test_register_broker_with_an_integer_wider_than_java_is_refused(
+    namesrv: NamesrvServer, client: RemotingClient, field: str, value: str
+) -> None:
+    """The name server reads its headers with Java's widths too: refused naming the field, nothing registered."""
+    wrapper = TopicConfigSerializeWrapper(DataVersion(1700000000000, 1), {"TWide": TopicConfig("TWide", 4, 4, 6)})
+    body = RegisterBrokerBody(wrapper).encode(False)
+    crc = str(zlib.crc32(body) & 0x7FFFFFFF)
+    ext = {"brokerName": "broker-w", "brokerAddr": "127.0.0.1:10911", "clusterName": "DefaultCluster",
+           "brokerId": "0", "compressed": "false", "bodyCrc32": crc, field: value}  # fmt: skip
+    req = RemotingCommand.request(RequestCode.REGISTER_BROKER, ext, body, language="JAVA")
+    resp = await client.invoke(namesrv.address, req, timeout=WAIT)
+    assert resp.code == ResponseCode.SYSTEM_ERROR and repr(field) in (resp.remark or ""), resp.remark
+    assert (await route(client, namesrv.address, "TWide")).code == ResponseCode.TOPIC_NOT_EXIST
+    cluster_info = RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO)
+    info = await client.invoke(namesrv.address, cluster_info, timeout=WAIT)
+    assert "broker-w" not in bytes(info.body).decode()
