@@ -327,3 +327,13 @@ async def test_register_broker_with_an_integer_wider_than_java_is_refused(
     cluster_info = RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO)
     info = await client.invoke(namesrv.address, cluster_info, timeout=WAIT)
     assert "broker-w" not in bytes(info.body).decode()
+
+
+async def test_register_broker_with_a_queue_count_wider_than_java_is_refused(
+    namesrv: NamesrvServer, client: RemotingClient
+) -> None:
+    """A registered topic's queue counts are Java ints: 2^40 queues (every client would build a queue object
+    per id) are refused naming the field, and nothing of the registration is kept."""
+    resp = await register_broker(client, namesrv.address, name="broker-q", topics={"TQueues": (2**40, 4, 6)})
+    assert resp.code == ResponseCode.SYSTEM_ERROR and "readQueueNums" in (resp.remark or ""), resp.remark
+    assert (await route(client, namesrv.address, "TQueues")).code == ResponseCode.TOPIC_NOT_EXIST
