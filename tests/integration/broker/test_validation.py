@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from rocketq.codes import RequestCode, ResponseCode
+from rocketq.protocol.bodies import ConsumerData, HeartbeatData
 from rocketq.protocol.command import RemotingCommand
 from rocketq.remoting.client import RemotingClient
 from rocketq.testing import EmbeddedCluster
@@ -68,11 +69,15 @@ async def test_a_queue_count_beyond_max_topic_queue_nums_is_refused(
     assert refused(resp, "retryQueueNums")
     ok = await wire.call(RequestCode.UPDATE_AND_CREATE_TOPIC, topic_header("TQok", readQueueNums=64, writeQueueNums=64))
     assert ok.code == ResponseCode.SUCCESS
+    beyond = await wire.send("TQok", b"x", queue_id=64)  # Java's msgCheck
+    assert beyond.code == ResponseCode.SYSTEM_ERROR and "queueId[64] is illegal" in (beyond.remark or "")
+    assert (await wire.send("TQok", b"x", queue_id=63)).code == ResponseCode.SUCCESS
     assert {f"TQ{i}" for i in range(len(bad))} & set(cluster.broker.topics.table) == set()
     assert "GQ" not in cluster.broker.groups.table
     wire = await restarted(cluster, rc)
     topics = await all_topics(wire)
     assert "TQok" in topics and not {f"TQ{i}" for i in range(len(bad))} & topics
+    assert cluster.broker.store.get_max_offset_in_queue("TQok", 63) == 1
     assert "GQ" not in cluster.broker.groups.table
 
 
@@ -189,6 +194,9 @@ async def test_a_name_out_of_its_rules_is_refused(cluster: EmbeddedCluster, wire
                    "groupName")  # fmt: skip
     pull = await wire.pull("TName", 0, 0, group="G" * 256)
     assert refused(pull, "consumerGroup")
+    consumer = ConsumerData("G" * 256, "CONSUME_PASSIVELY", "CLUSTERING", "CONSUME_FROM_LAST_OFFSET", [])
+    beat = await wire.call(RequestCode.HEART_BEAT, body=HeartbeatData("c1", [], [consumer]).encode())
+    assert refused(beat, "groupName") and "%RETRY%" + "G" * 256 not in cluster.broker.topics.table
     ok = await wire.call(RequestCode.UPDATE_AND_CREATE_TOPIC, topic_header("T" * 127))
     assert ok.code == ResponseCode.SUCCESS
     groups = set(cluster.broker.groups.table)

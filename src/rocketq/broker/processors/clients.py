@@ -50,7 +50,9 @@ class ClientProcessors:
         d.register(RequestCode.UNLOCK_BATCH_MQ, self.unlock_batch)
 
     def heartbeat(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        self._service.heartbeat(conn, HeartbeatData.decode(cmd.body))
+        error = self._service.heartbeat(conn, HeartbeatData.decode(cmd.body))
+        if error is not None:
+            return cmd.response(ResponseCode.SYSTEM_ERROR, error)
         return cmd.response(ResponseCode.SUCCESS)
 
     def unregister_client(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
