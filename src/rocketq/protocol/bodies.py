@@ -192,9 +192,12 @@ class MessageQueue:
     def from_json(cls, obj: Any) -> MessageQueue:
         o = _obj(obj, "MessageQueue")
         try:
-            return cls(str(o["topic"]), str(o["brokerName"]), int(o["queueId"]))
+            mq = cls(str(o["topic"]), str(o["brokerName"]), int(o["queueId"]))
         except (KeyError, TypeError, ValueError) as exc:
-            raise ProtocolError(f"bad MessageQueue {obj!r}") from exc
+            raise ProtocolError(f"bad MessageQueue {str(obj)[:200]}") from exc
+        if not INT32_MIN <= mq.queue_id <= INT32_MAX:  # Java's int: a wider one would be stored (queue locks)
+            raise ProtocolError(f"MessageQueue queueId {str(o['queueId'])[:40]} is out of range for an int")
+        return mq
 
     def to_json(self) -> dict[str, Any]:
         return {"brokerName": self.broker_name, "queueId": self.queue_id, "topic": self.topic}
