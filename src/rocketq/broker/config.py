@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.errors import ConfigError
+from rocketq.protocol.headers import INT32_MAX, INT64_MAX, INT64_MIN
 from rocketq.protocol.topics import topic_name_error
 from rocketq.remoting.limits import (
     DEFAULT_MAX_CONNECTIONS,
@@ -78,6 +79,8 @@ class BrokerConfig:
     autoCreateTopicEnable: bool = True
     autoCreateSubscriptionGroup: bool = True
     defaultTopicQueueNums: int = 8
+    # rocketq: the most queues a topic (or a group's retry topic) may have; Java has no bound (docs/reliability.md)
+    maxTopicQueueNums: int = 1024
     clusterTopicEnable: bool = True
     brokerTopicEnable: bool = True
     traceTopicEnable: bool = False  # create msgTraceTopicName at start-up (clients with enableMsgTrace write it)
@@ -240,8 +243,10 @@ class BrokerConfig:
             raise ConfigError(LIMIT_KEYS[problem], why)
         if self.traceTopicEnable and (err := topic_name_error(self.msgTraceTopicName)):
             raise ConfigError("msgTraceTopicName", err)
-        if self.defaultTopicQueueNums <= 0:
-            raise ConfigError("defaultTopicQueueNums", "must be positive")
+        if not 1 <= self.maxTopicQueueNums <= INT32_MAX:
+            raise ConfigError("maxTopicQueueNums", f"must be between 1 and {INT32_MAX}")
+        if not 0 < self.defaultTopicQueueNums <= self.maxTopicQueueNums:
+            raise ConfigError("defaultTopicQueueNums", "must be positive and at most maxTopicQueueNums")
         for hour in self.deleteWhen.split(";"):
             if not hour.strip().isdigit() or not 0 <= int(hour) <= 23:
                 raise ConfigError("deleteWhen", f"{self.deleteWhen!r} is not a ';'-separated list of hours 00-23")
@@ -267,9 +272,12 @@ def convert_value(key: str, raw: str, kind: Any) -> Any:
         raise ConfigError(key, f"expected true or false, got {raw!r}")
     if kind in (int, "int"):
         try:
-            return int(raw)
+            value = int(raw)
         except ValueError:
-            raise ConfigError(key, f"expected an integer, got {raw!r}") from None
+            raise ConfigError(key, f"expected an integer, got {raw[:40]!r}") from None
+        if not INT64_MIN <= value <= INT64_MAX:  # every Java setting is an int or a long
+            raise ConfigError(key, f"{raw[:40]!r} is out of range for a 64-bit long")
+        return value
     return raw
 
 

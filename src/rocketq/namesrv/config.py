@@ -75,7 +75,8 @@ class NamesrvConfig:
         """Apply the known, updatable keys and return them; unknown keys are ignored (as Java does), or refused
         with ``strict`` (settings given on the command line).
 
-        The new values are validated together before any is applied.
+        The new values are validated together before any is applied; a value of the wrong type or outside its
+        bounds (see ``MIN_BROKER_EXPIRY_MS``) raises ConfigError naming the key, and nothing changes.
         """
         staged: dict[str, Any] = {}
         applied: list[str] = []
@@ -88,7 +89,7 @@ class NamesrvConfig:
             try:
                 staged[spec.attr] = spec.parse(text.strip())
             except ValueError as exc:
-                raise ConfigError(key, f"bad value {text!r}: {exc}") from None
+                raise ConfigError(key, f"bad value {text[:40]!r}: {exc}") from None
             applied.append(key)
         replace(self, **staged)  # runs __post_init__: raises ConfigError before anything changes
         for attr, value in staged.items():
@@ -104,12 +105,45 @@ class _Property:
 
 
 def _bool(text: str) -> bool:
-    return text.lower() == "true"
+    # Java's Boolean.parseBoolean reads any other text as false; a typo should not silently turn a setting off
+    low = text.lower()
+    if low not in ("true", "false"):
+        raise ValueError("expected true or false")
+    return low == "true"
 
 
-def _ms_to_s(text: str) -> float:
-    value = int(text) / 1000.0
+def _integer(text: str, low: int, high: int, unit: str) -> int:
+    try:
+        value = int(text)  # Java's parseLong/parseInt: "1.5", "1e3" and "inf" are refused too
+    except ValueError:
+        raise ValueError("not an integer") from None
+    if not low <= value <= high:
+        raise ValueError(f"must be between {low} and {high} {unit}")
     return value
+
+
+# Bounds of the settings UPDATE_NAMESRV_CONFIG may change at run time. A broker is dropped when it has not
+# registered for brokerChannelExpiredTime, or when its connection is closed (idle for
+# serverChannelMaxIdleTimeSeconds): either below a broker's registration period would unregister every live
+# broker between two registrations. Java brokers register every 30 s by default and at most every 60 s
+# (registerNameServerPeriod is clamped to 10-60 s), so both must be at least 90 s: one and a half of the longest
+# period, three of the default. The scan only looks for expired brokers; below 1 s it would busy the loop.
+MIN_BROKER_EXPIRY_MS = 90_000
+MIN_IDLE_SECONDS = 90
+MIN_SCAN_INTERVAL_MS = 1_000
+MAX_DURATION_MS = 86_400_000  # a day: any longer keeps a dead broker in the routes for good
+
+
+def _expiry_ms(text: str) -> float:
+    return _integer(text, MIN_BROKER_EXPIRY_MS, MAX_DURATION_MS, "ms") / 1000.0
+
+
+def _scan_ms(text: str) -> float:
+    return _integer(text, MIN_SCAN_INTERVAL_MS, MAX_DURATION_MS, "ms") / 1000.0
+
+
+def _idle_seconds(text: str) -> float:
+    return float(_integer(text, MIN_IDLE_SECONDS, MAX_DURATION_MS // 1000, "s"))
 
 
 def _ms(seconds: float) -> str:
@@ -121,9 +155,9 @@ _PROPERTIES: dict[str, _Property] = {
     "kvConfigPath": _Property(lambda c: str(c.resolved_kv_config_path)),
     "listenPort": _Property(lambda c: str(c.listen_port)),
     "orderMessageEnable": _Property(lambda c: str(c.order_message_enable).lower(), "order_message_enable", _bool),
-    "serverChannelMaxIdleTimeSeconds": _Property(lambda c: str(round(c.idle_timeout)), "idle_timeout", float),
-    "scanNotActiveBrokerInterval": _Property(lambda c: _ms(c.scan_interval), "scan_interval", _ms_to_s),
-    "brokerChannelExpiredTime": _Property(lambda c: _ms(c.broker_expiry), "broker_expiry", _ms_to_s),
+    "serverChannelMaxIdleTimeSeconds": _Property(lambda c: str(round(c.idle_timeout)), "idle_timeout", _idle_seconds),
+    "scanNotActiveBrokerInterval": _Property(lambda c: _ms(c.scan_interval), "scan_interval", _scan_ms),
+    "brokerChannelExpiredTime": _Property(lambda c: _ms(c.broker_expiry), "broker_expiry", _expiry_ms),
     "serverMaxConnections": _Property(lambda c: str(c.max_connections), "max_connections", int),
     "serverMaxPartialFrameBytes": _Property(lambda c: str(c.max_partial_frame_bytes), "max_partial_frame_bytes", int),
     "serverWriteBufferHighWaterMark": _Property(lambda c: str(c.write_high_water), "write_high_water", int),

@@ -14,18 +14,22 @@
 static PyObject *HeaderError;  /* rocketq.protocol.headers.HeaderError */
 static PyObject *parse_int;    /* headers._parse_int(raw, key): floats and the error */
 static PyObject *parse_bool;   /* headers._parse_bool(raw) */
+static PyObject *out_of_range; /* headers._out_of_range(raw, key, bits): raises the HeaderError */
 
-enum { K_STR = 0, K_INT = 1, K_BOOL = 2 };
+/* K_INT: a Java Long (64 bits); K_INT32: a Java Integer. A value outside its width is refused (as Java's
+ * parseLong/parseInt refuse it) by the same helper the generated code calls. */
+enum { K_STR = 0, K_INT = 1, K_BOOL = 2, K_INT32 = 3 };
 /* One plan entry: (slot offset, key to read, key to read when it is absent or None, kind, default,
  * message when missing (None: not required), wire key). */
 enum { P_OFFSET, P_KEY, P_ALT, P_KIND, P_DEFAULT, P_MISSING, P_WIRE, P_SIZE };
 
 static PyObject *configure(PyObject *self, PyObject *args) {
-    PyObject *error, *pint, *pbool;
-    if (!PyArg_ParseTuple(args, "OOO:configure", &error, &pint, &pbool)) return NULL;
+    PyObject *error, *pint, *pbool, *prange;
+    if (!PyArg_ParseTuple(args, "OOOO:configure", &error, &pint, &pbool, &prange)) return NULL;
     Py_XSETREF(HeaderError, Py_NewRef(error));
     Py_XSETREF(parse_int, Py_NewRef(pint));
     Py_XSETREF(parse_bool, Py_NewRef(pbool));
+    Py_XSETREF(out_of_range, Py_NewRef(prange));
     Py_RETURN_NONE;
 }
 
@@ -50,7 +54,7 @@ static PyObject *read_header(PyObject *self, PyObject *const *args, Py_ssize_t n
     PyTypeObject *cls = (PyTypeObject *)args[0];
     PyObject *plan = args[1], *pure = args[2], *ext = args[3];
     if (!PyDict_CheckExact(ext)) return PyObject_CallOneArg(pure, ext);
-    if (!PyType_Check(cls) || !PyTuple_CheckExact(plan) || HeaderError == NULL) {
+    if (!PyType_Check(cls) || !PyTuple_CheckExact(plan) || HeaderError == NULL || out_of_range == NULL) {
         PyErr_SetString(PyExc_TypeError, "read_header: bad class or plan (or configure() not called)");
         return NULL;
     }
@@ -82,13 +86,29 @@ static PyObject *read_header(PyObject *self, PyObject *const *args, Py_ssize_t n
             value = Py_NewRef(PyTuple_GET_ITEM(spec, P_DEFAULT));
         } else if (kind == K_STR) {
             value = Py_NewRef(raw);
-        } else if (kind == K_INT) {
+        } else if (kind == K_INT || kind == K_INT32) {
             value = PyLong_FromUnicodeObject(raw, 10);  /* what int(raw) does */
             if (value == NULL) {
                 if (!PyErr_ExceptionMatches(PyExc_ValueError)) goto fail;
                 PyErr_Clear();
                 value = PyObject_CallFunctionObjArgs(parse_int, raw, PyTuple_GET_ITEM(spec, P_WIRE), NULL);
                 if (value == NULL) goto fail;
+            }
+            int overflow;
+            long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+            if (v == -1 && PyErr_Occurred()) {
+                Py_DECREF(value);
+                goto fail;
+            }
+            if (overflow || (kind == K_INT32 && (v < INT32_MIN || v > INT32_MAX))) {
+                Py_DECREF(value);
+                PyObject *bits = PyLong_FromLong(kind == K_INT32 ? 32 : 64);
+                if (bits == NULL) goto fail;
+                PyObject *r = PyObject_CallFunctionObjArgs(out_of_range, raw, PyTuple_GET_ITEM(spec, P_WIRE), bits, NULL);
+                Py_DECREF(bits);
+                Py_XDECREF(r);  /* it raises; a return would be a bug there, still an error here */
+                if (r != NULL) PyErr_SetString(PyExc_RuntimeError, "out_of_range() returned");
+                goto fail;
             }
         } else {
             if (PyUnicode_CompareWithASCIIString(raw, "true") == 0) value = Py_NewRef(Py_True);
@@ -223,7 +243,7 @@ static PyObject *plain_properties(PyObject *self, PyObject *const *args, Py_ssiz
 }
 
 static PyMethodDef methods[] = {
-    {"configure", configure, METH_VARARGS, "configure(HeaderError, parse_int, parse_bool): set once by headers.py"},
+    {"configure", configure, METH_VARARGS, "configure(HeaderError, parse_int, parse_bool, out_of_range): set once by headers.py"},
     {"slot_offset", slot_offset, METH_VARARGS, "slot_offset(cls, name) -> int: where a __slots__ member lives"},
     {"read_header", (PyCFunction)(void (*)(void))read_header, METH_FASTCALL,
      "read_header(cls, plan, pure, ext) -> header: see rocketq.protocol.headers.compile_from_ext"},

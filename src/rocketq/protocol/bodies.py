@@ -16,6 +16,7 @@ import orjson
 
 from rocketq.common.hashing import tags_hash_code
 from rocketq.errors import ProtocolError
+from rocketq.protocol.headers import INT32_MAX, INT32_MIN
 
 CONSUME_TYPES = ("CONSUME_ACTIVELY", "CONSUME_PASSIVELY", "CONSUME_POP")
 MESSAGE_MODELS = ("BROADCASTING", "CLUSTERING")
@@ -203,9 +204,12 @@ class MessageQueue:
     def from_json(cls, obj: Any) -> MessageQueue:
         o = _obj(obj, "MessageQueue")
         try:
-            return cls(str(o["topic"]), str(o["brokerName"]), int(o["queueId"]))
+            mq = cls(str(o["topic"]), str(o["brokerName"]), int(o["queueId"]))
         except (KeyError, TypeError, ValueError) as exc:
-            raise ProtocolError(f"bad MessageQueue {obj!r}") from exc
+            raise ProtocolError(f"bad MessageQueue {str(obj)[:200]}") from exc
+        if not INT32_MIN <= mq.queue_id <= INT32_MAX:  # Java's int: a wider one would be stored (queue locks)
+            raise ProtocolError(f"MessageQueue queueId {str(o['queueId'])[:40]} is out of range for an int")
+        return mq
 
     def to_json(self) -> dict[str, Any]:
         return {"brokerName": self.broker_name, "queueId": self.queue_id, "topic": self.topic}
@@ -295,7 +299,7 @@ class TopicConfig:
     def from_json(cls, obj: Any) -> TopicConfig:
         o = _obj(obj, "TopicConfig")
         try:
-            return cls(
+            tc = cls(
                 topic_name=str(o["topicName"]),
                 read_queue_nums=int(o.get("readQueueNums", 16)),
                 write_queue_nums=int(o.get("writeQueueNums", 16)),
@@ -305,7 +309,13 @@ class TopicConfig:
                 order=bool(o.get("order", False)),
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise ProtocolError(f"bad TopicConfig {obj!r}") from exc
+            raise ProtocolError(f"bad TopicConfig {str(obj)[:200]}") from exc
+        # Java's TopicConfig holds these in ints: a wider one (a broker's registration, a config file) is refused
+        for key, value in (("readQueueNums", tc.read_queue_nums), ("writeQueueNums", tc.write_queue_nums),
+                           ("perm", tc.perm), ("topicSysFlag", tc.topic_sys_flag)):  # fmt: skip
+            if not INT32_MIN <= value <= INT32_MAX:
+                raise ProtocolError(f"TopicConfig {tc.topic_name[:127]!r}: {key} {value} is out of range for an int")
+        return tc
 
 
 def encode_topic_config_wrapper(version: DataVersion, topics: Mapping[str, TopicConfig]) -> dict[str, Any]:

@@ -8,6 +8,10 @@ Each header is a frozen dataclass; ``wire(name)`` records the camelCase wire key
 * in: text parsed to the field type; ``"1"`` and ``"true"`` (any case) are true — C++ 1.2.3 sends ``"1"``
   for booleans, and the JSON decoder has already turned C++'s numeric values into text.
 
+An integer field has its Java type's width: ``int32=True`` for Java's ``Integer``/``int``, 64 bits (``Long``)
+otherwise; text outside it is refused as Java's ``parseInt``/``parseLong`` refuse it, so no value a Java broker
+could not hold is ever stored (a 2^70 offset would poison every later save of its table).
+
 A missing required field raises ``HeaderError`` naming it. Required are the fields without a default and those
 declared ``not_null``: Java's ``@CFNotNull`` fields that Java leaves null when absent (a Java broker then fails
 on them with SYSTEM_ERROR); their default serves only headers built in process.
@@ -36,10 +40,11 @@ class HeaderError(ProtocolError):
     """A header field is missing or has a value of the wrong type."""
 
 
-def wire(name: str, default: Any = dataclasses.MISSING, *, not_null: bool = False) -> Any:
+def wire(name: str, default: Any = dataclasses.MISSING, *, not_null: bool = False, int32: bool = False) -> Any:
     """A header field read from and written to the extFields key ``name``; ``not_null``: required on the wire
-    even though it has a default (see the module docstring)."""
-    metadata = {"wire": name, "not_null": not_null}
+    even though it has a default (see the module docstring); ``int32``: an int field Java declares ``Integer``
+    (or ``int``), so 32 bits wide instead of a ``Long``'s 64."""
+    metadata = {"wire": name, "not_null": not_null, "bits": 32 if int32 else 64}
     if default is dataclasses.MISSING:
         return field(metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -52,6 +57,13 @@ class _FieldSpec:
     kind: type
     optional: bool
     required: bool
+    #: an int field's width in bits (32: Java's Integer, 64: Long)
+    bits: int = 64
+
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+_BOUNDS = {32: (INT32_MIN, INT32_MAX), 64: (INT64_MIN, INT64_MAX)}
 
 
 class Header:
@@ -85,7 +97,9 @@ class Header:
             required = (
                 f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
             ) or bool(f.metadata.get("not_null"))
-            specs.append(_FieldSpec(f.name, f.metadata.get("wire", f.name), hint, optional, required))
+            specs.append(
+                _FieldSpec(f.name, f.metadata.get("wire", f.name), hint, optional, required, f.metadata.get("bits", 64))
+            )
         result = tuple(specs)
         type.__setattr__(cls, "_specs_cache", result)
         return result
@@ -127,7 +141,11 @@ def _parse(spec: _FieldSpec, raw: str) -> Any:
     if spec.kind is str:
         return raw
     if spec.kind is int:
-        return _parse_int(raw, spec.key)
+        value = _parse_int(raw, spec.key)
+        low, high = _BOUNDS[spec.bits]
+        if not low <= value <= high:
+            _out_of_range(raw, spec.key, spec.bits)
+        return value
     if spec.kind is bool:
         return raw.strip().lower() in ("true", "1")
     raise HeaderError(f"unsupported header type {spec.kind!r} for {spec.key!r}")
@@ -137,7 +155,19 @@ def _parse_int(raw: str, key: str) -> int:
     try:
         return int(raw)
     except ValueError:  # "x", "1.5", "1e3": Java's parseInt/parseLong refuse them too
-        raise HeaderError(f"the header field {key!r} is not an integer: {raw!r}") from None
+        raise HeaderError(f"the header field {key!r} is not an integer: {_shown(raw)}") from None
+
+
+def _out_of_range(raw: str, key: str, bits: int) -> typing.NoReturn:
+    """Refuse an integer wider than the field's Java type (Java's parseInt/parseLong: NumberFormatException)."""
+    java = "Integer" if bits == 32 else "Long"
+    raise HeaderError(f"the header field {key!r} is out of range for a {bits}-bit {java}: {_shown(raw)}")
+
+
+def _shown(raw: object) -> str:
+    """``raw`` for a remark: a client may send megabytes of digits; the remark keeps the start."""
+    text = raw if isinstance(raw, str) else str(raw)
+    return repr(raw) if len(text) <= 40 else f"{text[:40]!r}... ({len(text)} characters)"
 
 
 def _parse_bool(raw: str) -> bool:
@@ -165,7 +195,9 @@ def compile_from_ext(
          None if spec.required else fields_by_name[spec.attr].default)
         for spec in cls._field_specs()
     ]  # fmt: skip
-    ns: dict[str, Any] = {"cls": cls, "HeaderError": HeaderError, "_int": _parse_int, "_bool": _parse_bool}
+    ns: dict[str, Any] = {
+        "cls": cls, "HeaderError": HeaderError, "_int": _parse_int, "_bool": _parse_bool, "_range": _out_of_range,
+    }  # fmt: skip
     lines = ["def from_ext(ext):", "    get = ext.get"]
     args = []
     # A frozen dataclass __init__ sets each field through object.__setattr__ (~0.2 µs a field); with slots and
@@ -187,8 +219,11 @@ def compile_from_ext(
             lines.append(f"        {var} = d{i}")
         lines.append("    else:")
         if spec.kind is int:  # int() inline; the slow path (floats, errors) in _int
+            low, high = _BOUNDS[spec.bits]
             lines += ["        try:", f"            {var} = int(raw)", "        except ValueError:",
-                      f"            {var} = _int(raw, {spec.key!r})"]  # fmt: skip
+                      f"            {var} = _int(raw, {spec.key!r})",
+                      f"        if not {low} <= {var} <= {high}:",
+                      f"            _range(raw, {spec.key!r}, {spec.bits})"]  # fmt: skip
         elif spec.kind is bool:
             lines.append(f"        {var} = raw == 'true' or (raw != 'false' and _bool(raw))")
         else:
@@ -210,13 +245,15 @@ def compile_from_ext(
     # The same fields as a plan for the compiled reader (see _headercodec_c.c for the entry layout).
     plan = tuple(
         (_headercodec.slot_offset(cls, spec.attr), read_key, spec.key if read_key != spec.key else None,
-         _KIND_CODES[spec.kind], default, missing_error, spec.key)
+         _KIND_CODES[spec.kind] if spec.kind is not int or spec.bits == 64 else _KIND_INT32, default,
+         missing_error, spec.key)
         for spec, read_key, missing_error, default in fields
     )  # fmt: skip
     return functools.partial(_headercodec.read_header, cls, plan, generated)
 
 
-_KIND_CODES: dict[type, int] = {str: 0, int: 1, bool: 2}
+_KIND_CODES: dict[type, int] = {str: 0, int: 1, bool: 2}  # int: a 64-bit one
+_KIND_INT32 = 3
 
 
 def compile_to_ext(cls: type[Header], keys: dict[str, str] | None = None) -> typing.Callable[[Header], dict[str, str]]:
@@ -261,16 +298,16 @@ class SendMessageRequestHeader(Header):
     producer_group: str = wire("producerGroup")
     topic: str = wire("topic")
     default_topic: str = wire("defaultTopic", AUTO_CREATE_TOPIC, not_null=True)
-    default_topic_queue_nums: int = wire("defaultTopicQueueNums", 4, not_null=True)
-    queue_id: int = wire("queueId", -1, not_null=True)
-    sys_flag: int = wire("sysFlag", 0, not_null=True)
+    default_topic_queue_nums: int = wire("defaultTopicQueueNums", 4, not_null=True, int32=True)
+    queue_id: int = wire("queueId", -1, not_null=True, int32=True)
+    sys_flag: int = wire("sysFlag", 0, not_null=True, int32=True)
     born_timestamp: int = wire("bornTimestamp", 0, not_null=True)
-    flag: int = wire("flag", 0, not_null=True)
+    flag: int = wire("flag", 0, not_null=True, int32=True)
     properties: str | None = wire("properties", None)
-    reconsume_times: int | None = wire("reconsumeTimes", None)
+    reconsume_times: int | None = wire("reconsumeTimes", None, int32=True)
     unit_mode: bool | None = wire("unitMode", None)
     batch: bool | None = wire("batch", None)
-    max_reconsume_times: int | None = wire("maxReconsumeTimes", None)
+    max_reconsume_times: int | None = wire("maxReconsumeTimes", None, int32=True)
 
 
 _V2_KEYS = {
@@ -307,13 +344,13 @@ class ReplyMessageRequestHeader(Header):
     producer_group: str = wire("producerGroup")
     topic: str = wire("topic")
     default_topic: str = wire("defaultTopic")
-    default_topic_queue_nums: int = wire("defaultTopicQueueNums")
-    queue_id: int = wire("queueId")
-    sys_flag: int = wire("sysFlag")
+    default_topic_queue_nums: int = wire("defaultTopicQueueNums", int32=True)
+    queue_id: int = wire("queueId", int32=True)
+    sys_flag: int = wire("sysFlag", int32=True)
     born_timestamp: int = wire("bornTimestamp")
-    flag: int = wire("flag")
+    flag: int = wire("flag", int32=True)
     properties: str | None = wire("properties", None)
-    reconsume_times: int | None = wire("reconsumeTimes", None)
+    reconsume_times: int | None = wire("reconsumeTimes", None, int32=True)
     unit_mode: bool | None = wire("unitMode", None)
     born_host: str = wire("bornHost")
     store_host: str = wire("storeHost")
@@ -323,7 +360,7 @@ class ReplyMessageRequestHeader(Header):
 @dataclass(**_KW)
 class SendMessageResponseHeader(Header):
     msg_id: str = wire("msgId")
-    queue_id: int = wire("queueId")
+    queue_id: int = wire("queueId", int32=True)
     queue_offset: int = wire("queueOffset")
     transaction_id: str | None = wire("transactionId", None)
 
@@ -342,10 +379,10 @@ PULL_FLAG_LITE_PULL = 0x10
 class PullMessageRequestHeader(Header):
     consumer_group: str = wire("consumerGroup")
     topic: str = wire("topic")
-    queue_id: int = wire("queueId")
+    queue_id: int = wire("queueId", int32=True)
     queue_offset: int = wire("queueOffset")
-    max_msg_nums: int = wire("maxMsgNums", 32, not_null=True)
-    sys_flag: int = wire("sysFlag", 0, not_null=True)
+    max_msg_nums: int = wire("maxMsgNums", 32, not_null=True, int32=True)
+    sys_flag: int = wire("sysFlag", 0, not_null=True, int32=True)
     commit_offset: int = wire("commitOffset", 0, not_null=True)
     suspend_timeout_millis: int = wire("suspendTimeoutMillis", 0, not_null=True)
     subscription: str | None = wire("subscription", None)
@@ -368,14 +405,14 @@ class PullMessageResponseHeader(Header):
 class QueryConsumerOffsetRequestHeader(Header):
     consumer_group: str = wire("consumerGroup")
     topic: str = wire("topic")
-    queue_id: int = wire("queueId")
+    queue_id: int = wire("queueId", int32=True)
 
 
 @dataclass(**_KW)
 class UpdateConsumerOffsetRequestHeader(Header):
     consumer_group: str = wire("consumerGroup")
     topic: str = wire("topic")
-    queue_id: int = wire("queueId")
+    queue_id: int = wire("queueId", int32=True)
     commit_offset: int = wire("commitOffset")
 
 
@@ -391,13 +428,13 @@ class TopicQueueRequestHeader(Header):
     """GET_MAX_OFFSET, GET_MIN_OFFSET, GET_EARLIEST_MSG_STORETIME."""
 
     topic: str = wire("topic")
-    queue_id: int = wire("queueId")
+    queue_id: int = wire("queueId", int32=True)
 
 
 @dataclass(**_KW)
 class SearchOffsetRequestHeader(Header):
     topic: str = wire("topic")
-    queue_id: int = wire("queueId")
+    queue_id: int = wire("queueId", int32=True)
     timestamp: int = wire("timestamp")
 
 
@@ -415,7 +452,7 @@ class ViewMessageRequestHeader(Header):
 class QueryMessageRequestHeader(Header):
     topic: str = wire("topic")
     key: str = wire("key")
-    max_num: int = wire("maxNum")
+    max_num: int = wire("maxNum", int32=True)
     begin_timestamp: int = wire("beginTimestamp")
     end_timestamp: int = wire("endTimestamp")
 
@@ -450,11 +487,11 @@ class NotifyConsumerIdsChangedRequestHeader(Header):
 class ConsumerSendMsgBackRequestHeader(Header):
     offset: int = wire("offset")
     group: str = wire("group")
-    delay_level: int = wire("delayLevel", 0, not_null=True)
+    delay_level: int = wire("delayLevel", 0, not_null=True, int32=True)
     origin_msg_id: str | None = wire("originMsgId", None)
     origin_topic: str | None = wire("originTopic", None)
     unit_mode: bool = wire("unitMode", False)
-    max_reconsume_times: int | None = wire("maxReconsumeTimes", None)
+    max_reconsume_times: int | None = wire("maxReconsumeTimes", None, int32=True)
 
 
 @dataclass(**_KW)
@@ -462,7 +499,7 @@ class EndTransactionRequestHeader(Header):
     producer_group: str = wire("producerGroup")
     tran_state_table_offset: int = wire("tranStateTableOffset")
     commit_log_offset: int = wire("commitLogOffset")
-    commit_or_rollback: int = wire("commitOrRollback")
+    commit_or_rollback: int = wire("commitOrRollback", int32=True)
     from_transaction_check: bool = wire("fromTransactionCheck", False)
     msg_id: str = wire("msgId", "", not_null=True)
     transaction_id: str | None = wire("transactionId", None)
@@ -484,11 +521,11 @@ class CheckTransactionStateRequestHeader(Header):
 class CreateTopicRequestHeader(Header):
     topic: str = wire("topic")
     default_topic: str = wire("defaultTopic", AUTO_CREATE_TOPIC, not_null=True)
-    read_queue_nums: int = wire("readQueueNums", 16, not_null=True)
-    write_queue_nums: int = wire("writeQueueNums", 16, not_null=True)
-    perm: int = wire("perm", 6, not_null=True)
+    read_queue_nums: int = wire("readQueueNums", 16, not_null=True, int32=True)
+    write_queue_nums: int = wire("writeQueueNums", 16, not_null=True, int32=True)
+    perm: int = wire("perm", 6, not_null=True, int32=True)
     topic_filter_type: str = wire("topicFilterType", "SINGLE_TAG", not_null=True)
-    topic_sys_flag: int | None = wire("topicSysFlag", None)
+    topic_sys_flag: int | None = wire("topicSysFlag", None, int32=True)
     order: bool = wire("order", False)
 
 
@@ -539,9 +576,9 @@ class QueryConsumeQueueRequestHeader(Header):
     """QUERY_CONSUME_QUEUE (321): ``count`` units of one queue from ``index``."""
 
     topic: str = wire("topic")
-    queue_id: int = wire("queueId")
+    queue_id: int = wire("queueId", int32=True)
     index: int = wire("index")
-    count: int = wire("count")
+    count: int = wire("count", int32=True)
     consumer_group: str | None = wire("consumerGroup", None)
 
 
@@ -566,4 +603,4 @@ class ResetOffsetRequestHeader(Header):
 
 
 if _headercodec is not None:
-    _headercodec.configure(HeaderError, _parse_int, _parse_bool)
+    _headercodec.configure(HeaderError, _parse_int, _parse_bool, _out_of_range)

@@ -40,7 +40,7 @@ class RegisterBrokerRequestHeader(Header):
     ha_server_addr: str | None = wire("haServerAddr", None)
     broker_id: int = wire("brokerId")
     compressed: bool = wire("compressed", False)
-    body_crc32: int = wire("bodyCrc32", 0)
+    body_crc32: int = wire("bodyCrc32", 0, int32=True)
 
 
 @dataclass(**_KW)
@@ -90,9 +90,9 @@ class BrokerNameRequestHeader(Header):
 
 @dataclass(**_KW)
 class WipeWritePermOfBrokerResponseHeader(Header):
-    wipe_topic_count: int = wire("wipeTopicCount")
+    wipe_topic_count: int = wire("wipeTopicCount", int32=True)
 
 
 @dataclass(**_KW)
 class AddWritePermOfBrokerResponseHeader(Header):
-    add_topic_count: int = wire("addTopicCount")
+    add_topic_count: int = wire("addTopicCount", int32=True)

@@ -249,14 +249,43 @@ async def test_update_config_over_the_wire_changes_expiry(tmp_path: Path) -> Non
         client = RemotingClient()
         try:
             await register_broker(client, server.address)
-            update = RemotingCommand.request(RequestCode.UPDATE_NAMESRV_CONFIG, body=b"brokerChannelExpiredTime=100")
+            update = RemotingCommand.request(RequestCode.UPDATE_NAMESRV_CONFIG, body=b"brokerChannelExpiredTime=300000")
             assert (await client.invoke(server.address, update, timeout=WAIT)).code == ResponseCode.SUCCESS
-            assert server.route_info.broker_expiry == 0.1
+            assert server.route_info.broker_expiry == 300.0
             # the port it listens on, not the 0 it was asked to bind (mqadmin getNamesrvConfig shows it)
             get = RemotingCommand.request(RequestCode.GET_NAMESRV_CONFIG)
             text = bytes((await client.invoke(server.address, get, timeout=WAIT)).body).decode()
             assert f"listenPort={server.port}\n" in text and server.port > 0
-            await wait_until_no_route(client, server.address, "T1")
+            assert "brokerChannelExpiredTime=300000\n" in text
+        finally:
+            await client.close()
+
+
+@pytest.mark.parametrize(
+    ("body", "key"),
+    [(b"brokerChannelExpiredTime=100", "brokerChannelExpiredTime"),
+     (b"serverChannelMaxIdleTimeSeconds=1", "serverChannelMaxIdleTimeSeconds"),
+     (b"scanNotActiveBrokerInterval=0", "scanNotActiveBrokerInterval"),
+     (b"brokerChannelExpiredTime=1e300", "brokerChannelExpiredTime"),
+     (b"brokerChannelExpiredTime=" + str(2**70).encode(), "brokerChannelExpiredTime"),
+     (b"orderMessageEnable=yes", "orderMessageEnable")],
+)  # fmt: skip
+async def test_update_config_cannot_unregister_live_brokers(tmp_path: Path, body: bytes, key: str) -> None:
+    """An expiry or idle time below a broker's registration period would drop every live broker within
+    seconds: refused naming the key, nothing changed, and the registered broker keeps its route."""
+    async with NamesrvServer(config(tmp_path, scan_interval=0.05, broker_expiry=600)) as server:
+        client = RemotingClient()
+        try:
+            await register_broker(client, server.address)
+            update_body = b"orderMessageEnable=true\n" + body
+            update = RemotingCommand.request(RequestCode.UPDATE_NAMESRV_CONFIG, body=update_body)
+            resp = await client.invoke(server.address, update, timeout=WAIT)
+            assert resp.code == ResponseCode.SYSTEM_ERROR and repr(key) in (resp.remark or ""), resp.remark
+            cfg = server.config
+            assert (cfg.broker_expiry, cfg.scan_interval, cfg.idle_timeout) == (600, 0.05, 120)
+            assert server.config.order_message_enable is False and server.route_info.broker_expiry == 600
+            await asyncio.sleep(0.3)  # several scans: the broker is still there
+            assert (await route(client, server.address, "T1")).code == ResponseCode.SUCCESS
         finally:
             await client.close()
 
@@ -278,3 +307,33 @@ async def test_two_servers_side_by_side_and_clean_close(tmp_path: Path) -> None:
             await client.invoke(f"127.0.0.1:{port_a}", RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO))
     finally:
         await client.close()
+
+
+@pytest.mark.parametrize(("field", "value"), [("brokerId", str(2**63)), ("bodyCrc32", str(2**31)),
+                                              ("brokerId", "1e300")])  # fmt: skip
+async def test_register_broker_with_an_integer_wider_than_java_is_refused(
+    namesrv: NamesrvServer, client: RemotingClient, field: str, value: str
+) -> None:
+    """The name server reads its headers with Java's widths too: refused naming the field, nothing registered."""
+    wrapper = TopicConfigSerializeWrapper(DataVersion(1700000000000, 1), {"TWide": TopicConfig("TWide", 4, 4, 6)})
+    body = RegisterBrokerBody(wrapper).encode(False)
+    crc = str(zlib.crc32(body) & 0x7FFFFFFF)
+    ext = {"brokerName": "broker-w", "brokerAddr": "127.0.0.1:10911", "clusterName": "DefaultCluster",
+           "brokerId": "0", "compressed": "false", "bodyCrc32": crc, field: value}  # fmt: skip
+    req = RemotingCommand.request(RequestCode.REGISTER_BROKER, ext, body, language="JAVA")
+    resp = await client.invoke(namesrv.address, req, timeout=WAIT)
+    assert resp.code == ResponseCode.SYSTEM_ERROR and repr(field) in (resp.remark or ""), resp.remark
+    assert (await route(client, namesrv.address, "TWide")).code == ResponseCode.TOPIC_NOT_EXIST
+    cluster_info = RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO)
+    info = await client.invoke(namesrv.address, cluster_info, timeout=WAIT)
+    assert "broker-w" not in bytes(info.body).decode()
+
+
+async def test_register_broker_with_a_queue_count_wider_than_java_is_refused(
+    namesrv: NamesrvServer, client: RemotingClient
+) -> None:
+    """A registered topic's queue counts are Java ints: 2^40 queues (every client would build a queue object
+    per id) are refused naming the field, and nothing of the registration is kept."""
+    resp = await register_broker(client, namesrv.address, name="broker-q", topics={"TQueues": (2**40, 4, 6)})
+    assert resp.code == ResponseCode.SYSTEM_ERROR and "readQueueNums" in (resp.remark or ""), resp.remark
+    assert (await route(client, namesrv.address, "TQueues")).code == ResponseCode.TOPIC_NOT_EXIST

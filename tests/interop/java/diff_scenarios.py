@@ -856,3 +856,39 @@ async def sc_query_and_view(s: Side) -> dict[str, Any]:
     out["view_by_id"] = observe(s, await s.b(RC.VIEW_MESSAGE_BY_ID, {"offset": commit_log_offset(sent)}),
                                 body="records")  # fmt: skip
     return out
+
+
+async def sc_values_out_of_range(s: Side) -> dict[str, Any]:
+    """Header integers wider than their Java type and values Java stores but rocketq refuses (offsets, queue
+    counts): the codes on both sides, and what each then holds."""
+    topic = s.unique("DiffRange")
+    out: dict[str, Any] = {"create": await create_topic(s, topic, queues=2)}
+    await send(s, topic, b"r")
+    group = s.unique("cg_range")
+    upd = {"consumerGroup": group, "topic": topic, "queueId": 0, "commitOffset": 1}
+
+    async def query(queue: int = 0) -> dict[str, Any]:
+        ext = {"consumerGroup": group, "topic": topic, "queueId": queue}
+        return observe(s, await s.b(RC.QUERY_CONSUMER_OFFSET, ext))
+
+    out["update"] = observe(s, await s.b(RC.UPDATE_CONSUMER_OFFSET, upd))
+    # a Long field beyond 64 bits: Java's decode leaves it null and the commit fails on it, as rocketq refuses it
+    out["update_offset_2^70"] = observe(s, await s.b(RC.UPDATE_CONSUMER_OFFSET, {**upd, "commitOffset": 2**70}))
+    out["update_negative_offset"] = observe(s, await s.b(RC.UPDATE_CONSUMER_OFFSET, {**upd, "commitOffset": -1}))
+    out["query_after_negative"] = await query()
+    # an Integer field beyond 32 bits on a send (Java's FastCodesHeader parse throws)
+    born = {**v2(send_ext(topic)), "g": 2**70}
+    out["send_born_2^70"] = observe(s, await s.b(RC.SEND_MESSAGE_V2, born, b"late"))
+    queue_2_31 = {**v2(send_ext(topic)), "e": 2**31}
+    out["send_queue_2^31"] = observe(s, await s.b(RC.SEND_MESSAGE_V2, queue_2_31, b"late"))
+    # topicSysFlag beyond 32 bits: Java logs it and creates the topic with flag 0
+    flagged = s.unique("DiffRangeFlag")
+    out["create_sys_flag_2^70"] = observe(s, await s.b(RC.UPDATE_AND_CREATE_TOPIC,
+                                                       topic_ext(flagged, topicSysFlag=2**70)))  # fmt: skip
+    # more queues than rocketq's maxTopicQueueNums (1024)
+    wide = s.unique("DiffRangeWide")
+    wide_ext = topic_ext(wide, readQueueNums=2000, writeQueueNums=2000)
+    out["create_2000_queues"] = observe(s, await s.b(RC.UPDATE_AND_CREATE_TOPIC, wide_ext))
+    for name in (flagged, wide):  # leave the shared Java broker as it was
+        await s.b(RC.DELETE_TOPIC_IN_BROKER, {"topic": name})
+    return out

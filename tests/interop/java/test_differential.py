@@ -105,6 +105,9 @@ DELIBERATE = (
     'send with `batch` "1" (C++ 1.2.3 batches)',
     "heartbeat `codeSet` (C++ 1.2.3 sends `atoi(tag)`)",
     "properties of a delivered delayed or committed transactional message",
+    "header integer wider than its Java type",
+    "UPDATE_CONSUMER_OFFSET / a pull's commitOffset out of range",
+    "queue counts above `maxTopicQueueNums`",
 )
 
 COMPATIBILITY_DOC = Path(__file__).resolve().parents[3] / "docs" / "compatibility.md"
@@ -219,6 +222,24 @@ async def test_consumer_offsets_and_queue_offsets(sides: tuple[Side, Side]) -> N
     java, rq = await both(sides, sc.sc_offsets)
     assert java["query_new_group_young_queue"] == {"code": 0, "serializeType": 0, "ext": {"offset": "0"},
                                                    "body": ""}  # fmt: skip
+    assert_same(java, rq)
+
+
+async def test_values_out_of_range(sides: tuple[Side, Side]) -> None:
+    java, rq = await both(sides, sc.sc_values_out_of_range)
+    for key in ("update_offset_2^70", "send_born_2^70", "send_queue_2^31"):  # refused on both sides
+        assert java[key]["code"] == rq[key]["code"] == 1, key
+    java_neg, rq_neg = deliberate("UPDATE_CONSUMER_OFFSET / a pull's commitOffset out of range", java, rq,
+                                  "update_negative_offset")  # fmt: skip
+    assert (java_neg["code"], rq_neg["code"]) == (0, 1)
+    java_q, rq_q = deliberate("UPDATE_CONSUMER_OFFSET / a pull's commitOffset out of range", java, rq,
+                              "query_after_negative")  # fmt: skip
+    # Java replaced the group's offset 1 by -1 ("none": its young-queue rule then answers 0); rocketq kept 1
+    assert (java_q["ext"], rq_q["ext"]) == ({"offset": "0"}, {"offset": "1"})
+    java_f, rq_f = deliberate("header integer wider than its Java type", java, rq, "create_sys_flag_2^70")
+    assert (java_f["code"], rq_f["code"]) == (0, 1)
+    java_w, rq_w = deliberate("queue counts above `maxTopicQueueNums`", java, rq, "create_2000_queues")
+    assert (java_w["code"], rq_w["code"]) == (0, 1)
     assert_same(java, rq)
 
 

@@ -464,7 +464,7 @@ ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
         "busyPollMaxMicros", "clientChannelExpiredTimeMills", "clientScanIntervalMills",
         "consumerOffsetPersistIntervalMills", "diskCheckInterval", "diskMinFreeBytes", "fastListenPortEnable",
         "listenHost", "lockMaxLiveTimeMills",
-        "maxFrameSize", "scheduleIntervalMills", "sendQueueCapacity",
+        "maxFrameSize", "maxTopicQueueNums", "scheduleIntervalMills", "sendQueueCapacity",
         # remoting limits, the broker's and the name server's (docs/reliability.md)
         "serverMaxConnections", "serverMaxPartialFrameBytes", "serverWriteBufferHighWaterMark",
         "serverWriteBufferLowWaterMark", "serverMaxWriteBufferBytes",

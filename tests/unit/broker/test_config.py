@@ -61,6 +61,11 @@ def test_unknown_key_is_named() -> None:
         ("serverMaxWriteBufferBytes=4194304", "serverMaxWriteBufferBytes"),  # not above the high mark
         ("diskMinFreeBytes=-1", "diskMinFreeBytes"),
         ("diskCheckInterval=0", "diskCheckInterval"),
+        ("maxTopicQueueNums=0", "maxTopicQueueNums"),
+        ("maxTopicQueueNums=2147483648", "maxTopicQueueNums"),
+        ("defaultTopicQueueNums=2000", "defaultTopicQueueNums"),  # above maxTopicQueueNums (1024)
+        ("maxMessageSize=" + str(2**70), "maxMessageSize"),  # every Java setting fits a long
+        ("fileReservedTime=1e3", "fileReservedTime"),
     ],
 )
 def test_bad_values_name_the_key(item: str, key: str) -> None:

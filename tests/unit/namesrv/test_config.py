@@ -42,10 +42,34 @@ def test_invalid(kwargs: dict[str, float], key: str) -> None:
 def test_update_from_properties_reports_applied_keys() -> None:
     c = NamesrvConfig()
     applied = c.update_from_properties(
-        {"scanNotActiveBrokerInterval": "250", "serverChannelMaxIdleTimeSeconds": "30", "listenPort": "1", "x": "y"}
+        {"scanNotActiveBrokerInterval": "2500", "serverChannelMaxIdleTimeSeconds": "300", "listenPort": "1", "x": "y"}
     )
     assert applied == ["scanNotActiveBrokerInterval", "serverChannelMaxIdleTimeSeconds"]
-    assert (c.scan_interval, c.idle_timeout, c.listen_port) == (0.25, 30.0, 9876)
+    assert (c.scan_interval, c.idle_timeout, c.listen_port) == (2.5, 300.0, 9876)
+
+
+@pytest.mark.parametrize(
+    ("key", "text"),
+    [("brokerChannelExpiredTime", "89999"), ("brokerChannelExpiredTime", "86400001"),
+     ("brokerChannelExpiredTime", "120000.5"), ("scanNotActiveBrokerInterval", "999"),
+     ("scanNotActiveBrokerInterval", "-1"), ("serverChannelMaxIdleTimeSeconds", "89"),
+     ("serverChannelMaxIdleTimeSeconds", "inf"), ("serverChannelMaxIdleTimeSeconds", "nan"),
+     ("orderMessageEnable", "1"), ("brokerChannelExpiredTime", "9" * 5000)],
+)  # fmt: skip
+def test_update_from_properties_refuses_values_that_would_drop_live_brokers(key: str, text: str) -> None:
+    """Out of bounds or of the wrong type: ConfigError naming the Java key, and nothing applied."""
+    c = NamesrvConfig()
+    with pytest.raises(ConfigError) as info:
+        c.update_from_properties({"orderMessageEnable": "true", key: text})
+    assert info.value.key == key and len(str(info.value)) < 200
+    assert (c.order_message_enable, c.broker_expiry, c.scan_interval, c.idle_timeout) == (False, 120.0, 10.0, 120.0)
+
+
+def test_update_from_properties_takes_the_bounds_themselves() -> None:
+    c = NamesrvConfig()
+    c.update_from_properties({"brokerChannelExpiredTime": "90000", "scanNotActiveBrokerInterval": "1000",
+                              "serverChannelMaxIdleTimeSeconds": "90", "orderMessageEnable": "TRUE"})  # fmt: skip
+    assert (c.broker_expiry, c.scan_interval, c.idle_timeout, c.order_message_enable) == (90.0, 1.0, 90.0, True)
 
 
 def test_parse_properties() -> None:

@@ -315,10 +315,10 @@ def test_get_and_update_namesrv_config(env: Env) -> None:
     assert props["brokerChannelExpiredTime"] == "120000"
     assert props["scanNotActiveBrokerInterval"] == "10000"
     assert props["listenPort"] == "0"
-    body = b"orderMessageEnable=true\nbrokerChannelExpiredTime=5000\nunknownKey=1\n"
+    body = b"orderMessageEnable=true\nbrokerChannelExpiredTime=500000\nunknownKey=1\n"
     assert env.call(RequestCode.UPDATE_NAMESRV_CONFIG, body=body).code == ResponseCode.SUCCESS
     assert env.config.order_message_enable is True
-    assert env.config.broker_expiry == 5.0
+    assert env.config.broker_expiry == 500.0
     assert env.updated == 1
 
 

@@ -47,7 +47,9 @@ def _all_headers() -> list[type[Header]]:
 
 
 HEADERS = _all_headers()
-SAMPLES = ["", "0", "1", "-7", "12345678901", " 3 ", "1.5", "inf", "nan", "true", "TRUE", "false", "x", "é"]
+SAMPLES = ["", "0", "1", "-7", "12345678901", " 3 ", "1.5", "inf", "nan", "true", "TRUE", "false", "x", "é",
+           "2147483647", "2147483648", "-2147483648", "-2147483649", "9223372036854775807", "9223372036854775808",
+           "-9223372036854775808", "-9223372036854775809", "1" * 60]  # fmt: skip
 VALUES = st.sampled_from(SAMPLES) | st.text(max_size=8)
 
 
@@ -113,6 +115,37 @@ def test_an_integer_field_takes_integer_text_only(raw: str) -> None:
     """As Java's parseInt/parseLong: no float text truncated to an integer."""
     with pytest.raises(HeaderError, match="'queueId' is not an integer"):
         SendMessageRequestHeader.from_ext({**SEND_V1, "queueId": raw})
+
+
+READERS = [SendMessageRequestHeader.from_ext, SendMessageRequestHeader.generic_from_ext,
+           compile_from_ext(SendMessageRequestHeader, native=False)]  # fmt: skip
+
+
+@pytest.mark.parametrize("read", READERS)
+@pytest.mark.parametrize(
+    ("key", "raw", "bits"),
+    [("queueId", "2147483648", 32), ("queueId", "-2147483649", 32), ("sysFlag", str(2**70), 32),
+     ("bornTimestamp", str(2**63), 64), ("bornTimestamp", str(-(2**63) - 1), 64), ("bornTimestamp", str(2**70), 64)],
+)  # fmt: skip
+def test_an_integer_field_has_its_java_width(read: Any, key: str, raw: str, bits: int) -> None:
+    """Java's Integer fields take 32 bits, its Long fields 64 (parseInt/parseLong refuse the rest): the remark
+    names the field and its type."""
+    java = "Integer" if bits == 32 else "Long"
+    with pytest.raises(HeaderError, match=f"'{key}' is out of range for a {bits}-bit {java}"):
+        read({**SEND_V1, key: raw})
+
+
+@pytest.mark.parametrize("read", READERS)
+def test_the_ends_of_each_width_are_taken(read: Any) -> None:
+    h = read({**SEND_V1, "queueId": str(2**31 - 1), "sysFlag": str(-(2**31)), "bornTimestamp": str(2**63 - 1)})
+    assert (h.queue_id, h.sys_flag, h.born_timestamp) == (2**31 - 1, -(2**31), 2**63 - 1)
+    assert read({**SEND_V1, "bornTimestamp": str(-(2**63))}).born_timestamp == -(2**63)
+
+
+def test_a_remark_keeps_only_the_start_of_a_long_value() -> None:
+    with pytest.raises(HeaderError) as info:
+        SendMessageRequestHeader.from_ext({**SEND_V1, "queueId": "9" * 100_000})
+    assert len(str(info.value)) < 200 and "100000 characters" in str(info.value)
 
 
 def test_the_compiled_reader_is_built_where_required() -> None:

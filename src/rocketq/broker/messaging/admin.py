@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
+from rocketq.broker.messaging.bounds import group_error, queue_count_error
 from rocketq.broker.messaging.pacing import Pacer
 from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError
@@ -68,8 +69,11 @@ class AdminService:
             return refused
         if tc.topic_filter_type not in TOPIC_FILTER_TYPES:  # CreateTopicRequestHeader.checkFields
             return ResponseCode.SYSTEM_ERROR, f"topicFilterType = [{tc.topic_filter_type}] value invalid"
-        if tc.read_queue_nums <= 0 or tc.write_queue_nums <= 0:
-            return ResponseCode.SYSTEM_ERROR, "queue numbers must be positive"
+        limit = self._ctx.config.maxTopicQueueNums
+        for field, nums in (("readQueueNums", tc.read_queue_nums), ("writeQueueNums", tc.write_queue_nums)):
+            error = queue_count_error(field, nums, limit)
+            if error is not None:
+                return ResponseCode.SYSTEM_ERROR, error
         self._ctx.topics.update(tc)
         await self._ctx.publish_topics()
         return ResponseCode.SUCCESS, None
@@ -123,6 +127,12 @@ class AdminService:
         refused = self._refused()
         if refused is not None:
             return refused
+        # the retry topic gets retryQueueNums queues (0: the group never gets one)
+        error = group_error("groupName", cfg.group_name) or queue_count_error(
+            "retryQueueNums", cfg.retry_queue_nums, self._ctx.config.maxTopicQueueNums, low=0
+        )
+        if error is not None:
+            return ResponseCode.SYSTEM_ERROR, error
         self._ctx.groups.update(cfg)
         return ResponseCode.SUCCESS, None
 

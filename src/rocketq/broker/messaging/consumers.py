@@ -11,6 +11,7 @@ import os
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.topic_manager import RETRY_PREFIX
 from rocketq.broker.message_filter import FilterBuildError, build_filter
+from rocketq.broker.messaging.bounds import commit_error, group_error
 from rocketq.codes import ResponseCode
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, HeartbeatData, MessageQueue, SubscriptionData
 from rocketq.remoting.connection import Connection
@@ -44,8 +45,13 @@ class ConsumerService:
             return 0
         return None
 
-    def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
-        self._ctx.offsets.commit(group, topic, queue_id, offset)
+    def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> str | None:
+        """Store the group's offset; the reason when refused (Java stores whatever comes: rocketq keeps only
+        what a consumer could have read, see docs/reliability.md)."""
+        error = commit_error(self._ctx.config.maxTopicQueueNums, group, topic, queue_id, offset)
+        if error is None:
+            self._ctx.offsets.commit(group, topic, queue_id, offset)
+        return error
 
     def is_offset_in_disk(self) -> bool:
         """Whether the oldest message has likely left the page cache (RocketMQ: > 40 % of RAM behind)."""
@@ -54,9 +60,15 @@ class ConsumerService:
 
     # ------------------------------------------------------------------------------------- heartbeats
 
-    def heartbeat(self, channel: Connection, data: HeartbeatData) -> None:
-        """Register the client's consumers (creating their retry topics) and producers."""
+    def heartbeat(self, channel: Connection, data: HeartbeatData) -> str | None:
+        """Register the client's consumers (creating their retry topics) and producers; the reason when a
+        consumer group's name is refused (a blank or > 255 characters: it would be stored, with a retry topic no
+        TopicValidator passes), and then nothing is registered or created."""
         ctx = self._ctx
+        for group in [c.group_name for c in data.consumers]:
+            error = group_error("groupName", group)
+            if error is not None:
+                return f"{error}: {group[:64]!r}"
         for consumer in data.consumers:
             group_cfg = ctx.groups.find_or_create(consumer.group_name)
             if group_cfg is not None:
@@ -69,6 +81,7 @@ class ConsumerService:
             ctx.consumers.register(channel, data.client_id, consumer)
         for group in data.producer_groups:
             ctx.producers.register(channel, data.client_id, group)
+        return None
 
     def unregister(self, client_id: str, producer_group: str | None, consumer_group: str | None) -> None:
         if producer_group:

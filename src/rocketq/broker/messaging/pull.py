@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.message_filter import FilterBuildError, build_filter
+from rocketq.broker.messaging.bounds import group_error, offset_error
 from rocketq.codes import ResponseCode
 from rocketq.protocol.bodies import PERM_READ, SubscriptionData
 from rocketq.protocol.headers import (
@@ -60,6 +61,12 @@ class PullService:
         cfg = ctx.config
         if not cfg.brokerPermission & PERM_READ:
             return PullOutcome(ResponseCode.NO_PERMISSION, f"the broker[{cfg.brokerIP1}] pulling message is forbidden")
+        # before the group is found or created: nothing is stored for a pull refused here
+        error = group_error("consumerGroup", h.consumer_group)
+        if error is None and h.sys_flag & PULL_FLAG_COMMIT_OFFSET:
+            error = offset_error("commitOffset", h.commit_offset)
+        if error is not None:
+            return PullOutcome(ResponseCode.SYSTEM_ERROR, error)
         group_cfg = self._group_table.get(h.consumer_group) or ctx.groups.find_or_create(h.consumer_group)
         if group_cfg is None:
             return PullOutcome(

@@ -26,7 +26,7 @@ LIVE_KEYS = frozenset(
         "traceOn", "waitTimeMillsInSendQueue", "sendQueueCapacity", "rejectTransactionMessage",
         "clientChannelExpiredTimeMills", "clientScanIntervalMills", "consumerOffsetPersistIntervalMills",
         "maxTransferCountOnMessageInMemory", "maxTransferBytesOnMessageInMemory", "fileReservedTime",
-        "diskMaxUsedSpaceRatio", "diskMinFreeBytes", "diskCheckInterval",
+        "diskMaxUsedSpaceRatio", "diskMinFreeBytes", "diskCheckInterval", "maxTopicQueueNums",
     }
 )  # fmt: skip
 

@@ -12,6 +12,7 @@ from rocketq.broker.config import parse_properties
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
 from rocketq.broker.messaging.admin import QUERY_CONSUME_QUEUE_MAX_COUNT, AdminService, QueueOffsets
+from rocketq.broker.messaging.bounds import GROUP_INT_FIELDS, check_body_ints
 from rocketq.broker.messaging.pacing import Pacer
 from rocketq.broker.messaging.runtime_config import RuntimeConfigService
 from rocketq.codes import VERSION_V3_1_8, RequestCode, ResponseCode
@@ -135,8 +136,9 @@ class AdminProcessors:
 
     def create_group(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         obj = loads(cmd.body)
-        if not isinstance(obj, dict) or not obj.get("groupName"):
+        if not isinstance(obj, dict) or not obj.get("groupName") or not isinstance(obj["groupName"], str):
             return cmd.response(ResponseCode.SYSTEM_ERROR, "SubscriptionGroupConfig body without groupName")
+        check_body_ints(obj, GROUP_INT_FIELDS, "SubscriptionGroupConfig")
         try:
             group = SubscriptionGroupConfig.from_json(obj)
         except (TypeError, ValueError) as exc:  # only the conversions of this one decode: a field of a wrong type

@@ -50,7 +50,9 @@ class ClientProcessors:
         d.register(RequestCode.UNLOCK_BATCH_MQ, self.unlock_batch)
 
     def heartbeat(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
-        self._service.heartbeat(conn, HeartbeatData.decode(cmd.body))
+        error = self._service.heartbeat(conn, HeartbeatData.decode(cmd.body))
+        if error is not None:
+            return cmd.response(ResponseCode.SYSTEM_ERROR, error)
         return cmd.response(ResponseCode.SUCCESS)
 
     def unregister_client(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
@@ -84,7 +86,9 @@ class ClientProcessors:
 
     def update_consumer_offset(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = UpdateConsumerOffsetRequestHeader.from_ext(cmd.ext_fields)
-        self._service.commit_offset(h.consumer_group, h.topic, h.queue_id, h.commit_offset)
+        error = self._service.commit_offset(h.consumer_group, h.topic, h.queue_id, h.commit_offset)
+        if error is not None:
+            return cmd.response(ResponseCode.SYSTEM_ERROR, error)
         return cmd.response(ResponseCode.SUCCESS)
 
     async def lock_batch(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
