@@ -19,9 +19,9 @@ CASES = [
     (RequestCode.LOCK_BATCH_MQ, b'{"consumerGroup":"g","clientId":"c","mqSet":1}', "mqSet is not a JSON array"),
     (RequestCode.UNLOCK_BATCH_MQ, b'{"consumerGroup":"g","clientId":"c","mqSet":2.5}', "mqSet is not a JSON array"),
     (RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, b'{"groupName":"g","retryQueueNums":"x"}',
-     "bad SubscriptionGroupConfig"),
+     "SubscriptionGroupConfig field 'retryQueueNums' is not a number"),
     (RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, b'{"groupName":"g","retryMaxTimes":[]}',
-     "bad SubscriptionGroupConfig"),
+     "SubscriptionGroupConfig field 'retryMaxTimes' is not a number"),
 ]  # fmt: skip
 
 
