@@ -63,6 +63,15 @@ def _obj(value: Any, what: str) -> dict[str, Any]:
     return value
 
 
+def _list(value: Any, what: str) -> list[Any]:
+    """A JSON array member (absent or null: empty); any other type is the client's mistake."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ProtocolError(f"{what} is not a JSON array")
+    return value
+
+
 def parse_tag_expression(expr: str | None) -> tuple[list[str], list[int]]:
     """Tags and their hash codes of a TAG subscription (``*`` → empty lists)."""
     if not expr or expr.strip() == SUB_ALL:
@@ -136,7 +145,9 @@ class ConsumerData:
             consume_type=_enum(o.get("consumeType", 1), CONSUME_TYPES, "consumeType"),
             message_model=_enum(o.get("messageModel", 1), MESSAGE_MODELS, "messageModel"),
             consume_from_where=_enum(o.get("consumeFromWhere", 0), CONSUME_FROM_WHERE, "consumeFromWhere"),
-            subscriptions=[SubscriptionData.from_json(s) for s in o.get("subscriptionDataSet") or []],
+            subscriptions=[
+                SubscriptionData.from_json(s) for s in _list(o.get("subscriptionDataSet"), "subscriptionDataSet")
+            ],
             unit_mode=bool(o.get("unitMode", False)),
         )
 
@@ -164,11 +175,11 @@ class HeartbeatData:
         if not isinstance(client_id, str) or not client_id:
             raise ProtocolError("HeartbeatData without clientID")
         producers = []
-        for p in o.get("producerDataSet") or []:
+        for p in _list(o.get("producerDataSet"), "producerDataSet"):
             name = _obj(p, "ProducerData").get("groupName")
             if isinstance(name, str) and name:
                 producers.append(name)
-        consumers = [ConsumerData.from_json(c) for c in o.get("consumerDataSet") or []]
+        consumers = [ConsumerData.from_json(c) for c in _list(o.get("consumerDataSet"), "consumerDataSet")]
         return cls(client_id, producers, consumers)
 
     def encode(self) -> bytes:
@@ -214,7 +225,7 @@ class LockBatchBody:
         return cls(
             consumer_group=str(o.get("consumerGroup") or ""),
             client_id=str(o.get("clientId") or ""),
-            mq_set=[MessageQueue.from_json(m) for m in o.get("mqSet") or []],
+            mq_set=[MessageQueue.from_json(m) for m in _list(o.get("mqSet"), "mqSet")],
             only_this_broker=bool(o.get("onlyThisBroker", False)),
         )
 
