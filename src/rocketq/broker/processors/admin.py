@@ -134,7 +134,11 @@ class AdminProcessors:
         obj = loads(cmd.body)
         if not isinstance(obj, dict) or not obj.get("groupName"):
             return cmd.response(ResponseCode.SYSTEM_ERROR, "SubscriptionGroupConfig body without groupName")
-        code, remark = self._admin.update_group(SubscriptionGroupConfig.from_json(obj))
+        try:
+            config = SubscriptionGroupConfig.from_json(obj)
+        except (TypeError, ValueError) as exc:  # a member of the wrong type: Java's fastjson refuses it too
+            return cmd.response(ResponseCode.SYSTEM_ERROR, f"bad SubscriptionGroupConfig: {exc}")
+        code, remark = self._admin.update_group(config)
         return cmd.response(code, remark)
 
     def delete_group(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
