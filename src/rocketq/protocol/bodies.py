@@ -28,6 +28,7 @@ CONSUME_FROM_WHERE = (
     "CONSUME_FROM_TIMESTAMP",
 )
 SUB_ALL = "*"
+_I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
 
 
 def loads(body: bytes | bytearray | memoryview) -> Any:
@@ -202,9 +203,12 @@ class MessageQueue:
     def from_json(cls, obj: Any) -> MessageQueue:
         o = _obj(obj, "MessageQueue")
         try:
-            return cls(str(o["topic"]), str(o["brokerName"]), int(o["queueId"]))
+            mq = cls(str(o["topic"]), str(o["brokerName"]), int(o["queueId"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise ProtocolError(f"bad MessageQueue {obj!r}") from exc
+        if not _I32_MIN <= mq.queue_id <= _I32_MAX:  # a Java int: fastjson refuses a larger number
+            raise ProtocolError(f"MessageQueue queueId {mq.queue_id} out of int32 range")
+        return mq
 
     def to_json(self) -> dict[str, Any]:
         return {"brokerName": self.broker_name, "queueId": self.queue_id, "topic": self.topic}

@@ -43,3 +43,18 @@ async def test_a_body_set_that_is_not_an_array_is_refused(
     assert resp.code == ResponseCode.SYSTEM_ERROR
     assert resp.remark is not None and "is not a JSON array" in resp.remark
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+async def test_a_lock_request_for_a_queue_id_past_a_java_int_is_refused_and_locking_still_works(
+    wire: Wire, caplog: pytest.LogCaptureFixture
+) -> None:
+    # the queue id used to go into the lock table, whose file then could not be written: this request and every
+    # later lock or unlock failed with a traceback
+    caplog.set_level(logging.WARNING)
+    bad = b'{"consumerGroup":"gL","clientId":"c1","mqSet":[{"topic":"TL","brokerName":"b","queueId":%d}]}' % 2**70
+    resp = await wire.call(RequestCode.LOCK_BATCH_MQ, body=bad)
+    assert resp.code == ResponseCode.SYSTEM_ERROR and "out of int32 range" in (resp.remark or "")
+    good = {"consumerGroup": "gL", "clientId": "c1", "mqSet": [{"topic": "TL", "brokerName": "b", "queueId": 1}]}
+    resp = await wire.call(RequestCode.LOCK_BATCH_MQ, body=orjson.dumps(good))
+    assert resp.code == ResponseCode.SUCCESS
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
