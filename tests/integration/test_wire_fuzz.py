@@ -23,6 +23,14 @@ MAX_SECONDS = 45.0
 #: bounded run so the suite stays green until those land (the lead removes these after merging; ``make fuzz``
 #: makes them all). Each line: the family pattern (fnmatch on ``CODE_NAME:field``) and the lane fixing it.
 EXCLUDED = (
+    # validate (a configurable maximum queue count) and persist (admin requests that walk queues run bounded):
+    # a topic of 2^31 queues, then GET_TOPIC_STATS_INFO / GET_CONSUME_STATS / INVOKE_BROKER_TO_RESET_OFFSET on it
+    # loops on the event loop: nobody is answered and memory grows by ~1 GB every few seconds
+    "UPDATE_AND_CREATE_TOPIC:readQueueNums", "UPDATE_AND_CREATE_TOPIC:writeQueueNums",
+    # validate: a topic's perm or topicSysFlag past int64 is stored; GET_ALL_TOPIC_CONFIG then fails, and
+    # persist: topics.json is never saved again, every later topic creation answers SYSTEM_ERROR, the broker's
+    # registration fails (its topics vanish from the name server) and the graceful stop exits 1
+    "UPDATE_AND_CREATE_TOPIC:perm", "UPDATE_AND_CREATE_TOPIC:topicSysFlag",
     # validate: a consumer offset (or its queue id) past int64 is stored; every answer listing offsets
     # (GET_ALL_CONSUMER_OFFSET, GET_CONSUME_STATS, GET_BROKER_CONSUME_STATS) then fails with a TypeError, and
     # persist: the offsets file is never saved again, the graceful stop exits 1 and offsets are lost

@@ -25,10 +25,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--probe-every", type=int, default=5_000, help="frames between crash/hang/log checks")
     p.add_argument("--exclude", action="append", default=[], metavar="CODE_NAME:field",
                    help="a family of hostile frames not to make (CODE_NAME:* for a whole code)")  # fmt: skip
+    p.add_argument("--max-rss-mib", type=int, default=2048, help="kill the server above this memory")
     p.add_argument("--dir", type=Path, help="store and log directory (default: a temporary one)")
     args = p.parse_args(argv)
     config = FuzzConfig(frames=args.frames, seed=args.seed, max_seconds=args.max_seconds, workers=args.workers,
-                        probe_every=args.probe_every, excluded=args.exclude)  # fmt: skip
+                        probe_every=args.probe_every, excluded=args.exclude,
+                        max_rss=args.max_rss_mib * 1024 * 1024)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="rocketq-fuzz-") as tmp:
         root = args.dir or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)

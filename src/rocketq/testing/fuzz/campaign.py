@@ -46,12 +46,13 @@ class Campaign:
                 if problems:
                     raise RuntimeError(f"cannot make the kept state before fuzzing: {problems}")
                 target = Target(proc.namesrv_addr, proc.broker_addr, proc.proc.pid, self.log_path, PROBE_TOPIC,
-                                lambda: proc.proc.returncode is None)  # fmt: skip
+                                lambda: proc.proc.returncode is None, proc.kill9)  # fmt: skip
                 runner = FuzzRunner(target, self.config)
                 report = await runner.run()
                 result = CampaignResult(report)
                 if report.crashed:
-                    result.problems.append(f"the server exited with {proc.proc.returncode} during the run")
+                    why = " (killed by the run: memory above the cap)" if report.killed_for_memory else ""
+                    result.problems.append(f"the server exited with {proc.proc.returncode} during the run{why}")
                     return result
                 state = keeper.state
                 if not report.hangs:

@@ -257,8 +257,14 @@ class FrameFactory:
             return rng.choice(("true", "false"))
         if k == "properties":
             return encode_properties({"UNIQ_KEY": f"{rng.getrandbits(64):032X}", "TAGS": self._name()})
-        if k in ("subscription", "expressiontype"):
-            return "*" if k == "subscription" else "TAG"
+        if k == "subscription":
+            return rng.choice(("*", "TagA || TagB", "a > 1"))
+        if k == "expressiontype":
+            return rng.choice(("TAG", "SQL92"))
+        if k == "statsname":
+            return rng.choice(("TOPIC_PUT_NUMS", "GROUP_GET_NUMS", "BROKER_PUT_NUMS", "SNDBCK_PUT_NUMS"))
+        if k == "topicfiltertype":
+            return rng.choice(("SINGLE_TAG", "MULTI_TAG"))
         if k in ("defaulttopic",):
             return "TBW102"
         if ("topic" in k and kind is str) or "group" in k or k in ("key", "namespace", "value", "cluster"):

@@ -46,6 +46,8 @@ class FuzzConfig:
     #: the share of sessions sent to the name server (the rest go to the broker)
     namesrv_share: float = 0.3
     excluded: Collection[str] = ()
+    #: the server is killed when its resident memory passes this (a runaway must not take the machine down)
+    max_rss: int = 2 * 1024**3
 
 
 @dataclass(slots=True)
@@ -58,6 +60,7 @@ class Target:
     log_path: Path
     probe_topic: str
     alive: Callable[[], bool]
+    kill: Callable[[], None]
 
 
 @dataclass(slots=True)
@@ -80,6 +83,8 @@ class FuzzReport:
     hangs: int = 0
     probe_failures: list[str] = field(default_factory=list)
     crashed: bool = False
+    #: the run killed the server because its memory passed ``max_rss``
+    killed_for_memory: bool = False
     tracebacks: int = 0
     error_lines: int = 0
     sites: dict[str, Site] = field(default_factory=dict)
@@ -100,7 +105,7 @@ class FuzzReport:
             f"connections   {self.connections} (connect failures {self.connect_failures})",
             f"answers       {self.answers} of {self.answers_due} due; refusing closes "
             f"{self.closes_due - self.not_closed} of {self.closes_due} due; unexpected closes {self.unexpected_closes}",
-            f"crashes       {self.crashes}",
+            f"crashes       {self.crashes}" + (" (killed: memory above the cap)" if self.killed_for_memory else ""),
             f"hangs         {self.hangs} (probes {self.probes}, failed {len(self.probe_failures)})",
             f"tracebacks    {self.tracebacks} ({len(self.sites)} sites); ERROR lines {self.error_lines}",
             f"RSS           before {self.rss_before / mib:.0f} MiB, after {self.rss_after / mib:.0f} MiB, "
@@ -151,14 +156,31 @@ class FuzzRunner:
         self.factory = FrameFactory(self.rng, build_pools(config.seed), config.excluded)
         self.scanner = LogScanner(target.log_path)
         self._recent: OrderedDict[int, bytes] = OrderedDict()
+        self._stalled = False
 
     async def run(self) -> FuzzReport:
-        cfg, report = self.config, self.report
+        report = self.report
         start = time.monotonic()
         self.scanner.scan()  # start-up lines are not the fuzzer's doing
         self.scanner.error_lines = self.scanner.tracebacks = 0
         self.scanner.sites.clear()
         report.rss_before = report.rss_max = rss_of(self.target.pid)
+        watchdog = asyncio.ensure_future(self._watch_memory())
+        try:
+            await self._rounds(start)
+        finally:
+            watchdog.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watchdog
+        await asyncio.sleep(0.5)  # let the last log lines land
+        self._scan_log()
+        report.rss_after = rss_of(self.target.pid)
+        report.rss_max = max(report.rss_max, report.rss_after)
+        report.seconds = time.monotonic() - start
+        return report
+
+    async def _rounds(self, start: float) -> None:
+        cfg, report = self.config, self.report
         while report.frames < cfg.frames:
             if cfg.max_seconds is not None and time.monotonic() - start > cfg.max_seconds:
                 break
@@ -174,12 +196,17 @@ class FuzzRunner:
                 break
             if report.hangs:  # every later session would only wait out its timeout
                 break
-        await asyncio.sleep(0.5)  # let the last log lines land
-        self._scan_log()
-        report.rss_after = rss_of(self.target.pid)
-        report.rss_max = max(report.rss_max, report.rss_after)
-        report.seconds = time.monotonic() - start
-        return report
+
+    async def _watch_memory(self) -> None:
+        report = self.report
+        while self.target.alive():
+            rss = rss_of(self.target.pid)
+            report.rss_max = max(report.rss_max, rss)
+            if rss > self.config.max_rss:
+                report.killed_for_memory = True
+                self.target.kill()
+                return
+            await asyncio.sleep(0.25)
 
     # ------------------------------------------------------------------------------------------ rounds
 
@@ -209,8 +236,12 @@ class FuzzRunner:
         for session in self._sessions(n):
             queue.put_nowait(session)
 
+        self._stalled = False
+
         async def worker() -> None:
-            while not queue.empty():
+            # a session that got none of its answers may mean a hung server: the probe decides, without
+            # every other session of the round waiting out its timeout first
+            while not queue.empty() and not self._stalled:
                 await self._session(*queue.get_nowait())
 
         await asyncio.gather(*(worker() for _ in range(self.config.workers)))
@@ -258,6 +289,8 @@ class FuzzRunner:
             with contextlib.suppress(OSError):
                 await writer.wait_closed()
         report.answers += got
+        if due and not got and not closed:
+            self._stalled = True
         if must_close and not closed:
             report.not_closed += 1
         if closed and not must_close and got < due:
