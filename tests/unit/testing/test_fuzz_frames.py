@@ -118,3 +118,15 @@ def test_the_log_scanner_groups_tracebacks_by_site_and_names_the_request(tmp_pat
         f.write(entry[len(entry) // 2 :])
     assert scanner.scan() == []  # the same site again
     assert (scanner.tracebacks, scanner.error_lines, site.count) == (2, 2, 2)
+
+
+def test_an_error_after_an_admin_change_is_counted_apart(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(
+        "2026-11-24 19:59:41,185 ERROR rocketq.broker.services.schedule schedule.reput_failed topic=T "
+        "status=MESSAGE_ILLEGAL\n"
+        "2026-11-24 19:59:42,000 ERROR rocketq.broker.controller scheduled.failed name=persist-offsets\n"
+    )
+    scanner = LogScanner(log)
+    scanner.scan()
+    assert (scanner.error_lines, scanner.operational_errors) == (1, 1)

@@ -87,6 +87,8 @@ class FuzzReport:
     killed_for_memory: bool = False
     tracebacks: int = 0
     error_lines: int = 0
+    #: ERROR lines that follow from an admin request the fuzzer may legitimately send (logscan.OPERATIONAL_ERRORS)
+    operational_errors: int = 0
     sites: dict[str, Site] = field(default_factory=dict)
     reproducers: dict[str, str] = field(default_factory=dict)
     rss_before: int = 0
@@ -107,7 +109,8 @@ class FuzzReport:
             f"{self.closes_due - self.not_closed} of {self.closes_due} due; unexpected closes {self.unexpected_closes}",
             f"crashes       {self.crashes}" + (" (killed: memory above the cap)" if self.killed_for_memory else ""),
             f"hangs         {self.hangs} (probes {self.probes}, failed {len(self.probe_failures)})",
-            f"tracebacks    {self.tracebacks} ({len(self.sites)} sites); ERROR lines {self.error_lines}",
+            f"tracebacks    {self.tracebacks} ({len(self.sites)} sites); ERROR lines {self.error_lines} "
+            f"(and {self.operational_errors} after admin changes)",
             f"RSS           before {self.rss_before / mib:.0f} MiB, after {self.rss_after / mib:.0f} MiB, "
             f"max {self.rss_max / mib:.0f} MiB",
             f"wall time     {self.seconds:.0f} s ({self.frames / max(self.seconds, 1e-9):.0f} frames/s)",
@@ -162,7 +165,7 @@ class FuzzRunner:
         report = self.report
         start = time.monotonic()
         self.scanner.scan()  # start-up lines are not the fuzzer's doing
-        self.scanner.error_lines = self.scanner.tracebacks = 0
+        self.scanner.error_lines = self.scanner.tracebacks = self.scanner.operational_errors = 0
         self.scanner.sites.clear()
         report.rss_before = report.rss_max = rss_of(self.target.pid)
         watchdog = asyncio.ensure_future(self._watch_memory())
@@ -334,4 +337,5 @@ class FuzzRunner:
                 self.report.reproducers[site.key] = describe(data)
         self.report.tracebacks = self.scanner.tracebacks
         self.report.error_lines = self.scanner.error_lines
+        self.report.operational_errors = self.scanner.operational_errors
         self.report.sites = self.scanner.sites
