@@ -277,6 +277,8 @@ class FrameFactory:
             return f"fz-{k}-{rng.randint(0, 2)}"
         if kind is not int:
             return self._name()
+        if k == "bodycrc32":
+            return "0"  # 0: not checked (Java's name server); anything else must match the body
         if "timestamp" in k:
             return str(int(time.time() * 1000) - rng.randint(-10_000, 3_600_000))
         if "queueid" in k or "queuenums" in k:
