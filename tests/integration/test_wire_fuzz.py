@@ -64,7 +64,9 @@ async def test_fuzzed_broker_and_name_server_keep_serving_and_keep_their_state(t
     assert report.hangs == 0 and report.probe_failures == [], summary
     assert report.tracebacks == 0 and report.error_lines == 0, summary
     assert report.not_closed == 0, summary
-    assert report.unexpected_closes == 0, summary
+    # not asserted: report.unexpected_closes — the broker may legitimately close a well-formed connection, e.g.
+    # once a fuzzed UPDATE_BROKER_CONFIG shortened clientChannelExpiredTimeMills (Java's client housekeeping
+    # closes the channels of expired clients too); it is a figure of the run, not a failure
     assert result.problems == [], summary
     assert result.stop_exit_code == 0
     assert result.later_tracebacks == 0
