@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck venv interop-venv interop-java interop-go bench clean
+.PHONY: run test lint typecheck venv interop-venv interop-java interop-go bench fuzz clean
 
 $(STAMP): pyproject.toml setup.py src/rocketq/store/_appendcodec_c.c src/rocketq/protocol/_pullcodec_c.c \
 		src/rocketq/protocol/_framecodec_c.c \
@@ -40,6 +40,11 @@ test: $(STAMP) interop-venv interop-java interop-go lint typecheck
 	ROCKETQ_REQUIRE_NATIVE=1 $(PY) -m pytest -q -p no:cacheprovider
 	# the pure twins of the compiled codecs, as aiokafka's CI does with AIOKAFKA_NO_EXTENSIONS
 	ROCKETQ_NO_EXTENSIONS=1 $(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration
+
+# The wire fuzzer against a fresh `rocketq standalone` (docs/reliability.md, "Wire fuzzing"); FRAMES=… to change.
+FRAMES ?= 1000000
+fuzz: $(STAMP)
+	$(PY) -m rocketq.testing.fuzz --frames $(FRAMES)
 
 bench: $(STAMP)
 	$(VENV)/bin/rocketq bench standard --embedded --json benchmarks/last-run.json

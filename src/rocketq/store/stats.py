@@ -84,8 +84,11 @@ class StatsService:
 
     def _base(self, window: float) -> _Sample:
         now = time.monotonic()
-        base = self._samples[-1]
-        for s in reversed(self._samples):
+        # tick() appends from the flush thread: walk a copy (deque.copy runs in C, so no tick can interleave),
+        # or a tick between two steps fails this loop with "deque mutated during iteration"
+        samples = self._samples.copy()
+        base = samples[-1]
+        for s in reversed(samples):
             if now - s.t > window:
                 break
             base = s

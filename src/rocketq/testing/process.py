@@ -21,12 +21,20 @@ class StandaloneProcess:
         self.broker_addr = broker_addr
 
     @classmethod
-    async def start(cls, data_dir: Path, *settings: str, timeout: float = 30.0) -> StandaloneProcess:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "rocketq", "--log-level", "WARNING", "standalone", "--dir", str(data_dir),
-            "--namesrv-port", "0", "listenPort=0", "listenHost=127.0.0.1", *settings,
-            stdout=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+    async def start(
+        cls, data_dir: Path, *settings: str, timeout: float = 30.0, log_path: Path | None = None
+    ) -> StandaloneProcess:
+        """``log_path``: append the process's log (stderr) to this file instead of inheriting stderr."""
+        log_file = log_path.open("ab") if log_path is not None else None
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "rocketq", "--log-level", "WARNING", "standalone", "--dir", str(data_dir),
+                "--namesrv-port", "0", "listenPort=0", "listenHost=127.0.0.1", *settings,
+                stdout=asyncio.subprocess.PIPE, stderr=log_file,
+            )  # fmt: skip
+        finally:
+            if log_file is not None:
+                log_file.close()  # the child holds its own copy
         assert proc.stdout is not None
         namesrv = broker = ""
         try:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from hypothesis import given
@@ -7,7 +8,7 @@ from hypothesis import strategies as st
 
 from rocketq.common.hashing import index_key_hash, java_string_hash
 from rocketq.store import MessageStore, StoreMessage, fast_hash
-from rocketq.store.stats import human_bytes
+from rocketq.store.stats import StatsService, human_bytes
 
 StoreFactory = Callable[..., MessageStore]
 
@@ -61,3 +62,27 @@ def test_human_bytes_is_javas_binary_format() -> None:
     assert [human_bytes(n) for n in (0, 212, 1023, 1536, 252 * 1024**3)] == [
         "0 B", "212 B", "1023 B", "1.5 KiB", "252.0 GiB"
     ]  # fmt: skip
+
+
+class _TickingSample:
+    """A sample whose clock reading makes the flush thread's ``tick()`` happen right then (a deterministic
+    stand-in for the thread switch the wire fuzzer hit under load)."""
+
+    def __init__(self, service: StatsService) -> None:
+        self.service = service
+        self._t = time.monotonic()
+        self.put = self.found = self.miss = self.transferred = 0
+        self.topics: dict[str, int] = {}
+
+    @property
+    def t(self) -> float:
+        self.service.tick()
+        return self._t
+
+
+def test_runtime_info_survives_a_tick_from_the_flush_thread_while_it_reads_the_samples() -> None:
+    service = StatsService(boot_timestamp=0)
+    service._samples.append(_TickingSample(service))  # type: ignore[arg-type]
+    service.tick()
+    info = service.runtime_info(0)  # was: RuntimeError: deque mutated during iteration
+    assert len(info["putTps"].split()) == 3
