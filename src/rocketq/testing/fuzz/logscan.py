@@ -15,8 +15,10 @@ _ERROR = re.compile(r"^\d{4}-\d\d-\d\d [\d:,]+ (ERROR|CRITICAL) (\S+) (.*)$")
 _CODE_OPAQUE = re.compile(r"code=(-?\d+) opaque=(-?\d+)")
 #: ERROR events that follow from an administrative request the fuzzer may legitimately send, not from a client
 #: mistake: lowering maxMessageSize (UPDATE_BROKER_CONFIG) below a delayed message's size makes its re-put fail
-#: when it falls due, which Java logs as an error too. Counted apart from the other ERROR lines.
-OPERATIONAL_ERRORS = ("schedule.reput_failed",)
+#: when it falls due, which Java logs as an error too; raising diskMinFreeBytes above the free space makes the
+#: store refuse writes (an operator's way to make a broker read-only), logged once as an error. Counted apart
+#: from the other ERROR lines.
+OPERATIONAL_ERRORS = ("schedule.reput_failed", "store.disk_full")
 _FILE = re.compile(r'^\s+File "([^"]+)", line (\d+), in (\S+)')
 
 
