@@ -21,7 +21,7 @@ async def test_a_group_config_member_of_the_wrong_type_is_refused(
     body = orjson.dumps({"groupName": "gWrongType", member: value})
     resp = await wire.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=body)
     assert resp.code == ResponseCode.SYSTEM_ERROR
-    assert resp.remark is not None and resp.remark.startswith("bad SubscriptionGroupConfig")
+    assert resp.remark is not None and "SubscriptionGroupConfig" in resp.remark
     groups = orjson.loads((await wire.call(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)).body)
     assert "gWrongType" not in groups["subscriptionGroupTable"]
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
@@ -53,7 +53,7 @@ async def test_a_lock_request_for_a_queue_id_past_a_java_int_is_refused_and_lock
     caplog.set_level(logging.WARNING)
     bad = b'{"consumerGroup":"gL","clientId":"c1","mqSet":[{"topic":"TL","brokerName":"b","queueId":%d}]}' % 2**70
     resp = await wire.call(RequestCode.LOCK_BATCH_MQ, body=bad)
-    assert resp.code == ResponseCode.SYSTEM_ERROR and "out of int32 range" in (resp.remark or "")
+    assert resp.code == ResponseCode.SYSTEM_ERROR and "out of range for an int" in (resp.remark or "")
     good = {"consumerGroup": "gL", "clientId": "c1", "mqSet": [{"topic": "TL", "brokerName": "b", "queueId": 1}]}
     resp = await wire.call(RequestCode.LOCK_BATCH_MQ, body=orjson.dumps(good))
     assert resp.code == ResponseCode.SUCCESS
