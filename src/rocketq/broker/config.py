@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.errors import ConfigError
-from rocketq.protocol.headers import INT32_MAX, INT64_MAX, INT64_MIN
+from rocketq.protocol.header_codec import INT32_MAX, INT64_MAX, INT64_MIN
 from rocketq.protocol.topics import topic_name_error
 from rocketq.remoting.limits import (
     DEFAULT_MAX_CONNECTIONS,

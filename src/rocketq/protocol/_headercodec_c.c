@@ -1,4 +1,4 @@
-/* Compiled twin of the generated ``from_ext`` functions in rocketq/protocol/headers.py (``compile_from_ext``):
+/* Compiled twin of the generated ``from_ext`` functions in rocketq/protocol/header_codec.py (``compile_from_ext``):
  * a request's extFields (str -> str) into a frozen, slotted header dataclass.
  *
  * Profiling the broker put ~7-9 % of a send's or a pull's time in reading its header (a dict lookup, an int()
@@ -11,10 +11,10 @@
 #include <Python.h>
 #include <structmember.h>
 
-static PyObject *HeaderError;  /* rocketq.protocol.headers.HeaderError */
-static PyObject *parse_int;    /* headers._parse_int(raw, key): floats and the error */
-static PyObject *parse_bool;   /* headers._parse_bool(raw) */
-static PyObject *out_of_range; /* headers._out_of_range(raw, key, bits): raises the HeaderError */
+static PyObject *HeaderError;  /* rocketq.protocol.header_codec.HeaderError */
+static PyObject *parse_int;    /* header_codec._parse_int(raw, key): floats and the error */
+static PyObject *parse_bool;   /* header_codec._parse_bool(raw) */
+static PyObject *out_of_range; /* header_codec._out_of_range(raw, key, bits): raises the HeaderError */
 
 /* K_INT: a Java Long (64 bits); K_INT32: a Java Integer. A value outside its width is refused (as Java's
  * parseLong/parseInt refuse it) by the same helper the generated code calls. */
@@ -243,10 +243,10 @@ static PyObject *plain_properties(PyObject *self, PyObject *const *args, Py_ssiz
 }
 
 static PyMethodDef methods[] = {
-    {"configure", configure, METH_VARARGS, "configure(HeaderError, parse_int, parse_bool, out_of_range): set once by headers.py"},
+    {"configure", configure, METH_VARARGS, "configure(HeaderError, parse_int, parse_bool, out_of_range): set once by header_codec.py"},
     {"slot_offset", slot_offset, METH_VARARGS, "slot_offset(cls, name) -> int: where a __slots__ member lives"},
     {"read_header", (PyCFunction)(void (*)(void))read_header, METH_FASTCALL,
-     "read_header(cls, plan, pure, ext) -> header: see rocketq.protocol.headers.compile_from_ext"},
+     "read_header(cls, plan, pure, ext) -> header: see rocketq.protocol.header_codec.compile_from_ext"},
     {"set_plain_fallback", set_plain_fallback, METH_O, "set_plain_fallback(fn): the pure twin, for long texts"},
     {"plain_properties", (PyCFunction)(void (*)(void))plain_properties, METH_FASTCALL,
      "plain_properties(text, excluded, suffix, dropped) -> (bytes, tags, uniq_key, keys) | None: see "

@@ -16,7 +16,7 @@ import orjson
 
 from rocketq.common.hashing import tags_hash_code
 from rocketq.errors import ProtocolError
-from rocketq.protocol.headers import INT32_MAX, INT32_MIN
+from rocketq.protocol.header_codec import INT32_MAX, INT32_MIN
 
 CONSUME_TYPES = ("CONSUME_ACTIVELY", "CONSUME_PASSIVELY", "CONSUME_POP")
 MESSAGE_MODELS = ("BROADCASTING", "CLUSTERING")

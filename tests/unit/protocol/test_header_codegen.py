@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rocketq.errors import ProtocolError
-from rocketq.protocol import headers
+from rocketq.protocol import header_codec
 from rocketq.protocol.headers import (
     _V1_TO_V2,
     _V2_KEYS,
@@ -151,7 +151,7 @@ def test_a_remark_keeps_only_the_start_of_a_long_value() -> None:
 def test_the_compiled_reader_is_built_where_required() -> None:
     """``make test`` sets ROCKETQ_REQUIRE_NATIVE=1: CI must exercise the compiled twin, not silently skip it."""
     if os.environ.get("ROCKETQ_REQUIRE_NATIVE") == "1" and not os.environ.get("ROCKETQ_NO_EXTENSIONS"):
-        assert headers._headercodec is not None, "rocketq.protocol._headercodec_c was not built (C compiler?)"
+        assert header_codec._headercodec is not None, "rocketq.protocol._headercodec_c was not built (C compiler?)"
         assert not hasattr(PullMessageRequestHeader.from_ext, "__code__")  # the compiled reader, not generated code
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rocketq.errors import ProtocolError
-from rocketq.protocol.headers import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+from rocketq.protocol.header_codec import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from rocketq.protocol.topics import GROUP_MAX_LENGTH, topic_name_error
 
 #: SubscriptionGroupConfig's number fields and their Java width (int: 32, long: 64)
