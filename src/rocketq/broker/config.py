@@ -239,6 +239,8 @@ class BrokerConfig:
             raise ConfigError("busyPollMaxMicros", "must be between 0 (off) and 100000")
         if self.maxMessageSize <= 0:
             raise ConfigError("maxMessageSize", "must be positive")
+        if not 0 <= self.brokerPermission <= 7:  # PermName's bits: read 4, write 2, inherit 1 (Java 5's isValid)
+            raise ConfigError("brokerPermission", f"{self.brokerPermission} is not a permission (0 to 7)")
         for problem, why in self.server_limits().problems(self.maxFrameSize):
             raise ConfigError(LIMIT_KEYS[problem], why)
         if self.traceTopicEnable and (err := topic_name_error(self.msgTraceTopicName)):

@@ -126,6 +126,10 @@ async def test_update_broker_config_applies_live_keys_all_or_nothing(wire: Wire,
     assert [q["perm"] for q in orjson.loads(route.body)["queueDatas"]] == [4]
     assert await update("brokerPermission=6") == (0, None)
     assert (await wire.send("TConf", b"y")).code == 0
+    # not a permission: refused (the fuzzer's -2147486982 made every later registration fail)
+    code, remark = await update("brokerPermission=-2147486982")
+    assert code == ResponseCode.SYSTEM_ERROR and "brokerPermission" in (remark or "")
+    assert (await config())["brokerPermission"] == "6"
 
 
 async def test_clean_unused_topics_and_expired_consume_queues(wire: Wire, cluster) -> None:

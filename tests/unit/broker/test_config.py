@@ -62,6 +62,8 @@ def test_unknown_key_is_named() -> None:
         ("diskMinFreeBytes=-1", "diskMinFreeBytes"),
         ("diskCheckInterval=0", "diskCheckInterval"),
         ("maxTopicQueueNums=0", "maxTopicQueueNums"),
+        ("brokerPermission=-2147486982", "brokerPermission"),  # the fuzzer's: every later registration failed
+        ("brokerPermission=8", "brokerPermission"),
         ("maxTopicQueueNums=2147483648", "maxTopicQueueNums"),
         ("defaultTopicQueueNums=2000", "defaultTopicQueueNums"),  # above maxTopicQueueNums (1024)
         ("maxMessageSize=" + str(2**70), "maxMessageSize"),  # every Java setting fits a long
