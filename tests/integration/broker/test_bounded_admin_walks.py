@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
+from rocketq.broker.messaging import admin as admin_service
 from rocketq.broker.processors import admin as admin_processors
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import RemotingError
@@ -121,3 +122,21 @@ async def test_a_walk_over_more_queues_than_any_answer_could_hold_is_refused_at_
         resp = await wire.call(code, ext)
         assert resp.code == ResponseCode.SYSTEM_ERROR and "walks at most" in (resp.remark or ""), code
     assert visits[0] == 0 and broker.offsets.offsets_of("gBig", "TBig") == {0: 0}
+
+
+async def test_broker_consume_stats_over_every_group_is_bounded_in_total(
+    wire: Wire, cluster: EmbeddedCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each group's walk is under the per-topic cap, together they are not: the wire fuzzer's junk groups with
+    # offsets on 1024-queue topics built gigabytes of rows for one GET_BROKER_CONSUME_STATS
+    monkeypatch.setattr(admin_service, "WALK_MAX_QUEUES", 10)
+    broker = cluster.broker
+    broker.topics.update(TopicConfig("TFour", 4, 4))
+    for i in range(3):
+        broker.groups.update(SubscriptionGroupConfig(f"gMany{i}"))
+        broker.offsets.commit(f"gMany{i}", "TFour", 0, 0)
+    resp = await wire.call(RequestCode.GET_BROKER_CONSUME_STATS, {"isOrder": "false"})
+    assert resp.code == ResponseCode.SYSTEM_ERROR and "more than 10 queues" in (resp.remark or "")
+    # one group (or a smaller broker) is still answered
+    resp = await wire.call(RequestCode.GET_CONSUME_STATS, {"consumerGroup": "gMany0", "topic": "TFour"})
+    assert resp.code == ResponseCode.SUCCESS and resp.body.count(b"\"queueId\"") == 4

@@ -172,7 +172,14 @@ class AdminService:
                 continue
             committed = ctx.offsets.offsets_of(group, name)
             rows = []
-            for qid in range(_walked(tc, tc.write_queue_nums if write_queues else tc.read_queue_nums)):
+            queues = _walked(tc, tc.write_queue_nums if write_queues else tc.read_queue_nums)
+            if not pacer.visit(queues, WALK_MAX_QUEUES):
+                raise BrokerError(
+                    f"this request would walk more than {WALK_MAX_QUEUES} queues (group {group}, topic {name}); "
+                    "ask for one group or one topic",
+                    ResponseCode.SYSTEM_ERROR,
+                )
+            for qid in range(queues):
                 consumer_off = max(committed.get(qid, 0), 0)
                 last_ts = store.get_message_store_timestamp(name, qid, consumer_off - 1) if consumer_off > 0 else 0
                 rows.append(QueueOffsets(qid, store.get_min_offset_in_queue(name, qid),

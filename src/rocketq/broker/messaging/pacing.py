@@ -21,11 +21,19 @@ class Pacer:
     cancelled walk (a shutdown, a closed connection) stops.
     """
 
-    __slots__ = ("_left", "every")
+    __slots__ = ("_left", "every", "visited")
 
     def __init__(self, every: int = WALK_SLICE) -> None:
         self.every = max(1, every)
         self._left = self.every
+        #: queues the request has visited so far, over all its topics and groups (``visit``)
+        self.visited = 0
+
+    def visit(self, queues: int, limit: int) -> bool:
+        """Count ``queues`` more visited by this request; False once the request's total passes ``limit`` (one
+        request walking every group's topics must stay bounded, not only each topic's walk)."""
+        self.visited += queues
+        return self.visited <= limit
 
     async def step(self, units: int = 1) -> None:
         self._left -= units
