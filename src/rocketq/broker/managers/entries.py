@@ -14,8 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+from rocketq.protocol.header_codec import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 
 #: a field check: None when the value is good, else why not ("is 'x', not an integer")
 Check = Callable[[Any], str | None]

@@ -13,6 +13,7 @@ from typing import Any
 
 from rocketq.broker.managers.entries import INT64, BadEntry, int_key_error, show
 from rocketq.broker.managers.persist import BackgroundWriter, ConfigManager, write_json_atomic
+from rocketq.protocol.header_codec import INT64_MAX, INT64_MIN
 
 TOPIC_GROUP_SEPARATOR = "@"
 
@@ -129,7 +130,7 @@ def _all_good(queues: dict[Any, Any]) -> bool:
     offsets = queues.values()
     if not offsets:
         return True
-    if set(map(type, offsets)) != {int} or min(offsets) < -(2**63) or max(offsets) > 2**63 - 1:
+    if set(map(type, offsets)) != {int} or min(offsets) < INT64_MIN or max(offsets) > INT64_MAX:
         return False
     if set(map(type, queues)) != {str} or max(map(len, queues)) > 9:  # 9 digits: always inside Java's int
         return False

@@ -27,7 +27,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.managers.entries import INT64_MAX
 from rocketq.broker.managers.sink_watermark import PendingCommit
 from rocketq.broker.managers.topic_manager import AUTO_CREATE_TOPIC, NOT_ALLOWED_SEND_TOPICS, topic_name_error
 from rocketq.broker.messaging.semantics import MessageSemantics
@@ -35,6 +34,7 @@ from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, ProtocolError
 from rocketq.protocol.bodies import PERM_WRITE
 from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.header_codec import INT64_MAX
 from rocketq.protocol.message import (
     BLANK_MAGIC,
     PROP_CLUSTER,
