@@ -13,6 +13,7 @@ from typing import Any
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.controller import BrokerController
+from rocketq.cli.startup import StartupError, listen_error, start_error, usable_directory
 from rocketq.errors import ConfigError
 
 
@@ -63,7 +64,7 @@ def _run_broker(args: argparse.Namespace) -> int:
 
     async def main() -> bool:
         broker = BrokerController(cfg)
-        await broker.start()
+        await _start_broker(broker)
         stop = _stop_on_signal()
         print(f"{_broker_line(broker)} (namesrv {cfg.namesrvAddr})", flush=True)
         try:
@@ -72,18 +73,35 @@ def _run_broker(args: argparse.Namespace) -> int:
             saved = await broker.shutdown()
         return saved
 
-    return _run("broker", main)
+    return _run("broker", main, ("storePathRootDir", Path(cfg.storePathRootDir)))
 
 
-def _run(what: str, main: Callable[[], Coroutine[Any, Any, bool]]) -> int:
-    """Exit codes: 0 stopped with everything saved, 1 something could not be saved at shutdown (logged), 2 a
+async def _start_broker(broker: BrokerController, who: str = "") -> None:
+    """``broker.start()``, with an OSError (its port taken, a store file it cannot open) as a StartupError;
+    ``who`` prefixes its message (standalone runs two servers)."""
+    cfg = broker.config
+    try:
+        await broker.start()
+    except OSError as exc:
+        why = start_error(exc) if exc.filename is not None else listen_error(cfg.listenHost, cfg.listenPort, exc)
+        raise StartupError(who + why) from None
+
+
+def _run(what: str, main: Callable[[], Coroutine[Any, Any, bool]], *dirs: tuple[str, Path]) -> int:
+    """Exit codes: 0 stopped with everything saved, 1 could not start (a port taken, a directory of ``dirs``
+    that cannot be used: one line on stderr) or something could not be saved at shutdown (logged), 2 a
     config file it could not start with (named on stderr)."""
     try:
+        for key, path in dirs:
+            usable_directory(key, path)
         with asyncio.Runner(loop_factory=_new_loop) as runner:
             saved = runner.run(main())
     except ConfigError as exc:
         print(f"rocketq {what}: {exc}", file=sys.stderr)
         return 2
+    except StartupError as exc:
+        print(f"rocketq {what}: {exc}", file=sys.stderr)
+        return 1
     return 0 if saved else 1
 
 
@@ -119,12 +137,17 @@ def _run_standalone(args: argparse.Namespace) -> int:
                 max_write_buffer=limits.max_write_buffer,
             )
         )  # fmt: skip
-        port = await namesrv.start()
+        try:
+            port = await namesrv.start()
+        except OSError as exc:
+            await namesrv.close()
+            why = start_error(exc) if exc.filename is not None else listen_error(cfg.listenHost, args.namesrv_port, exc)
+            raise StartupError(f"name server: {why}") from None
         if not cfg.namesrvAddr:  # the embedded name server, on the port it actually got
             cfg.namesrvAddr = f"127.0.0.1:{port}"
         broker = BrokerController(cfg)
         try:
-            await broker.start()
+            await _start_broker(broker, "broker: ")
             stop = _stop_on_signal()
             print(f"name server listening on {', '.join(namesrv.listen_addresses)}", flush=True)
             print(f"{_broker_line(broker)} (store {cfg.storePathRootDir})", flush=True)
@@ -134,4 +157,5 @@ def _run_standalone(args: argparse.Namespace) -> int:
             await namesrv.close()
         return saved
 
-    return _run("standalone", main)
+    dirs = (("--dir", data), ("storePathRootDir", Path(cfg.storePathRootDir)), ("--dir", data / "namesrv"))
+    return _run("standalone", main, *dirs)
