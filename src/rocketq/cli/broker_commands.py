@@ -11,7 +11,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from rocketq.broker.config import BrokerConfig
+from rocketq.broker.config import BrokerConfig, default_broker_ip, gives_key
 from rocketq.broker.controller import BrokerController
 from rocketq.cli.startup import StartupError, listen_error, start_error, usable_directory
 from rocketq.errors import ConfigError
@@ -21,6 +21,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser("broker", help="run a broker")
     p.add_argument("-n", "--namesrv", help="name server addresses, ';'-separated (or NAMESRV_ADDR)")
     p.add_argument("-c", "--config", help="a broker.conf (Java properties) file")
+    p.add_argument("-p", "--printConfigItem", dest="print_config", action="store_true",
+                   help="print the effective configuration (key=value, as mqbroker -p) and exit")  # fmt: skip
     p.add_argument("overrides", nargs="*", metavar="key=value", help="broker.conf properties")
     p.set_defaults(func=_run_broker)
 
@@ -28,6 +30,8 @@ def register(sub: Any) -> None:
     s.add_argument("--dir", default="./data", help="data directory (store under DIR/store, default ./data)")
     s.add_argument("--namesrv-port", type=int, default=9876, help="name server port (0 = any free port)")
     s.add_argument("-c", "--config", help="a broker.conf (Java properties) file")
+    s.add_argument("-p", "--printConfigItem", dest="print_config", action="store_true",
+                   help="print the broker's effective configuration (key=value) and exit")  # fmt: skip
     s.add_argument("overrides", nargs="*", metavar="key=value", help="broker.conf properties")
     s.set_defaults(func=_run_standalone)
 
@@ -58,9 +62,13 @@ def _run_broker(args: argparse.Namespace) -> int:
         overrides.append(f"namesrvAddr={args.namesrv}")
     try:
         cfg = BrokerConfig.load(args.config, overrides)
+        if not gives_key("brokerIP1", args.config, overrides):
+            cfg.brokerIP1 = default_broker_ip(cfg.listenHost)
     except ConfigError as exc:
         print(f"rocketq broker: {exc}", file=sys.stderr)
         return 2
+    if args.print_config:
+        return _print_config(cfg)
 
     async def main() -> bool:
         broker = BrokerController(cfg)
@@ -85,6 +93,12 @@ async def _start_broker(broker: BrokerController, who: str = "") -> None:
     except OSError as exc:
         why = start_error(exc) if exc.filename is not None else listen_error(cfg.listenHost, cfg.listenPort, exc)
         raise StartupError(who + why) from None
+
+
+def _print_config(cfg: BrokerConfig) -> int:
+    """``key=value`` for every setting, as it would start (Java's ``mqbroker -p``), in BrokerConfig's order."""
+    sys.stdout.write("".join(f"{key}={value}\n" for key, value in cfg.as_properties().items()))
+    return 0
 
 
 def _run(what: str, main: Callable[[], Coroutine[Any, Any, bool]], *dirs: tuple[str, Path]) -> int:
@@ -126,6 +140,8 @@ def _run_standalone(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"rocketq standalone: {exc}", file=sys.stderr)
         return 2
+    if args.print_config:
+        return _print_config(cfg)
 
     async def main() -> bool:
         limits = cfg.server_limits()  # the embedded name server takes the broker's remoting limits

@@ -46,6 +46,8 @@ def add_namesrv_command(subparsers: argparse._SubParsersAction[argparse.Argument
     p.add_argument("--port", type=int, default=9876, help="listen port, 0 for any free port (default 9876)")
     p.add_argument("--home", default="./data/namesrv", help="home directory: kvConfig.json (default ./data/namesrv)")
     p.add_argument("--order-message-enable", action="store_true", help="put orderTopicConf into topic routes")
+    p.add_argument("-p", "--printConfigItem", dest="print_config", action="store_true",
+                   help="print the effective configuration (key=value, as mqnamesrv -p) and exit")  # fmt: skip
     p.add_argument("settings", nargs="*", metavar="key=value",
                    help="name server properties by their Java names, e.g. serverMaxConnections=5000")  # fmt: skip
     p.set_defaults(func=cmd_namesrv)
@@ -72,6 +74,9 @@ def cmd_namesrv(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"rocketq namesrv: {exc}", file=sys.stderr)
         return 2
+    if args.print_config:
+        sys.stdout.write(config.to_properties())
+        return 0
     try:
         usable_directory("--home", config.home_dir)
     except StartupError as exc:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rocketq.common.suggest import did_you_mean
 from rocketq.errors import ConfigError
 from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE
 from rocketq.remoting.limits import (
@@ -84,7 +85,9 @@ class NamesrvConfig:
             spec = _PROPERTIES.get(key)
             if spec is None or spec.attr is None or key in CONFIG_BLACK_LIST:
                 if strict:
-                    raise ConfigError(key, "unknown name server setting, or not one that can be set this way")
+                    settable = [k for k, v in _PROPERTIES.items() if v.attr and k not in CONFIG_BLACK_LIST]
+                    hint = did_you_mean(key, settable)
+                    raise ConfigError(key, f"unknown name server setting, or not one that can be set this way{hint}")
                 continue
             try:
                 staged[spec.attr] = spec.parse(text.strip())
