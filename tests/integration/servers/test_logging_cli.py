@@ -45,7 +45,9 @@ def test_the_log_file_rotates(tmp_path: Path, restore_root_logging: None) -> Non
     path = tmp_path / "logs" / "broker.log"  # the directory is created
     configure_logging(argparse.Namespace(log_file=str(path), log_max_bytes=600, log_backups=2,
                                          log_format="json", log_level="INFO"))  # fmt: skip
-    log = logging.getLogger("rocketq.test.rotation")
+    # a logger of its own: other tests in the process may have set levels on the "rocketq" loggers
+    log = logging.getLogger("test_logging_cli.rotation")
+    log.setLevel(logging.NOTSET)
     for i in range(60):
         log.info("line %d %s", i, "x" * 40)
     log.debug("not at INFO")
