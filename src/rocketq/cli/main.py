@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 import rocketq
+from rocketq.cli.output import call_command
 
 # Modules that contribute subcommands; a missing one is skipped so partial installs still run.
 _COMMAND_MODULES = (
@@ -53,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return 2
-    return int(func(args) or 0)
+    return call_command(func, args)  # BrokenPipeError (| head) ends quietly
 
 
 if __name__ == "__main__":
