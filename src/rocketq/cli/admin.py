@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from rocketq.cli.output import CommandFailed, one_line
+from rocketq.cli.output import CommandFailed, UsageError, one_line
 from rocketq.client import AdminClient
 from rocketq.errors import RocketQError
 
@@ -71,6 +71,9 @@ def run(fn: AsyncCommand) -> Callable[[argparse.Namespace], int]:
 
         try:
             return int(asyncio.run(main()) or 0)
+        except UsageError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         except (RocketQError, CommandFailed, ValueError) as exc:
             # ValueError: the client's word for text that is not what it should be (an id, an expression)
             print(f"error: {one_line(exc)}", file=sys.stderr)

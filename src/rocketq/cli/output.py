@@ -26,6 +26,10 @@ class CommandFailed(Exception):
     """Stop a command with exit code 1 and this one line on stderr."""
 
 
+class UsageError(CommandFailed):
+    """Options that do not go together (what argparse can not check): exit code 2, one line on stderr."""
+
+
 def emit(args: argparse.Namespace, data: Any, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """``data`` as JSON with ``--json``, else the table."""
     if args.json:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from rocketq.cli import args as a
 from rocketq.cli.admin import run
 from rocketq.cli.message import MESSAGE_HEADERS, message_row
-from rocketq.cli.output import CommandFailed, StreamTable, emit, print_json
+from rocketq.cli.output import CommandFailed, StreamTable, UsageError, emit, print_json
 from rocketq.client import (
     AdminClient,
     ClientConfig,
@@ -120,9 +120,9 @@ async def _send(args: argparse.Namespace, admin: AdminClient) -> int:
 
 async def _consume(args: argparse.Namespace, admin: AdminClient) -> int:
     if args.commit and not args.group:
-        raise CommandFailed("--commit needs -g GROUP: name the consumer group whose offsets should move")
+        raise UsageError("--commit needs -g GROUP: name the consumer group whose offsets should move")
     if args.start == "timestamp" and args.timestamp is None:
-        raise CommandFailed("--from timestamp needs --timestamp TIME")
+        raise UsageError("--from timestamp needs --timestamp TIME")
     route = await admin.topic_route(args.topic)  # a topic that does not exist is said so, not "0 messages"
     group = args.group or DEFAULT_GROUP
     where = {
