@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from rocketq.client import LitePullConsumer
 from rocketq.testing.process import StandaloneProcess
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -188,7 +189,7 @@ async def test_a_reader_closing_stdout_ends_the_command_quietly(standalone: Stan
 # --------------------------------------------------------------------------------------------------- item 15
 
 
-async def test_every_command_follows_one_output_convention(cli: Any) -> None:
+async def test_every_command_follows_one_output_convention(cli: Any, standalone: StandaloneProcess) -> None:
     created = (await cli("topic", "create", "-t", "ConvT", "-r", "2", "-w", "2", "--json")).json()
     sent = (await cli("send", "-t", "ConvT", "--keys", "k1", "--tags", "A", "--count", "2", "--json")).json()
     consumed = await cli("consume", "-t", "ConvT", "-g", "conv-g", "--count", "2", "--commit", "--json",
@@ -206,8 +207,15 @@ async def test_every_command_follows_one_output_convention(cli: Any) -> None:
         "message by-key": ["message", "by-key", "-t", "ConvT", "-k", "k1", "--print-body"],
         "message by-id": ["message", "by-id", "-i", sent[0]["offsetMsgId"]],
         "message peek": ["message", "peek", "-t", "ConvT"],
+        "group connections": ["group", "connections", "-g", "conv-online"],
     }
-    runs = await asyncio.gather(*(cli(*argv, "--json") for argv in commands.values()))
+    online = LitePullConsumer("conv-online", namesrv_addr=standalone.namesrv_addr)
+    online.subscribe("ConvT")
+    await online.start()  # its heartbeat has reached the broker when start returns
+    try:
+        runs = await asyncio.gather(*(cli(*argv, "--json") for argv in commands.values()))
+    finally:
+        await online.shutdown()
     docs |= {name: run.json() for name, run in zip(commands, runs, strict=True)}
     for name, doc in docs.items():
         assert isinstance(doc, list | dict), name
@@ -215,6 +223,7 @@ async def test_every_command_follows_one_output_convention(cli: Any) -> None:
     assert sum(q["maxOffset"] for q in docs["topic status"]) == 2
     assert [m["msgId"] for m in docs["message by-id"]] == [sent[0]["msgId"]]
     assert {m["body"] for m in docs["message by-key"]} == {"Hello RocketMQ"}
+    assert docs["group connections"]["subscriptions"] == {"ConvT": "*"}
 
     # text: every table starts with its header row and a rule (consume's: test_consume_count_...)
     text = await asyncio.gather(
