@@ -8,6 +8,7 @@ polled and did not print), so the group's next reader starts right after them.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import time
 from collections.abc import Iterable
@@ -143,30 +144,39 @@ async def _consume(args: argparse.Namespace, admin: AdminClient) -> int:
     data: list[dict[str, Any]] = []
     printed: dict[MessageQueue, int] = {}  # next offset after the last printed message, per queue
     seen = 0
+    interrupted = False
     async with consumer:
         idle_since = time.monotonic()
-        while args.count <= 0 or seen < args.count:
-            msgs = await consumer.poll(1.0)
-            if not msgs:
-                if args.idle_timeout and time.monotonic() - idle_since > args.idle_timeout:
-                    break
-                continue
-            idle_since = time.monotonic()
-            if args.count > 0:
-                msgs = msgs[: args.count - seen]  # the rest of the poll is neither printed nor committed
-            for m in msgs:
-                d, row = message_row(m, args.print_body)
-                if table is not None:
-                    table.rows([row])
-                else:
-                    data.append(d)
-                printed[m.message_queue] = max(printed.get(m.message_queue, 0), m.queue_offset + 1)
-            seen += len(msgs)
-            sys.stdout.flush()
+        try:
+            while args.count <= 0 or seen < args.count:
+                msgs = await consumer.poll(1.0)
+                if not msgs:
+                    if args.idle_timeout and time.monotonic() - idle_since > args.idle_timeout:
+                        break
+                    continue
+                idle_since = time.monotonic()
+                if args.count > 0:
+                    msgs = msgs[: args.count - seen]  # the rest of the poll is neither printed nor committed
+                for m in msgs:
+                    d, row = message_row(m, args.print_body)
+                    if table is not None:
+                        table.rows([row])
+                    else:
+                        data.append(d)
+                    printed[m.message_queue] = max(printed.get(m.message_queue, 0), m.queue_offset + 1)
+                seen += len(msgs)
+                sys.stdout.flush()
+        except asyncio.CancelledError:
+            # Ctrl-C (asyncio.run cancels this task): stop like at the end of the run, so the printed
+            # messages are committed (--commit) and the --json document is printed, then exit 130.
+            task = asyncio.current_task()
+            if task is None or task.uncancel() > 0:
+                raise
+            interrupted = True
         if args.commit and printed:
             await consumer.commit(printed)
     if args.json:
         print_json(data)
     note = f"committed for group {group}" if args.commit else "offsets not committed (--commit commits them)"
     print(f"consumed {seen} message(s); {note}", file=sys.stderr)
-    return 0
+    return 130 if interrupted else 0

@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import re
+import signal
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -321,3 +322,27 @@ async def test_peek_and_consume_without_commit_leave_the_topic_as_it_was(cli: An
     looks[4].failed(1, "no message")
     for group in ("look", "TOOLS_CONSUMER"):  # neither the consume nor the peeks wrote an offset
         (await cli("group", "progress", "-g", group)).failed(1, group, "no committed offsets")
+
+
+async def test_ctrl_c_stops_consume_like_its_end(cli: Any, standalone: StandaloneProcess, env: Any) -> None:
+    assert (await cli("topic", "create", "-t", "StopT", "-r", "1", "-w", "1")).rc == 0
+    assert (await cli("send", "-t", "StopT", "--count", "2")).rc == 0
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "rocketq", "consume", "-t", "StopT", "-g", "stop-g", "--commit", "--idle-timeout", "0",
+        "-n", standalone.namesrv_addr, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        async with asyncio.timeout(WAIT):
+            lines = [await proc.stdout.readline() for _ in range(4)]  # header, rule, the two messages
+            proc.send_signal(signal.SIGINT)
+            _, err = await proc.communicate()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert all(lines) and b"StopT" in lines[3]
+    assert proc.returncode == 130 and b"Traceback" not in err, err.decode()
+    assert b"consumed 2 message(s)" in err
+    progress = (await cli("group", "progress", "-g", "stop-g", "--json")).json()
+    assert [(p["consumerOffset"], p["lag"]) for p in progress] == [(2, 0)]  # committed on the way out
