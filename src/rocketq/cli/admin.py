@@ -14,71 +14,21 @@ codes follow one convention (cli/output.py, docs/cli.md): a table with a header,
 from __future__ import annotations
 
 import argparse
-import asyncio
-import logging
 import os
-import sys
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING
 
-from rocketq.cli.output import CommandFailed, UsageError, one_line
-from rocketq.client import AdminClient
-from rocketq.errors import RocketQError
+from rocketq.cli import cluster, group, message, send_consume, topic
+from rocketq.cli.command import seconds
 
-if TYPE_CHECKING:  # _SubParsersAction is only subscriptable for type checkers on Python 3.11
-    Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
-AsyncCommand = Callable[[argparse.Namespace, AdminClient], Coroutine[Any, Any, Any]]
+if TYPE_CHECKING:
+    from rocketq.cli.command import Subparsers
 
 
 def register(subparsers: Subparsers) -> None:
-    from rocketq.cli import cluster, group, message, send_consume, topic
-
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-n", "--namesrv", default=os.environ.get("NAMESRV_ADDR"),
                         help="name server address(es), 'host:port;host:port' (default $NAMESRV_ADDR)")  # fmt: skip
     common.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
-    common.add_argument("--timeout", type=_seconds, default=5.0, help="request timeout in seconds (default 5)")
+    common.add_argument("--timeout", type=seconds, default=5.0, help="request timeout in seconds (default 5)")
     for module in (topic, group, cluster, message, send_consume):
         module.register(subparsers, common)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
-    return value
-
-
-def run(fn: AsyncCommand) -> Callable[[argparse.Namespace], int]:
-    """The command's ``func``: an AdminClient for the coroutine, its failures as one line and exit code 1."""
-
-    def command(args: argparse.Namespace) -> int:
-        if not args.namesrv:
-            print("error: no name server: pass -n host:port or set NAMESRV_ADDR", file=sys.stderr)
-            return 2
-        if getattr(args, "log_level", "INFO") == "INFO":
-            logging.getLogger("rocketq").setLevel(logging.WARNING)
-
-        async def main() -> Any:
-            client = AdminClient(namesrv_addr=args.namesrv, timeout=args.timeout)
-            try:
-                return await fn(args, client)
-            finally:
-                await client.close()
-
-        try:
-            return int(asyncio.run(main()) or 0)
-        except UsageError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        except (RocketQError, CommandFailed, ValueError) as exc:
-            # ValueError: the client's word for text that is not what it should be (an id, an expression)
-            print(f"error: {one_line(exc)}", file=sys.stderr)
-            return 1
-        except KeyboardInterrupt:
-            return 130
-
-    return command

@@ -7,7 +7,7 @@ import argparse
 import datetime as dt
 import time
 
-from rocketq.client._uniq_id import id_bytes
+from rocketq.client.lowlevel import id_bytes
 
 
 def parse_timestamp(text: str) -> int:

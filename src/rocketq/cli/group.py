@@ -6,13 +6,13 @@ import argparse
 from typing import TYPE_CHECKING
 
 from rocketq.cli import args as a
-from rocketq.cli.admin import run
+from rocketq.cli.command import run
 from rocketq.cli.output import CommandFailed, emit, fmt_ts
 from rocketq.client import AdminClient
 from rocketq.client.admin import QueueProgress
 
 if TYPE_CHECKING:
-    from rocketq.cli.admin import Subparsers
+    from rocketq.cli.command import Subparsers
 
 
 def register(sub: Subparsers, common: argparse.ArgumentParser) -> None:

@@ -10,7 +10,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from rocketq.cli import args as a
-from rocketq.cli.admin import run
+from rocketq.cli.command import run
 from rocketq.cli.output import CommandFailed, body_text, emit, fmt_ts
 from rocketq.client import AdminClient, MessageExt
 from rocketq.client.lowlevel import to_subscribe_info
@@ -21,7 +21,7 @@ from rocketq.protocol.headers import PULL_FLAG_SUBSCRIPTION, PullMessageRequestH
 from rocketq.protocol.message import iter_records
 
 if TYPE_CHECKING:
-    from rocketq.cli.admin import Subparsers
+    from rocketq.cli.command import Subparsers
 
 #: the group peek pulls as (Java MixAll.TOOLS_CONSUMER_GROUP, which mqadmin's printMsg uses); nothing is committed
 TOOLS_GROUP = "TOOLS_CONSUMER"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rocketq.cli import args as a
-from rocketq.cli.admin import run
+from rocketq.cli.command import run
 from rocketq.cli.message import MESSAGE_HEADERS, message_row
 from rocketq.cli.output import CommandFailed, StreamTable, UsageError, emit, print_json
 from rocketq.client import (
@@ -27,13 +27,12 @@ from rocketq.client import (
     Message,
     MessageSelector,
     Producer,
+    RemoteBrokerOffsetStore,
 )
-from rocketq.client._instance import ClientInstance
-from rocketq.client.offset_store import OffsetStore, RemoteBrokerOffsetStore
 from rocketq.protocol.bodies import MessageQueue
 
 if TYPE_CHECKING:
-    from rocketq.cli.admin import Subparsers
+    from rocketq.cli.command import Subparsers
 
 DEFAULT_GROUP = "rocketq-cli-consumer"
 
@@ -50,13 +49,6 @@ class _WritesNothing(RemoteBrokerOffsetStore):
 
     async def update_consume_offset_to_broker(self, mq: MessageQueue, offset: int, oneway: bool = True) -> None:
         return None
-
-
-class _ReadOnlyConsumer(LitePullConsumer):
-    async def _load_offset_store(self, instance: ClientInstance) -> OffsetStore:
-        if self.offset_store is None:
-            self.offset_store = _WritesNothing(instance, self.group)
-        return await super()._load_offset_store(instance)
 
 
 def register(sub: Subparsers, common: argparse.ArgumentParser) -> None:
@@ -131,8 +123,7 @@ async def _consume(args: argparse.Namespace, admin: AdminClient) -> int:
         "last": ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET,
         "timestamp": ConsumeFromWhere.CONSUME_FROM_TIMESTAMP,
     }[args.start]
-    kind = LitePullConsumer if args.commit else _ReadOnlyConsumer
-    consumer = kind(group, config=ClientConfig(namesrv_addr=args.namesrv), consume_from_where=where,
+    consumer = LitePullConsumer(group, config=ClientConfig(namesrv_addr=args.namesrv), consume_from_where=where,
                                 consume_timestamp=args.timestamp, rebalance_interval=2.0,
                                 auto_commit=False)  # fmt: skip
     consumer.subscribe(args.topic, MessageSelector.by_sql(args.sql) if args.sql else args.subscription)
@@ -146,6 +137,11 @@ async def _consume(args: argparse.Namespace, admin: AdminClient) -> int:
     seen = 0
     interrupted = False
     async with consumer:
+        if not args.commit:
+            # swapped as soon as start returns: the first write would be the periodic persist, seconds later
+            store = consumer.offset_store
+            assert isinstance(store, RemoteBrokerOffsetStore)
+            consumer.offset_store = _WritesNothing(store.instance, store.group)
         idle_since = time.monotonic()
         try:
             while args.count <= 0 or seen < args.count:

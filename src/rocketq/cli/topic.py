@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from rocketq.cli import args as a
-from rocketq.cli.admin import run
+from rocketq.cli.command import run
 from rocketq.cli.output import CommandFailed, emit, fmt_ts
 from rocketq.client import AdminClient
 from rocketq.client.errors import NoRouteError
@@ -14,7 +14,7 @@ from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import BrokerError
 
 if TYPE_CHECKING:
-    from rocketq.cli.admin import Subparsers
+    from rocketq.cli.command import Subparsers
 
 PERMS = (2, 4, 6)  # write, read, both (PermName's bits; inherit and priority are not a topic's to set here)
 _HEADERS = ["broker", "topic", "read", "write", "perm", "order"]
