@@ -156,6 +156,8 @@ async def _delete(args: argparse.Namespace, admin: AdminClient) -> int:
 
 async def _list(args: argparse.Namespace, admin: AdminClient) -> int:
     topics = await admin.topic_list()
+    if not topics:
+        raise CommandFailed(f"the name server {admin.config.namesrv_addr} knows no topic (is a broker registered?)")
     emit(args, [{"topic": t} for t in topics], ["topic"], [[t] for t in topics])
     return 0
 

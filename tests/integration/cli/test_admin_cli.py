@@ -281,11 +281,13 @@ async def test_no_broker_registered_is_said(env: Any, tmp_path: Path) -> None:
         async with asyncio.timeout(WAIT):
             line = (await proc.stdout.readline()).decode()  # type: ignore[union-attr]
         addr = line.rsplit(" ", 1)[1].strip()
-        listed, status = await asyncio.gather(
-            rocketq(env, "cluster", "list", namesrv=addr), rocketq(env, "broker-status", namesrv=addr)
-        )
+        listed, status, topics = await asyncio.gather(
+            rocketq(env, "cluster", "list", namesrv=addr), rocketq(env, "broker-status", namesrv=addr),
+            rocketq(env, "topic", "list", "--json", namesrv=addr),
+        )  # fmt: skip
         listed.failed(1, "no broker is registered", addr)  # was an empty table, rc 0
         status.failed(1, "no broker is registered")
+        topics.failed(1, "knows no topic")
     finally:
         proc.terminate()
         await proc.wait()
