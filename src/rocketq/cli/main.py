@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import rocketq
 from rocketq.cli.logsetup import add_logging_options_everywhere, configure_logging
+from rocketq.cli.output import call_command
 
 # Modules that contribute subcommands; a missing one is skipped so partial installs still run.
 _COMMAND_MODULES = (
@@ -51,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return 2
-    return int(func(args) or 0)
+    return call_command(func, args)  # BrokenPipeError (| head) ends quietly
 
 
 if __name__ == "__main__":
