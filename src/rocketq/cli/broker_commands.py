@@ -9,12 +9,14 @@ import signal
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocketq.broker.config import BrokerConfig, default_broker_ip, gives_key
-from rocketq.broker.controller import BrokerController
 from rocketq.cli.startup import StartupError, listen_error, start_error, usable_directory
 from rocketq.errors import ConfigError
+
+if TYPE_CHECKING:  # the broker's code is imported only by the commands that run one: admin commands start faster
+    from rocketq.broker.controller import BrokerController
 
 
 def register(sub: Any) -> None:
@@ -71,6 +73,8 @@ def _run_broker(args: argparse.Namespace) -> int:
         return _print_config(cfg)
 
     async def main() -> bool:
+        from rocketq.broker.controller import BrokerController
+
         broker = BrokerController(cfg)
         await _start_broker(broker)
         stop = _stop_on_signal()
@@ -161,6 +165,8 @@ def _run_standalone(args: argparse.Namespace) -> int:
             raise StartupError(f"name server: {why}") from None
         if not cfg.namesrvAddr:  # the embedded name server, on the port it actually got
             cfg.namesrvAddr = f"127.0.0.1:{port}"
+        from rocketq.broker.controller import BrokerController
+
         broker = BrokerController(cfg)
         try:
             await _start_broker(broker, "broker: ")
