@@ -172,6 +172,23 @@ def test_send_back_reroutes_to_retry_then_dlq(ctx: BrokerContext) -> None:
     assert dead.properties["RETRY_TOPIC"] == "TBack" and dead.reconsume_times == 1
 
 
+def test_send_back_replaces_a_blank_origin_message_id(ctx: BrokerContext) -> None:
+    """Java keeps the message's ORIGIN_MESSAGE_ID unless it is blank (``UtilAll.isBlank``): then the offset id."""
+    sem = MessageSemantics(TransactionService(ctx), TimerService(ctx))
+    kept = "0A00000100002A9F0000000000000001"
+    for topic, origin, expected in (("TBlank", " ", None), ("TEmpty", "", None), ("TKept", kept, kept)):
+        offset = ctx.store.get_max_phy_offset()
+        assert service(ctx).send(header(topic, ORIGIN_MESSAGE_ID=origin), b"x", HOST, client_version=409, remote="r").ok
+        original = ctx.store.look_message_by_offset(offset)
+        assert original is not None and original.topic == topic
+        back_at = ctx.store.get_max_phy_offset()
+        h = ConsumerSendMsgBackRequestHeader(offset=offset, group="gb", delay_level=-1, origin_msg_id="ignored")
+        assert send_back(ctx, sem, h, client_version=409) == (ResponseCode.SUCCESS, None)
+        dead = ctx.store.look_message_by_offset(back_at)
+        assert dead is not None and dead.topic == "%DLQ%gb"
+        assert dead.properties["ORIGIN_MESSAGE_ID"] == (expected or original.offset_msg_id)
+
+
 def test_pull_outcomes(ctx: BrokerContext) -> None:
     svc = service(ctx)
     pulls = PullService(ctx)
