@@ -26,7 +26,7 @@ retries run out, wrapped in ``SendFailedError``.
 
 from __future__ import annotations
 
-from rocketq.errors import ClientError
+from rocketq.errors import BrokerError, ClientError
 
 __all__ = [
     "BrokerNotFoundError",
@@ -65,11 +65,14 @@ class BrokerNotFoundError(ClientError):
 
 
 class SendFailedError(ClientError):
-    """All send attempts failed. ``brokers_tried`` lists the broker of each attempt; ``__cause__`` is the last error."""
+    """All send attempts failed. ``brokers_tried`` lists the broker of each attempt; ``__cause__`` is the last error
+    (also in the message); ``response_code`` is the last broker answer's code, None when no broker answered (Java
+    ``MQClientException.getResponseCode``)."""
 
-    def __init__(self, message: str, brokers_tried: list[str] | None = None) -> None:
+    def __init__(self, message: str, brokers_tried: list[str] | None = None, last_error: BaseException | None = None):
         super().__init__(message)
         self.brokers_tried = brokers_tried or []
+        self.response_code: int | None = last_error.code if isinstance(last_error, BrokerError) else None
 
 
 class SendTimeoutError(SendFailedError, TimeoutError):
