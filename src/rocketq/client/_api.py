@@ -11,10 +11,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from rocketq.client.errors import NoRouteError
 from rocketq.client.message import PullStatus, SendResult, SendStatus, make_send_result
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import (
     BrokerError,
+    ProtocolError,
     RemotingClosedError,
     RemotingConnectError,
     RemotingError,
@@ -140,6 +142,21 @@ class MQClientAPI:
         if resp.code != ResponseCode.SUCCESS:
             raise broker_error(resp, "namesrv")
         return resp
+
+    async def no_route_error(self, topic: str, timeout: float, detail: str = "") -> NoRouteError:
+        """NoRouteError for ``topic``, saying so when no broker at all is registered with the name server."""
+        try:
+            info = await self.get_broker_cluster_info(timeout)
+        except (RemotingError, BrokerError, ProtocolError):
+            return NoRouteError(topic, detail)
+        brokers = info.get("brokerAddrTable") or {}
+        if not brokers:
+            addrs = ";".join(self.namesrv_addrs)
+            return NoRouteError(
+                topic, f"no broker is registered with the name server {addrs} (is a broker running with -n {addrs}?)"
+            )
+        why = f"none of the {len(brokers)} registered broker(s) has it; create it, or let brokers auto-create topics"
+        return NoRouteError(topic, f"{detail.strip()}; {why}" if detail.strip() else why)
 
     # -- name server --------------------------------------------------------------------------------------
 

@@ -192,7 +192,7 @@ class AdminClient:
             return await self._api.get_topic_route(topic, self.timeout)  # type: ignore[no-any-return]
         except BrokerError as exc:
             if exc.code == ResponseCode.TOPIC_NOT_EXIST:
-                raise NoRouteError(topic, exc.remark) from exc
+                raise await self._api.no_route_error(topic, self.timeout, exc.remark) from exc
             raise
 
     async def create_topic(

@@ -51,7 +51,6 @@ from rocketq.client.config import ClientConfig
 from rocketq.client.errors import (
     BrokerNotFoundError,
     InvalidMessageError,
-    NoRouteError,
     SendFailedError,
     SendTimeoutError,
 )
@@ -318,7 +317,7 @@ class Producer(ClientBase):
             )  # fmt: skip
             info = self.topic_publish_info_table[topic]
         if not info.ok():
-            raise NoRouteError(topic)
+            raise await instance.api.no_route_error(topic, instance.timeout)
         return info
 
     def _update_fault(self, broker_name: str, begin: float, isolation: bool) -> None:
