@@ -139,6 +139,13 @@ class MQClientAPI:
 
     async def _call_namesrv(self, code: int, ext: dict[str, str] | None, timeout: float) -> RemotingCommand:
         resp = await self.invoke_namesrv(self.request(code, ext), timeout)
+        if resp.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED:
+            # a broker answers every name-server request so: say what is likely wrong, not only the code
+            addr = self.namesrv_addrs[self._namesrv_index]
+            resp.remark = (
+                f"{(resp.remark or '').strip()}; {addr} does not serve name-server requests: "
+                "is -n / namesrv_addr pointing at a broker port (10911) instead of the name server (9876)?"
+            )
         if resp.code != ResponseCode.SUCCESS:
             raise broker_error(resp, "namesrv")
         return resp
