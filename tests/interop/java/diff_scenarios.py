@@ -831,7 +831,14 @@ async def sc_delay_and_send_back(s: Side) -> dict[str, Any]:
                                                                  {**back, "offset": 1 << 40}))  # fmt: skip
     out["dlq"] = await records_when_there(s, f"%DLQ%{group}", 0, 1)
     out["dlq_route"] = own_broker_only(observe(s, await route(s, f"%DLQ%{group}")))
-    out["delivered"] = await records_when_there(s, topic, 0, 2)
+    # an ORIGIN_MESSAGE_ID that is blank is replaced by the looked-up message's offset id (UtilAll.isBlank)
+    blank = await send(s, topic, b"blank", p={"UNIQ_KEY": "0A000001000018B4AAC20000000000D3", "ORIGIN_MESSAGE_ID": " "})
+    blank_group = s.unique("cg_blank")
+    out["send_back_blank_origin"] = observe(s, await s.b(RC.CONSUMER_SEND_MSG_BACK,
+                                                         {**back, "group": blank_group,
+                                                          "offset": commit_log_offset(blank)}))  # fmt: skip
+    out["dlq_blank_origin"] = await records_when_there(s, f"%DLQ%{blank_group}", 0, 1)
+    out["delivered"] = await records_when_there(s, topic, 0, 3)
     return out
 
 

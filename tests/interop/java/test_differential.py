@@ -392,8 +392,10 @@ async def test_delay_levels_and_dead_letters(sides: tuple[Side, Side]) -> None:
     assert later_java["properties"]["REAL_TOPIC"] == later_java["topic"]  # both keep REAL_TOPIC/REAL_QID here
     dead = java["dlq"]["body"][0]["properties"]
     assert (dead["WAIT"], dead["DELAY"], dead["ORIGIN_MESSAGE_ID"]) == ("false", "0", "<offsetMsgId>")
+    assert java["dlq_blank_origin"]["body"][0]["properties"]["ORIGIN_MESSAGE_ID"] == "<offsetMsgId>"
     props_separators(delivered_java, delivered_rq)
     props_separators(java["dlq"]["body"], rq["dlq"]["body"])
+    props_separators(java["dlq_blank_origin"]["body"], rq["dlq_blank_origin"]["body"])
     assert_same(java, rq)
 
 
