@@ -44,7 +44,7 @@ from rocketq.broker.processors.sink_commit import SinkCommitProcessor
 from rocketq.broker.role import BrokerRole, BrokerRoleState, RoleSnapshot
 from rocketq.broker.services.registration import NamesrvRegistration
 from rocketq.broker.services.schedule import ScheduleService
-from rocketq.broker.services.timer import TimerService
+from rocketq.broker.services.timer import TIMER_TOPIC, TimerService
 from rocketq.broker.services.transaction import TransactionService
 from rocketq.codes import RequestCode
 from rocketq.protocol.command import RemotingCommand
@@ -362,10 +362,12 @@ class BrokerController:
     def _on_arrival(
         self, topic: str, queue_id: int, next_offset: int, tags_code: int | None, store_ts: int, props: object
     ) -> None:
-        """The store's arrival listener (any thread): parked pulls, and the delay-level task waiting for work."""
+        """The store's arrival listener (any thread): parked pulls, and the delay and timer tasks waiting for work."""
         self.pull_holds.on_arrival(topic, queue_id, next_offset, tags_code, store_ts, props)
         if topic == SCHEDULE_TOPIC:
             self.schedule.notify_scheduled()
+        elif topic == TIMER_TOPIC:
+            self.timers.notify_stored()
 
     def _on_connection_closed(self, conn: Connection) -> None:
         self.consumers.connection_closed(conn)

@@ -1,4 +1,4 @@
-"""The delay-level task does not poll an idle broker: it reads SCHEDULE_TOPIC_XXXX only when woken by a put or
+"""The delay-level and timer tasks do not poll an idle broker: they read their topic only when woken by a put or
 when a scheduled message is due (issue 20 item 7: an idle broker showed ~180 getMissTps from its polling)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from rocketq.broker.managers.topic_manager import SCHEDULE_TOPIC
+from rocketq.broker.services.timer import TIMER_TOPIC
 from rocketq.codes import ResponseCode
 from rocketq.testing import EmbeddedCluster
 from rocketq.testing.wire import Wire, records
@@ -63,3 +64,27 @@ async def test_the_delay_task_sleeps_until_a_put_wakes_it(cluster: EmbeddedClust
     misses = cluster.broker.store.stats().get_message_miss_times
     assert await quiet_for(reads, 0.6) == 0
     assert cluster.broker.store.stats().get_message_miss_times == misses
+
+
+async def test_the_timer_task_sleeps_until_a_put_wakes_it(cluster: EmbeddedCluster, wire: Wire) -> None:
+    store = cluster.broker.store
+    real = store.get_message
+    reads: list[int] = []
+
+    def counting(topic: str, queue_id: int, *args: Any, **kwargs: Any) -> Any:
+        if topic == TIMER_TOPIC:
+            reads.append(queue_id)
+        return real(topic, queue_id, *args, **kwargs)
+
+    store.get_message = counting  # type: ignore[method-assign]
+    timers = cluster.broker.timers
+    for body in (b"first", b"second"):  # the second finds the timer topic there and the task asleep
+        assert (await wire.send("TTimed", body, props={"TIMER_DELAY_MS": "300"})).code == ResponseCode.SUCCESS
+        async with asyncio.timeout(20):
+            while body not in [m.body for m in records(await wire.pull("TTimed", 0, 0))]:
+                await asyncio.sleep(0.1)
+        async with asyncio.timeout(20):  # progress saved (at most once a second), then it goes quiet
+            while timers.pending() or timers._dirty:
+                await asyncio.sleep(0.1)
+        await asyncio.sleep(0.2)
+        assert reads and await quiet_for(reads, 0.6) == 0

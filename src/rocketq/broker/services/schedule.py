@@ -15,9 +15,7 @@ wakes it. Its reads are not counted as gets (``counted=False``): an idle broker 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +27,7 @@ from rocketq.broker.managers.entries import INT64, BadEntry, int_key_error, prun
 from rocketq.broker.managers.persist import PersistedLoopService
 from rocketq.broker.managers.topic_manager import SCHEDULE_TOPIC
 from rocketq.broker.services.requeue import restore
+from rocketq.broker.services.wake import WakeSignal
 from rocketq.protocol.message import (
     PROP_DELAY,
     PROP_REAL_QID,
@@ -68,9 +67,7 @@ class ScheduleService(PersistedLoopService):
         self.retry_interval = retry_interval
         self.offsets: dict[int, int] = {}
         self.passes = 0  # how many passes the task made (tests: it must not poll while idle)
-        self._wake = asyncio.Event()
-        self._event_loop: asyncio.AbstractEventLoop | None = None
-        self._loop_thread = 0
+        self._wake = WakeSignal()
 
     def decode(self, obj: dict[str, Any]) -> None:
         if obj:
@@ -84,20 +81,12 @@ class ScheduleService(PersistedLoopService):
         return lambda: {"offsetTable": {str(k): v for k, v in sorted(offsets.items())}}
 
     def start(self) -> None:
-        self._event_loop = asyncio.get_running_loop()
-        self._loop_thread = threading.get_ident()
-        self._wake = asyncio.Event()
+        self._wake.bind()
         super().start()
 
     def notify_scheduled(self) -> None:
         """A message was put to SCHEDULE_TOPIC_XXXX (any thread): wake the task if it is waiting."""
-        loop = self._event_loop
-        if loop is None or self._wake.is_set():
-            return
-        if threading.get_ident() == self._loop_thread:
-            self._wake.set()
-        else:
-            loop.call_soon_threadsafe(self._wake.set)
+        self._wake.set()
 
     async def _loop(self) -> None:
         while True:
@@ -117,8 +106,7 @@ class ScheduleService(PersistedLoopService):
                 timeout = max(0.001, (done.next_check_ms - time.time() * 1000) / 1000)
             if self._dirty:  # unsaved progress: come back for persist_if_due (it writes at most once a second)
                 timeout = 1.0 if timeout is None else min(timeout, 1.0)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+            await self._wake.wait(timeout)
 
     def deliver_due(self, limit: int = 256) -> Pass:
         """Re-put every due message (at most ``limit`` per level per call)."""
