@@ -66,7 +66,6 @@ class ScheduleService(PersistedLoopService):
         # how soon a level whose next message could not be read (being removed, a rolled file) is read again
         self.retry_interval = retry_interval
         self.offsets: dict[int, int] = {}
-        self.passes = 0  # how many passes the task made (tests: it must not poll while idle)
         self._wake = WakeSignal()
 
     def decode(self, obj: dict[str, Any]) -> None:
@@ -96,7 +95,6 @@ class ScheduleService(PersistedLoopService):
             except Exception:
                 log.exception("schedule.failed")
                 done = Pass(0, int(time.time() * 1000) + int(self.retry_interval * 1000))
-            self.passes += 1
             self.persist_if_due()
             if done.moved:
                 await asyncio.sleep(0)

@@ -78,7 +78,6 @@ class TimerService(PersistedLoopService):
         self._loaded_until = 0
         self._heap: list[tuple[int, int, int]] = []  # (due ms, timer-queue offset, commit-log offset)
         self._wake = WakeSignal()
-        self.passes = 0  # how many passes the task made (tests: it must not poll while idle)
 
     # ------------------------------------------------------------------------------------------ put side
 
@@ -134,7 +133,6 @@ class TimerService(PersistedLoopService):
             except Exception:
                 log.exception("timer.failed")
                 timeout = self.interval
-            self.passes += 1
             if self._dirty:  # unsaved progress: come back for persist_if_due (it writes at most once a second)
                 timeout = 1.0 if timeout is None else min(timeout, 1.0)
             await self._wake.wait(timeout)
