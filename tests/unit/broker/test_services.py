@@ -20,6 +20,7 @@ from rocketq.broker.role import BrokerRole, BrokerRoleState, StaleEpochError
 from rocketq.broker.services.timer import TimerService
 from rocketq.broker.services.transaction import TransactionService
 from rocketq.codes import ResponseCode
+from rocketq.protocol.bodies import SubscriptionData
 from rocketq.protocol.headers import (
     PULL_FLAG_SUBSCRIPTION,
     PULL_FLAG_SUSPEND,
@@ -337,3 +338,15 @@ async def test_admin_refuses_system_topics_and_changes_on_a_slave(ctx: BrokerCon
     assert admin.delete_topic("TSlave") == (ResponseCode.SYSTEM_ERROR, from_slave)
     assert admin.update_group(SubscriptionGroupConfig("g")) == (ResponseCode.SYSTEM_ERROR, from_slave)
     assert admin.delete_group("g") == (ResponseCode.SYSTEM_ERROR, from_slave)
+
+
+def test_check_client_config_names_the_expression_type(ctx: BrokerContext) -> None:
+    """CHECK_CLIENT_CONFIG without enablePropertyFilter: SYSTEM_ERROR naming the subscription's type, as Java's
+    ClientManageProcessor.checkClientConfig writes it (it said SQL92 whatever the type)."""
+    consumers = ConsumerService(ctx)
+    for expression_type in ("SQL92", "BOGUS"):
+        code, remark = consumers.check_subscription(SubscriptionData.of("T", "a = 1", expression_type))
+        assert (code, remark) == (
+            ResponseCode.SYSTEM_ERROR, f"The broker does not support consumer to filter message by {expression_type}",
+        )  # fmt: skip
+    assert consumers.check_subscription(SubscriptionData.of("T", "A || B"))[0] == ResponseCode.SUCCESS
