@@ -274,6 +274,12 @@ async def sc_pull_subscriptions(s: Side) -> dict[str, Any]:
     await create_topic(s, other, queues=1)
     out["topic_not_subscribed"] = pull_view(s, await pull(s, other, 0, 0, **no_flag))
     out["sql92_disabled"] = pull_view(s, await pull(s, topic, 0, 0, subscription="a = 1", expressionType="SQL92"))
+    sql_group = s.unique("cg_sql")  # the SQL92 subscription known from a heartbeat, pulled without the flag
+    sql_sub = {"topic": topic, "subVersion": 1000, "expressionType": "SQL92", "subString": "a = 1"}
+    out["sql92_heartbeat"] = observe(s, await s.b(RC.HEART_BEAT, None,
+                                                  heartbeat_body("127.0.0.1@diff-sql", sql_group, [sql_sub])))
+    out["sql92_disabled_by_heartbeat"] = pull_view(s, await pull(s, topic, 0, 0, sysFlag=0, subscription="<drop>",
+                                                                 consumerGroup=sql_group, subVersion=1000))
     out["sql92_bad"] = pull_view(s, await pull(s, topic, 0, 0, subscription="a = = 1", expressionType="SQL92"))
     out["unknown_expression_type"] = pull_view(s, await pull(s, topic, 0, 0, expressionType="BOGUS"))
     out["no_expression_type"] = pull_view(s, await pull(s, topic, 0, 0, expressionType="<drop>"))

@@ -215,6 +215,9 @@ async def test_pull_status_codes(sides: tuple[Side, Side]) -> None:
 async def test_pull_subscription_rules(sides: tuple[Side, Side]) -> None:
     java, rq = await both(sides, sc.sc_pull_subscriptions)
     assert [java[k]["code"] for k in ("no_heartbeat", "after_heartbeat", "newer_sub_version")] == [24, 0, 25]
+    # SQL92 on a broker without enablePropertyFilter: SYSTEM_ERROR (1), by the pull's own subscription or a
+    # heartbeat's (issue 20 item 10: rocketq once answered NO_PERMISSION, 16)
+    assert [java[k]["code"] for k in ("sql92_disabled", "sql92_disabled_by_heartbeat")] == [1, 1]
     assert_same(java, rq)
 
 
