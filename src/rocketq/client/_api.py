@@ -154,7 +154,9 @@ class MQClientAPI:
         """NoRouteError for ``topic``, saying so when no broker at all is registered with the name server."""
         try:
             info = await self.get_broker_cluster_info(timeout)
-        except (RemotingError, BrokerError, ProtocolError):
+        except BrokerError as exc:  # a broker given as the name server: its answer carries the hint
+            return NoRouteError(topic, exc.remark if exc.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED else detail)
+        except (RemotingError, ProtocolError):
             return NoRouteError(topic, detail)
         brokers = info.get("brokerAddrTable") or {}
         if not brokers:

@@ -87,6 +87,9 @@ async def test_a_broker_given_as_name_server_and_bad_message_ids(tmp_path: Path)
             with pytest.raises(BrokerError, match="pointing at a broker") as info:
                 await admin.topic_list()
             assert info.value.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
+        # a producer asks for routes: the missing route says why
+        err = await send_error(cluster.broker_addr, "Orders")
+        assert isinstance(err, NoRouteError) and "pointing at a broker" in str(err)
         producer = Producer("pg-ids", namesrv_addr=cluster.namesrv_addr)
         await producer.start()
         await producer.send(Message("Orders", b"x"))
@@ -114,14 +117,18 @@ async def test_the_command_line_shows_the_causes(tmp_path: Path) -> None:
                 rocketq("send", "-n", ns, "-t", "NoSuchTopic"),
                 rocketq("send", "-n", empty.namesrv_addr, "-t", "Orders"),
                 rocketq("topic", "list", "-n", standalone.broker_addr),
+                rocketq("send", "-n", standalone.broker_addr, "-t", "Orders"),
                 rocketq("message", "by-id", "-n", ns, "-i", CLIENT_ID),
             )
     finally:
         await standalone.stop()
-    (send_rc, send_err), (empty_rc, empty_err), (list_rc, list_err), (id_rc, id_err) = results
+    (send_rc, send_err), (empty_rc, empty_err), (list_rc, list_err), (to_broker_rc, to_broker_err), (id_rc, id_err) = (
+        results
+    )
     assert send_rc == 1 and "still failed" in error_line(send_err)
     assert "last error: TOPIC_NOT_EXIST" in error_line(send_err)
     assert empty_rc == 1 and "no broker is registered" in error_line(empty_err)
     assert list_rc == 1 and "pointing at a broker" in error_line(list_err)
+    assert to_broker_rc == 1 and "pointing at a broker" in error_line(to_broker_err)
     line = error_line(id_err)
     assert id_rc == 1 and "client message id" in line and "-t" in line and "port" not in line
