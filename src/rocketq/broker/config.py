@@ -125,7 +125,8 @@ class BrokerConfig:
     transactionCheckMax: int = 15
     transactionCheckInterval: int = 60_000
     offsetCheckInSlave: bool = False
-    scheduleIntervalMills: int = 100  # rocketq: how often each delay level is checked for due messages
+    # rocketq: the timer check interval; a delay level whose next message cannot be read is retried after it
+    scheduleIntervalMills: int = 100
     lockMaxLiveTimeMills: int = 60_000  # rocketq: Java's rocketmq.broker.rebalance.lockMaxLiveTime
     maxFrameSize: int = 16 * 1024 * 1024
     # rocketq: remoting limits (docs/reliability.md) — connections over the maximum are closed at accept; when

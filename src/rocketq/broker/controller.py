@@ -24,7 +24,7 @@ from rocketq.broker.managers.offset_manager import ConsumerOffsetManager
 from rocketq.broker.managers.persist import BackgroundWriter
 from rocketq.broker.managers.sink_watermark import SinkWatermarkManager
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupManager
-from rocketq.broker.managers.topic_manager import TopicConfigManager
+from rocketq.broker.managers.topic_manager import SCHEDULE_TOPIC, TopicConfigManager
 from rocketq.broker.messaging.consumers import ConsumerService
 from rocketq.broker.messaging.pull import PullService
 from rocketq.broker.messaging.put_ack import PutAck
@@ -44,7 +44,7 @@ from rocketq.broker.processors.sink_commit import SinkCommitProcessor
 from rocketq.broker.role import BrokerRole, BrokerRoleState, RoleSnapshot
 from rocketq.broker.services.registration import NamesrvRegistration
 from rocketq.broker.services.schedule import ScheduleService
-from rocketq.broker.services.timer import TimerService
+from rocketq.broker.services.timer import TIMER_TOPIC, TimerService
 from rocketq.broker.services.transaction import TransactionService
 from rocketq.codes import RequestCode
 from rocketq.protocol.command import RemotingCommand
@@ -143,7 +143,7 @@ class BrokerController:
         # services
         self.transactions = TransactionService(ctx)
         self.timers = TimerService(ctx, interval=config.scheduleIntervalMills / 1000.0)
-        self.schedule = ScheduleService(ctx, interval=config.scheduleIntervalMills / 1000.0)
+        self.schedule = ScheduleService(ctx, retry_interval=config.scheduleIntervalMills / 1000.0)
         semantics = MessageSemantics(self.transactions, self.timers)
         self.send_service = SendService(ctx, semantics)
         self.consumer_service = ConsumerService(ctx)
@@ -191,7 +191,7 @@ class BrokerController:
         if not self.store.load():
             raise RuntimeError(f"the store under {cfg.storePathRootDir} could not be loaded")
         self.pull_holds.start()
-        self.store.arrival_listener = self.pull_holds.on_arrival
+        self.store.arrival_listener = self._on_arrival
         self.store.start()
         self.topics.persist()
         self.ctx.put_ack.start()
@@ -373,6 +373,16 @@ class BrokerController:
         await self.offsets.persist_in_background(self.persister)
 
     # ------------------------------------------------------------------------------------- listeners
+
+    def _on_arrival(
+        self, topic: str, queue_id: int, next_offset: int, tags_code: int | None, store_ts: int, props: object
+    ) -> None:
+        """The store's arrival listener (any thread): parked pulls, and the delay and timer tasks waiting for work."""
+        self.pull_holds.on_arrival(topic, queue_id, next_offset, tags_code, store_ts, props)
+        if topic == SCHEDULE_TOPIC:
+            self.schedule.notify_scheduled()
+        elif topic == TIMER_TOPIC:
+            self.timers.notify_stored()
 
     def _on_connection_closed(self, conn: Connection) -> None:
         self.consumers.connection_closed(conn)

@@ -11,10 +11,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from rocketq.client.errors import NoRouteError
 from rocketq.client.message import PullStatus, SendResult, SendStatus, make_send_result
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import (
     BrokerError,
+    ProtocolError,
     RemotingClosedError,
     RemotingConnectError,
     RemotingError,
@@ -137,9 +139,33 @@ class MQClientAPI:
 
     async def _call_namesrv(self, code: int, ext: dict[str, str] | None, timeout: float) -> RemotingCommand:
         resp = await self.invoke_namesrv(self.request(code, ext), timeout)
+        if resp.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED:
+            # a broker answers every name-server request so: say what is likely wrong, not only the code
+            addr = self.namesrv_addrs[self._namesrv_index]
+            resp.remark = (
+                f"{(resp.remark or '').strip()}; {addr} does not serve name-server requests: "
+                "is -n / namesrv_addr pointing at a broker port (10911) instead of the name server (9876)?"
+            )
         if resp.code != ResponseCode.SUCCESS:
             raise broker_error(resp, "namesrv")
         return resp
+
+    async def no_route_error(self, topic: str, timeout: float, detail: str = "") -> NoRouteError:
+        """NoRouteError for ``topic``, saying so when no broker at all is registered with the name server."""
+        try:
+            info = await self.get_broker_cluster_info(timeout)
+        except BrokerError as exc:  # a broker given as the name server: its answer carries the hint
+            return NoRouteError(topic, exc.remark if exc.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED else detail)
+        except (RemotingError, ProtocolError):
+            return NoRouteError(topic, detail)
+        brokers = info.get("brokerAddrTable") or {}
+        if not brokers:
+            addrs = ";".join(self.namesrv_addrs)
+            return NoRouteError(
+                topic, f"no broker is registered with the name server {addrs} (is a broker running with -n {addrs}?)"
+            )
+        why = f"none of the {len(brokers)} registered broker(s) has it; create it, or let brokers auto-create topics"
+        return NoRouteError(topic, f"{detail.strip()}; {why}" if detail.strip() else why)
 
     # -- name server --------------------------------------------------------------------------------------
 

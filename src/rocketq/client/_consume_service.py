@@ -85,7 +85,8 @@ def retry_message(group: str, msg: MessageExt, reconsume_time: int, delay_level:
     """``msg`` as re-sent to ``%RETRY%<group>`` when the broker did not take it back (Java: the message both
     ``DefaultMQPushConsumerImpl.sendMessageBack`` and the orderly service's ``sendMessageBack`` build)."""
     new = Message(retry_topic(group), msg.body, flag=msg.flag, properties=msg.properties)
-    new.properties[PROP_ORIGIN_MESSAGE_ID] = msg.origin_message_id or msg.msg_id
+    origin = msg.origin_message_id
+    new.properties[PROP_ORIGIN_MESSAGE_ID] = origin if origin and origin.strip() else msg.msg_id  # Java's isBlank
     new.properties[PROP_RETRY_TOPIC] = msg.topic
     new.properties[PROP_RECONSUME_TIME] = str(reconsume_time)
     new.properties[PROP_MAX_RECONSUME_TIMES] = str(max_reconsume)

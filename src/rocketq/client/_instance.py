@@ -9,7 +9,8 @@ Java's is after ``changeInstanceNameToPID``). The instance
   to masters only otherwise — and right away after a subscription or rebalance change;
 * commits consumer offsets every ``persist_consumer_offset_interval``;
 * runs the rebalance loop: every ``rebalance_interval`` of its consumers, or at once on
-  NOTIFY_CONSUMER_IDS_CHANGED;
+  NOTIFY_CONSUMER_IDS_CHANGED; sooner (``rebalance_retry_interval``, doubling) while a subscribed topic is
+  unsettled — no route yet, or its broker does not know the group's consumers yet;
 * serves the broker → client requests (CHECK_TRANSACTION_STATE, NOTIFY_CONSUMER_IDS_CHANGED,
   RESET_CONSUMER_CLIENT_OFFSET, GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY).
 """
@@ -118,6 +119,7 @@ class ClientInstance:
         self._namesrv_lock = asyncio.Lock()
         self._heartbeat_lock = asyncio.Lock()
         self._rebalance_wakeup = asyncio.Event()
+        self._unsettled: set[str] = set()  # subscribed topics the last rebalance could not assign
         self._started = False
         self.start_timestamp = int(time.time() * 1000)
         self._register_processors()
@@ -329,9 +331,18 @@ class ClientInstance:
     def rebalance_immediately(self) -> None:
         self._rebalance_wakeup.set()
 
+    def note_unsettled(self, topic: str) -> None:
+        """A rebalance could not assign ``topic`` yet (no route, or no consumer ids): retry it soon."""
+        self._unsettled.add(topic)
+
     async def _rebalance_loop(self) -> None:
+        retry = self.config.rebalance_retry_interval
         while True:
             interval = min((c.rebalance_interval for c in self.consumers.values()), default=20.0)
+            if self._unsettled:  # a topic created after the consumer started: look again soon, backing off
+                interval, retry = min(interval, retry), min(retry * 2, interval)
+            else:
+                retry = self.config.rebalance_retry_interval
             try:
                 async with asyncio.timeout(interval):
                     await self._rebalance_wakeup.wait()
@@ -341,6 +352,7 @@ class ClientInstance:
             await self.do_rebalance()
 
     async def do_rebalance(self) -> None:
+        self._unsettled.clear()
         for c in list(self.consumers.values()):
             try:
                 await c.do_rebalance()

@@ -218,9 +218,11 @@ class RebalanceImpl(ABC):
             # Java waits for the next periodic route poll (30 s); asking now makes new topics usable sooner.
             await self.instance.update_topic_route(topic)
             mq_set = self.topic_subscribe_info_table.get(topic)
+        retry_topic = topic.startswith(RETRY_PREFIX)
         if self.message_model == BROADCASTING:
             if mq_set is None:
                 log.warning("rebalance.no_route group=%s topic=%s", self.consumer_group, topic)
+                self.instance.note_unsettled(topic)
                 return
             changed, requests = await self.update_process_queue_table(topic, set(mq_set), is_order)
             if changed:
@@ -228,13 +230,20 @@ class RebalanceImpl(ABC):
             self.dispatch_pull_requests(requests)
             return
         cid_all = await self.instance.find_consumer_id_list(topic, self.consumer_group)
-        if mq_set is None and not topic.startswith(RETRY_PREFIX):
+        if cid_all is None and mq_set and not retry_topic:
+            # The broker may never have had a heartbeat from this client: none went out while no route named
+            # it (a consumer started before its topic existed), and the next is up to 30 s away. Send one now.
+            await self.instance.send_heartbeat_to_all_brokers()
+            cid_all = await self.instance.find_consumer_id_list(topic, self.consumer_group)
+        if mq_set is None and not retry_topic:
             log.warning("rebalance.no_route group=%s topic=%s", self.consumer_group, topic)
-        if cid_all is None:
+        if cid_all is None and mq_set is not None:
             # A new group's retry topic is routed only after the broker has registered it: expected at first.
-            level = logging.DEBUG if topic.startswith(RETRY_PREFIX) else logging.WARNING
+            level = logging.DEBUG if retry_topic else logging.WARNING
             log.log(level, "rebalance.no_consumer_ids group=%s topic=%s", self.consumer_group, topic)
         if mq_set is None or not mq_set or not cid_all:
+            if not retry_topic:
+                self.instance.note_unsettled(topic)
             return
         try:
             divided = self.allocate(topic, mq_set, cid_all)

@@ -23,16 +23,17 @@ from types import TracebackType
 from typing import Any
 
 from rocketq.client._instance import ClientInstance, unique_instance_name
+from rocketq.client._offset_id import check_message_id, decode_offset_msg_id
 from rocketq.client._uniq_id import id_time_ms
 from rocketq.client.config import ClientConfig
-from rocketq.client.errors import NoRouteError
+from rocketq.client.errors import InvalidMessageIdError, NoRouteError
 from rocketq.client.message import MessageExt, SendResult
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import BrokerError, ClientError, ProtocolError, RemotingError, error_for_code
 from rocketq.protocol import fastjson
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, MessageQueue, TopicConfig
 from rocketq.protocol.headers import SendMessageRequestHeader
-from rocketq.protocol.message import PROP_DELAY, decode_record, encode_properties, iter_records, parse_offset_msg_id
+from rocketq.protocol.message import PROP_DELAY, decode_record, encode_properties, iter_records
 from rocketq.protocol.route import MASTER_ID, TopicRouteData
 from rocketq.protocol.topics import AUTO_CREATE_TOPIC, dlq_topic, retry_topic
 
@@ -192,7 +193,7 @@ class AdminClient:
             return await self._api.get_topic_route(topic, self.timeout)  # type: ignore[no-any-return]
         except BrokerError as exc:
             if exc.code == ResponseCode.TOPIC_NOT_EXIST:
-                raise NoRouteError(topic, exc.remark) from exc
+                raise await self._api.no_route_error(topic, self.timeout, exc.remark) from exc
             raise
 
     async def create_topic(
@@ -395,10 +396,8 @@ class AdminClient:
 
     async def view_message(self, offset_msg_id: str) -> MessageExt:
         """VIEW_MESSAGE_BY_ID: the message at the commit-log offset encoded in a broker (offset) message id."""
-        (ip, port), offset = parse_offset_msg_id(offset_msg_id)
-        if not 0 < port < 65536 or offset < 0:
-            raise ProtocolError(f"{offset_msg_id} is not an offset message id (port {port}, offset {offset})")
-        body = await self._api.view_message(f"{ip}:{port}", offset, self.timeout)
+        addr, offset = decode_offset_msg_id(offset_msg_id)  # InvalidMessageIdError says what else it is
+        body = await self._api.view_message(addr, offset, self.timeout)
         return MessageExt.from_record(decode_record(body))
 
     async def query_message_by_key(
@@ -431,10 +430,17 @@ class AdminClient:
         return found
 
     async def query_message_by_id(self, msg_id: str, topic: str | None = None) -> list[MessageExt]:
-        """A broker offset id is looked up directly; otherwise ``msg_id`` is a UNIQ_KEY searched in ``topic``."""
+        """A broker offset id is looked up directly; otherwise ``msg_id`` is a UNIQ_KEY searched in ``topic``.
+
+        Without ``topic`` a client id is refused (InvalidMessageIdError, a ValueError), as is anything that is not a
+        message id at all (with or without ``topic``)."""
+        check_message_id(msg_id)
         try:
             return [await self.view_message(msg_id)]
-        except (ProtocolError, BrokerError, RemotingError, ValueError) as exc:
+        except InvalidMessageIdError:
+            if topic is None:
+                raise
+        except (ProtocolError, BrokerError, RemotingError) as exc:
             if topic is None:
                 raise ClientError(
                     f"{msg_id} is not a readable offset message id ({exc}); give the topic to search it as a client "

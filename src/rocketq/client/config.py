@@ -47,6 +47,10 @@ class ClientConfig:
     poll_name_server_interval: float = 30.0
     #: Heartbeat interval (Java ``heartbeatBrokerInterval``).
     heartbeat_broker_interval: float = 30.0
+    #: rocketq: while a subscribed topic has no route (or its broker knows no consumer of the group yet), the
+    #: rebalance is retried after this, doubling up to the consumer's ``rebalance_interval`` (Java waits the
+    #: full 20 s, so a consumer started before its topic exists used to wait up to ~31 s for a first message).
+    rebalance_retry_interval: float = 1.0
     #: Consumer offset commit interval (Java ``persistConsumerOffsetInterval``).
     persist_consumer_offset_interval: float = 5.0
     #: Timeout of name-server and admin-style broker calls (Java ``mqClientApiTimeout``).

@@ -12,6 +12,7 @@ Everything derives from ``rocketq.errors``; the classes here are the client's ow
     └── ClientError                     (rocketq.errors) misuse or a client-side failure
         ├── ClientNotStartedError       the producer / consumer is not started (or already closed)
         ├── InvalidMessageError         a message the broker would reject (empty body, too large, bad topic)
+        ├── InvalidMessageIdError       not a message id, or a client id where an offset id is needed
         ├── NoRouteError                the name server knows no route for the topic (and no TBW102 fallback)
         ├── BrokerNotFoundError         a broker name with no address in the route
         ├── SendFailedError             every send attempt failed; ``__cause__`` is the last failure
@@ -26,12 +27,13 @@ retries run out, wrapped in ``SendFailedError``.
 
 from __future__ import annotations
 
-from rocketq.errors import ClientError
+from rocketq.errors import BrokerError, ClientError
 
 __all__ = [
     "BrokerNotFoundError",
     "ClientNotStartedError",
     "InvalidMessageError",
+    "InvalidMessageIdError",
     "InvalidOffsetError",
     "NoRouteError",
     "QueueNotAssignedError",
@@ -46,6 +48,11 @@ class ClientNotStartedError(ClientError):
 
 class InvalidMessageError(ClientError, ValueError):
     """A message that fails the client-side checks (Java ``Validators.checkMessage``)."""
+
+
+class InvalidMessageIdError(ClientError, ValueError):
+    """A message id that cannot be used as given: not a message id at all, or a client id (``UNIQ_KEY``) where
+    a broker offset id is needed (a client id is searched for in its topic)."""
 
 
 class NoRouteError(ClientError):
@@ -65,11 +72,14 @@ class BrokerNotFoundError(ClientError):
 
 
 class SendFailedError(ClientError):
-    """All send attempts failed. ``brokers_tried`` lists the broker of each attempt; ``__cause__`` is the last error."""
+    """All send attempts failed. ``brokers_tried`` lists the broker of each attempt; ``__cause__`` is the last error
+    (also in the message); ``response_code`` is the last broker answer's code, None when no broker answered (Java
+    ``MQClientException.getResponseCode``)."""
 
-    def __init__(self, message: str, brokers_tried: list[str] | None = None) -> None:
+    def __init__(self, message: str, brokers_tried: list[str] | None = None, last_error: BaseException | None = None):
         super().__init__(message)
         self.brokers_tried = brokers_tried or []
+        self.response_code: int | None = last_error.code if isinstance(last_error, BrokerError) else None
 
 
 class SendTimeoutError(SendFailedError, TimeoutError):

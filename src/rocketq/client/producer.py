@@ -51,7 +51,6 @@ from rocketq.client.config import ClientConfig
 from rocketq.client.errors import (
     BrokerNotFoundError,
     InvalidMessageError,
-    NoRouteError,
     SendFailedError,
     SendTimeoutError,
 )
@@ -318,7 +317,7 @@ class Producer(ClientBase):
             )  # fmt: skip
             info = self.topic_publish_info_table[topic]
         if not info.ok():
-            raise NoRouteError(topic)
+            raise await instance.api.no_route_error(topic, instance.timeout)
         return info
 
     def _update_fault(self, broker_name: str, begin: float, isolation: bool) -> None:
@@ -376,9 +375,11 @@ class Producer(ClientBase):
         elapsed = int((time.monotonic() - begin_first) * 1000)
         text = f"send [{len(brokers_sent)}] times, still failed, cost [{elapsed}]ms, topic: {msg.topic}, " \
                f"brokers sent: {brokers_sent}"  # fmt: skip
+        if last_exc is not None:  # the cause on the line users read, not only in the warnings before it
+            text += f"; last error: {last_exc}"
         if call_timeout:
-            raise SendTimeoutError(f"send timed out after {timeout}s; {text}", brokers_sent) from last_exc
-        raise SendFailedError(text, brokers_sent) from last_exc
+            raise SendTimeoutError(f"send timed out after {timeout}s; {text}", brokers_sent, last_exc) from last_exc
+        raise SendFailedError(text, brokers_sent, last_exc) from last_exc
 
     async def _send_async_default(self, msg: Message, timeout: float) -> SendResult:
         """Java ASYNC mode: one queue; transport failures retried on the same broker."""

@@ -181,15 +181,22 @@ class IndexService:
         return len(self._pending) // 2
 
     def write_pending(self) -> None:
-        """Write the queued entries (callers serialise this with the appends: the store's put lock)."""
+        """Write the queued entries (callers serialise this with the appends: the store's put lock).
+
+        The queue is emptied only once the entries are in a file: ``pending_entries`` is read without the lock
+        (``MessageStore.write_pending_index`` skips the lock when it is 0), so emptying it first let a query
+        running beside the flush thread's write look for keys not yet in any file.
+        """
         pending, runs = self._pending, self._pending_runs
         if not pending:
             return
-        self._pending, self._pending_runs = [], []
-        start = 0
-        for store_timestamp, end in runs:
-            self._put_entries(pending[start:end] if start or end != len(pending) else pending, store_timestamp)
-            start = end
+        try:
+            start = 0
+            for store_timestamp, end in runs:
+                self._put_entries(pending[start:end] if start or end != len(pending) else pending, store_timestamp)
+                start = end
+        finally:  # a failed write drops its entries as before: recovery rebuilds them from the commit log
+            self._pending, self._pending_runs = [], []
 
     def _put_entries(self, entries: list[int], store_timestamp: int) -> None:
         files = self._files

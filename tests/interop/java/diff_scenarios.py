@@ -274,6 +274,12 @@ async def sc_pull_subscriptions(s: Side) -> dict[str, Any]:
     await create_topic(s, other, queues=1)
     out["topic_not_subscribed"] = pull_view(s, await pull(s, other, 0, 0, **no_flag))
     out["sql92_disabled"] = pull_view(s, await pull(s, topic, 0, 0, subscription="a = 1", expressionType="SQL92"))
+    sql_group = s.unique("cg_sql")  # the SQL92 subscription known from a heartbeat, pulled without the flag
+    sql_sub = {"topic": topic, "subVersion": 1000, "expressionType": "SQL92", "subString": "a = 1"}
+    out["sql92_heartbeat"] = observe(s, await s.b(RC.HEART_BEAT, None,
+                                                  heartbeat_body("127.0.0.1@diff-sql", sql_group, [sql_sub])))
+    out["sql92_disabled_by_heartbeat"] = pull_view(s, await pull(s, topic, 0, 0, sysFlag=0, subscription="<drop>",
+                                                                 consumerGroup=sql_group, subVersion=1000))
     out["sql92_bad"] = pull_view(s, await pull(s, topic, 0, 0, subscription="a = = 1", expressionType="SQL92"))
     out["unknown_expression_type"] = pull_view(s, await pull(s, topic, 0, 0, expressionType="BOGUS"))
     out["no_expression_type"] = pull_view(s, await pull(s, topic, 0, 0, expressionType="<drop>"))
@@ -831,7 +837,14 @@ async def sc_delay_and_send_back(s: Side) -> dict[str, Any]:
                                                                  {**back, "offset": 1 << 40}))  # fmt: skip
     out["dlq"] = await records_when_there(s, f"%DLQ%{group}", 0, 1)
     out["dlq_route"] = own_broker_only(observe(s, await route(s, f"%DLQ%{group}")))
-    out["delivered"] = await records_when_there(s, topic, 0, 2)
+    # an ORIGIN_MESSAGE_ID that is blank is replaced by the looked-up message's offset id (UtilAll.isBlank)
+    blank = await send(s, topic, b"blank", p={"UNIQ_KEY": "0A000001000018B4AAC20000000000D3", "ORIGIN_MESSAGE_ID": " "})
+    blank_group = s.unique("cg_blank")
+    out["send_back_blank_origin"] = observe(s, await s.b(RC.CONSUMER_SEND_MSG_BACK,
+                                                         {**back, "group": blank_group,
+                                                          "offset": commit_log_offset(blank)}))  # fmt: skip
+    out["dlq_blank_origin"] = await records_when_there(s, f"%DLQ%{blank_group}", 0, 1)
+    out["delivered"] = await records_when_there(s, topic, 0, 3)
     return out
 
 

@@ -215,6 +215,9 @@ async def test_pull_status_codes(sides: tuple[Side, Side]) -> None:
 async def test_pull_subscription_rules(sides: tuple[Side, Side]) -> None:
     java, rq = await both(sides, sc.sc_pull_subscriptions)
     assert [java[k]["code"] for k in ("no_heartbeat", "after_heartbeat", "newer_sub_version")] == [24, 0, 25]
+    # SQL92 on a broker without enablePropertyFilter: SYSTEM_ERROR (1), by the pull's own subscription or a
+    # heartbeat's (issue 20 item 10: rocketq once answered NO_PERMISSION, 16)
+    assert [java[k]["code"] for k in ("sql92_disabled", "sql92_disabled_by_heartbeat")] == [1, 1]
     assert_same(java, rq)
 
 
@@ -392,8 +395,10 @@ async def test_delay_levels_and_dead_letters(sides: tuple[Side, Side]) -> None:
     assert later_java["properties"]["REAL_TOPIC"] == later_java["topic"]  # both keep REAL_TOPIC/REAL_QID here
     dead = java["dlq"]["body"][0]["properties"]
     assert (dead["WAIT"], dead["DELAY"], dead["ORIGIN_MESSAGE_ID"]) == ("false", "0", "<offsetMsgId>")
+    assert java["dlq_blank_origin"]["body"][0]["properties"]["ORIGIN_MESSAGE_ID"] == "<offsetMsgId>"
     props_separators(delivered_java, delivered_rq)
     props_separators(java["dlq"]["body"], rq["dlq"]["body"])
+    props_separators(java["dlq_blank_origin"]["body"], rq["dlq_blank_origin"]["body"])
     assert_same(java, rq)
 
 

@@ -20,6 +20,7 @@ from rocketq.broker.role import BrokerRole, BrokerRoleState, StaleEpochError
 from rocketq.broker.services.timer import TimerService
 from rocketq.broker.services.transaction import TransactionService
 from rocketq.codes import ResponseCode
+from rocketq.protocol.bodies import SubscriptionData
 from rocketq.protocol.headers import (
     PULL_FLAG_SUBSCRIPTION,
     PULL_FLAG_SUSPEND,
@@ -172,6 +173,23 @@ def test_send_back_reroutes_to_retry_then_dlq(ctx: BrokerContext) -> None:
     assert dead.properties["RETRY_TOPIC"] == "TBack" and dead.reconsume_times == 1
 
 
+def test_send_back_replaces_a_blank_origin_message_id(ctx: BrokerContext) -> None:
+    """Java keeps the message's ORIGIN_MESSAGE_ID unless it is blank (``UtilAll.isBlank``): then the offset id."""
+    sem = MessageSemantics(TransactionService(ctx), TimerService(ctx))
+    kept = "0A00000100002A9F0000000000000001"
+    for topic, origin, expected in (("TBlank", " ", None), ("TEmpty", "", None), ("TKept", kept, kept)):
+        offset = ctx.store.get_max_phy_offset()
+        assert service(ctx).send(header(topic, ORIGIN_MESSAGE_ID=origin), b"x", HOST, client_version=409, remote="r").ok
+        original = ctx.store.look_message_by_offset(offset)
+        assert original is not None and original.topic == topic
+        back_at = ctx.store.get_max_phy_offset()
+        h = ConsumerSendMsgBackRequestHeader(offset=offset, group="gb", delay_level=-1, origin_msg_id="ignored")
+        assert send_back(ctx, sem, h, client_version=409) == (ResponseCode.SUCCESS, None)
+        dead = ctx.store.look_message_by_offset(back_at)
+        assert dead is not None and dead.topic == "%DLQ%gb"
+        assert dead.properties["ORIGIN_MESSAGE_ID"] == (expected or original.offset_msg_id)
+
+
 def test_pull_outcomes(ctx: BrokerContext) -> None:
     svc = service(ctx)
     pulls = PullService(ctx)
@@ -320,3 +338,15 @@ async def test_admin_refuses_system_topics_and_changes_on_a_slave(ctx: BrokerCon
     assert admin.delete_topic("TSlave") == (ResponseCode.SYSTEM_ERROR, from_slave)
     assert admin.update_group(SubscriptionGroupConfig("g")) == (ResponseCode.SYSTEM_ERROR, from_slave)
     assert admin.delete_group("g") == (ResponseCode.SYSTEM_ERROR, from_slave)
+
+
+def test_check_client_config_names_the_expression_type(ctx: BrokerContext) -> None:
+    """CHECK_CLIENT_CONFIG without enablePropertyFilter: SYSTEM_ERROR naming the subscription's type, as Java's
+    ClientManageProcessor.checkClientConfig writes it (it said SQL92 whatever the type)."""
+    consumers = ConsumerService(ctx)
+    for expression_type in ("SQL92", "BOGUS"):
+        code, remark = consumers.check_subscription(SubscriptionData.of("T", "a = 1", expression_type))
+        assert (code, remark) == (
+            ResponseCode.SYSTEM_ERROR, f"The broker does not support consumer to filter message by {expression_type}",
+        )  # fmt: skip
+    assert consumers.check_subscription(SubscriptionData.of("T", "A || B"))[0] == ResponseCode.SUCCESS

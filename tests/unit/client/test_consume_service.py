@@ -159,3 +159,14 @@ def test_retry_message() -> None:
         "2", "16", "5",
     )  # fmt: skip
     assert "TRAN_MSG" not in new.properties
+
+
+def test_retry_message_keeps_an_origin_id_unless_blank() -> None:
+    """Java: ``UtilAll.isBlank(originMsgId) ? msg.getMsgId() : originMsgId`` (the client id of the message)."""
+    kept = "0A0000010000000000000001"
+    for origin, expected in ((None, None), ("", None), ("  ", None), (kept, kept)):
+        m = _messages(1)[0]
+        if origin is not None:
+            m.properties["ORIGIN_MESSAGE_ID"] = origin
+        new = retry_message("g", m, 1, 3, 16)
+        assert new.properties["ORIGIN_MESSAGE_ID"] == (expected or m.msg_id)

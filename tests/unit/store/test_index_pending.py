@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -81,3 +82,44 @@ def test_shutdown_writes_queued_entries(
     again = open_store(cfg)
     assert _index_count(again) >= 1
     assert len(again.query_message("T", "kept", 4, 0, 2**62)) == 1
+
+
+def test_queued_entries_count_as_pending_until_they_are_in_a_file(
+    open_store: StoreFactory, store_config: Callable[..., StoreConfig], msg: MsgFactory
+) -> None:
+    """The flush thread's write and a query race: the query must wait for the write, not skip it.
+
+    ``write_pending_index`` takes the put lock only while entries are pending; the queue used to be emptied
+    before the write, so a query beside the flush thread's write found 0 pending, skipped the lock and read
+    an index file the key was not in yet (and the flush-thread test saw 0 pending with 0 entries written).
+    """
+    store = open_store(store_config(flush_interval_consume_queue=60_000))
+    assert store.put_message(msg(properties={"UNIQ_KEY": "racing"})).is_ok
+    index = store.index
+    assert index is not None
+    seen_pending: list[int] = []
+    started, release = threading.Event(), threading.Event()
+    real_put = index._put_entries
+
+    def slow_put(entries: list[int], store_timestamp: int) -> None:
+        seen_pending.append(index.pending_entries)
+        started.set()
+        release.wait(10)
+        real_put(entries, store_timestamp)
+
+    index._put_entries = slow_put  # type: ignore[method-assign]
+    writer = threading.Thread(target=store.write_pending_index)
+    writer.start()
+    found: list[int] = []
+    try:
+        assert started.wait(10)
+        reader = threading.Thread(target=lambda: found.append(len(store.query_message("T", "racing", 4, 0, 2**62))))
+        reader.start()
+        reader.join(0.5)  # it blocks on the put lock until the write is done (or, before the fix, returns 0)
+    finally:
+        release.set()
+        writer.join(10)
+    reader.join(10)
+    assert seen_pending == [1]
+    assert found == [1]
+    assert index.pending_entries == 0

@@ -92,7 +92,8 @@ class ConsumerService:
     def check_subscription(self, sub: SubscriptionData) -> tuple[int, str | None]:
         """Whether this broker can serve ``sub`` (CHECK_CLIENT_CONFIG): (code, remark)."""
         if sub.expression_type != "TAG" and not self._ctx.config.enablePropertyFilter:
-            return ResponseCode.SYSTEM_ERROR, "The broker does not support consumer to filter message by SQL92"
+            refused = f"The broker does not support consumer to filter message by {sub.expression_type}"
+            return ResponseCode.SYSTEM_ERROR, refused
         try:
             build_filter(sub)
         except FilterBuildError as exc:

@@ -436,9 +436,10 @@ def send_back(
             delay = 3 + original.reconsume_times
         props[PROP_DELAY] = str(delay)
     ctx.registrar.kick()
-    # the first failed message's id: Java keeps an existing one, else takes the offset id of the message it
-    # looked up (the header's originMsgId is not used)
-    props.setdefault(PROP_ORIGIN_MESSAGE_ID, original.offset_msg_id)
+    # the first failed message's id: Java keeps an existing one unless it is blank (UtilAll.isBlank), else
+    # takes the offset id of the message it looked up (the header's originMsgId is not used)
+    if not props.get(PROP_ORIGIN_MESSAGE_ID, "").strip():
+        props[PROP_ORIGIN_MESSAGE_ID] = original.offset_msg_id
     msg = restore(original, topic, queue_id, props, reconsume_times=original.reconsume_times + 1)
     result = ctx.store.put_message(semantics.before_put(msg))
     if result.status.name == "PUT_OK":

@@ -6,6 +6,10 @@ task walks each level's queue in order (messages of one level become due in stor
 messages to their real topic and queue with ``DELAY`` removed. Progress per level is persisted to
 ``config/delayOffset.json`` so a restart neither loses nor repeats (beyond the last persisted batch)
 deliveries.
+
+The task does not poll: after a pass it sleeps until the earliest head of a level is due, or, with nothing
+scheduled, until ``notify_scheduled`` (the store's arrival listener, for a put to ``SCHEDULE_TOPIC_XXXX``)
+wakes it. Its reads are not counted as gets (``counted=False``): an idle broker reports no traffic.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +27,7 @@ from rocketq.broker.managers.entries import INT64, BadEntry, int_key_error, prun
 from rocketq.broker.managers.persist import PersistedLoopService
 from rocketq.broker.managers.topic_manager import SCHEDULE_TOPIC
 from rocketq.broker.services.requeue import restore
+from rocketq.broker.services.wake import WakeSignal
 from rocketq.protocol.message import (
     PROP_DELAY,
     PROP_REAL_QID,
@@ -33,14 +39,34 @@ from rocketq.store import GetMessageStatus
 log = logging.getLogger("rocketq.broker.services.schedule")
 
 
+#: statuses that say a level has nothing (more) to deliver: its next put wakes the task
+_S = GetMessageStatus
+_LEVEL_DRAINED = frozenset({_S.OFFSET_OVERFLOW_ONE, _S.NO_MESSAGE_IN_QUEUE, _S.NO_MATCHED_LOGIC_QUEUE})
+
+
+@dataclass(slots=True)
+class Pass:
+    """One pass over the levels: how many messages moved, and when (epoch ms) the task must look again
+    (None: only when a message is scheduled)."""
+
+    moved: int = 0
+    next_check_ms: int | None = None
+
+    def check_at(self, when_ms: int) -> None:
+        if self.next_check_ms is None or when_ms < self.next_check_ms:
+            self.next_check_ms = when_ms
+
+
 class ScheduleService(PersistedLoopService):
-    def __init__(self, ctx: BrokerContext, interval: float = 0.1) -> None:
+    def __init__(self, ctx: BrokerContext, retry_interval: float = 0.1) -> None:
         path = Path(ctx.config.storePathRootDir) / "config" / "delayOffset.json"
         super().__init__(path, ctx.persister, "schedule")
         self._ctx = ctx
         self.levels = ctx.config.delay_levels_ms()
-        self.interval = interval
+        # how soon a level whose next message could not be read (being removed, a rolled file) is read again
+        self.retry_interval = retry_interval
         self.offsets: dict[int, int] = {}
+        self._wake = WakeSignal()
 
     def decode(self, obj: dict[str, Any]) -> None:
         if obj:
@@ -53,24 +79,38 @@ class ScheduleService(PersistedLoopService):
         offsets = dict(self.offsets)
         return lambda: {"offsetTable": {str(k): v for k, v in sorted(offsets.items())}}
 
+    def start(self) -> None:
+        self._wake.bind()
+        super().start()
+
+    def notify_scheduled(self) -> None:
+        """A message was put to SCHEDULE_TOPIC_XXXX (any thread): wake the task if it is waiting."""
+        self._wake.set()
+
     async def _loop(self) -> None:
         while True:
+            self._wake.clear()  # before the pass: a put during it wakes the wait below at once
             try:
-                delivered = self.deliver_due()
+                done = self.deliver_due()
             except Exception:
                 log.exception("schedule.failed")
-                delivered = 0
+                done = Pass(0, int(time.time() * 1000) + int(self.retry_interval * 1000))
             self.persist_if_due()
-            if not delivered:
-                await asyncio.sleep(self.interval)
-            else:
+            if done.moved:
                 await asyncio.sleep(0)
+                continue
+            timeout = None
+            if done.next_check_ms is not None:
+                timeout = max(0.001, (done.next_check_ms - time.time() * 1000) / 1000)
+            if self._dirty:  # unsaved progress: come back for persist_if_due (it writes at most once a second)
+                timeout = 1.0 if timeout is None else min(timeout, 1.0)
+            await self._wake.wait(timeout)
 
-    def deliver_due(self, limit: int = 256) -> int:
-        """Re-put every due message (at most ``limit`` per level per call); returns how many moved."""
+    def deliver_due(self, limit: int = 256) -> Pass:
+        """Re-put every due message (at most ``limit`` per level per call)."""
         store = self._ctx.store
         now_ms = int(time.time() * 1000)
-        moved = 0
+        done = Pass()
         for level, delay_ms in enumerate(self.levels, start=1):
             qid = level - 1
             offset = self.offsets.get(level, 0)
@@ -83,18 +123,22 @@ class ScheduleService(PersistedLoopService):
                         if result.status in (GetMessageStatus.OFFSET_TOO_SMALL, GetMessageStatus.OFFSET_OVERFLOW_BADLY):
                             offset = result.next_begin_offset
                             continue
+                        if result.status not in _LEVEL_DRAINED:
+                            done.check_at(now_ms + int(self.retry_interval * 1000))
                         break
                     rec = decode_record(result.buffers[0].view)
                 finally:
                     result.release()
-                if rec.store_timestamp + delay_ms > now_ms:
+                due_ms = rec.store_timestamp + delay_ms
+                if due_ms > now_ms:
+                    done.check_at(due_ms)
                     break
                 self._reput(rec)
                 offset += 1
-                moved += 1
+                done.moved += 1
                 self._dirty = True
             self.offsets[level] = offset
-        return moved
+        return done
 
     def _reput(self, rec: object) -> None:
         from rocketq.protocol.message import MessageRecord

@@ -3,8 +3,10 @@
 
 A timed message is stored under the system topic ``rmq_sys_wheel_timer`` (queue 0) with its real topic and
 queue in ``REAL_TOPIC``/``REAL_QID`` and its absolute due time in ``TIMER_OUT_MS``. The timer service loads
-pending messages into a heap ordered by due time and, every ``scheduleIntervalMills``, re-puts the due ones
-to their real queue. Progress is a watermark (every timer-queue offset below it is delivered) plus the set
+pending messages into a heap ordered by due time and re-puts the due ones to their real queue. It does not
+poll: it sleeps until the earliest due time, or until ``notify_stored`` (the store's arrival listener, for a
+put to the timer topic) wakes it; ``scheduleIntervalMills`` is only the retry delay after a failed pass.
+Progress is a watermark (every timer-queue offset below it is delivered) plus the set
 of delivered offsets above it, persisted to ``config/timerProgress.json`` about once a second and at
 shutdown; after a crash, messages delivered in the last second before it may be delivered again
 (at-least-once, like RocketMQ's timer).
@@ -12,7 +14,6 @@ shutdown; after a crash, messages delivered in the last second before it may be 
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import logging
 import time
@@ -23,6 +24,7 @@ from typing import Any
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.persist import PersistedLoopService
 from rocketq.broker.services.requeue import restore
+from rocketq.broker.services.wake import WakeSignal
 from rocketq.errors import MessageIllegalError
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE
 from rocketq.protocol.message import (
@@ -75,6 +77,7 @@ class TimerService(PersistedLoopService):
         self.delivered: set[int] = set()
         self._loaded_until = 0
         self._heap: list[tuple[int, int, int]] = []  # (due ms, timer-queue offset, commit-log offset)
+        self._wake = WakeSignal()
 
     # ------------------------------------------------------------------------------------------ put side
 
@@ -112,13 +115,27 @@ class TimerService(PersistedLoopService):
 
     # --------------------------------------------------------------------------------------- delivery
 
+    def start(self) -> None:
+        self._wake.bind()
+        super().start()
+
+    def notify_stored(self) -> None:
+        """A message was put to the timer topic (any thread): wake the task if it is waiting."""
+        self._wake.set()
+
     async def _loop(self) -> None:
         while True:
+            self._wake.clear()  # before the pass: a put during it ends the wait below at once
+            timeout: float | None
             try:
                 self.tick()
+                timeout = None if not self._heap else max(0.001, self._heap[0][0] / 1000 - time.time())
             except Exception:
                 log.exception("timer.failed")
-            await asyncio.sleep(self.interval)
+                timeout = self.interval
+            if self._dirty:  # unsaved progress: come back for persist_if_due (it writes at most once a second)
+                timeout = 1.0 if timeout is None else min(timeout, 1.0)
+            await self._wake.wait(timeout)
 
     def tick(self, now_ms: int | None = None) -> int:
         """Load newly stored timed messages and deliver the due ones; returns how many were delivered."""
