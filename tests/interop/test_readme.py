@@ -191,6 +191,9 @@ async def standalone_output(s: Session, block: Block) -> None:
     printed = [shape(line) for line in s.standalone.stdout]
     for line in block.text.strip().splitlines():
         assert shape(line) in printed, f"{block}: README shows {line!r}; standalone printed {printed}"
+    # "... and warns that both are open on every interface without ACL" (the text after the block).
+    log = s.standalone.log.read_text()
+    assert log.count("no ACL") >= 2, log[-2000:]  # one warning from the name server, one from the broker
 
 
 async def readme_send(s: Session, block: Block) -> None:
