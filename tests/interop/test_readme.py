@@ -231,7 +231,7 @@ async def pieces(s: Session, block: Block) -> None:
     lines = [line for line in block.text.splitlines() if line.strip() and not line.startswith("#")]
     commands = [line for line in lines if line.split()[0] in ("rocketq", ".venv/bin/rocketq")]
     # Besides the two commands, only an activation line (this test's interpreter is that venv's already).
-    assert all(re.match(r"(source|\.) \S*\.venv/bin/activate\b", line) for line in lines if line not in commands)
+    assert all(_activation(line) for line in lines if line not in commands), lines
     assert [shlex.split(c)[1] for c in commands] == ["namesrv", "broker"], commands
     s.namesrv_addr = ""
     namesrv = await s.start(s.argv(commands[0]))
@@ -247,38 +247,82 @@ async def pieces(s: Session, block: Block) -> None:
         async with asyncio.timeout(TIMEOUT):
             while name not in {b.broker_name for b in await admin.brokers()}:
                 await asyncio.sleep(0.1)
-    for server in (broker, namesrv):
-        rc, log = await server.stop()
-        assert rc == 0, log[-2000:]
+    # They keep running for the blocks after this one; the test stops them at its end.
+
+
+SERVER_COMMANDS = {"namesrv", "broker", "standalone"}
+ONE_SHOT_FLAGS = {"-p", "--printConfigItem", "-h", "--help"}  # a server command that prints and exits
+
+
+def _activation(line: str) -> bool:
+    return re.match(r"(source|\.) \S*\.venv/bin/activate\b", line) is not None
+
+
+def is_cli_block(block: Block) -> bool:
+    """A shell block of rocketq commands that each print and exit (no server started)."""
+    lines = [line for line in block.text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    commands = [shlex.split(line, comments=True) for line in lines if not _activation(line)]
+    return block.lang in ("sh", "bash", "shell", "console") and bool(commands) and all(
+        words[0] in ("rocketq", ".venv/bin/rocketq")
+        and not (SERVER_COMMANDS & set(words) and not ONE_SHOT_FLAGS & set(words))
+        for words in commands
+    )
+
+
+async def cli_commands(s: Session, block: Block) -> None:
+    """Each command as written, against the servers the README has started so far; each must exit 0."""
+    env = _env()
+    if s.namesrv_addr:
+        env["NAMESRV_ADDR"] = s.namesrv_addr  # where the README's default 127.0.0.1:9876 is, in this test
+    for line in block.text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#") and not _activation(line):
+            await run(s.argv(line), env)
 
 
 Step = Callable[[Session, Block], Coroutine[Any, Any, None]]
 
-# (what the block is, a pattern it matches, the step that runs it or None, why not when None)
-STEPS: list[tuple[str, str, Step | None, str]] = [
-    ("set-up", r"^make run\b.*\nmake test\b", None,
-     "`make run` creates .venv and installs rocketq (this test already runs in it; its `rocketq standalone` is the "
-     "next block's alternative, run there); `make test` is the suite this test is part of"),
-    ("quick start: make run", r"rocketq standalone", standalone, ""),
-    ("quick start: what it prints", r"^name server listening on", standalone_output, ""),
-    ("readme-send", r"^# example: readme-send", readme_send, ""),
-    ("readme-consume", r"^# example: readme-consume", readme_consume, ""),
-    ("C++ wheel snippet, then examples/cpp_quickstart.py", r"^from rocketmq\.client import", cpp_snippet, ""),
-    ("run the pieces separately", r"rocketq namesrv\b.*\n.*rocketq broker\b", pieces, ""),
-    ("Spark", r"spark\.read", None,
-     "fragments, not a program: they need a `spark` session and write to /ckpt and read /backups; the same "
-     "calls run against a broker in tests/spark (test_batch_read, test_stream, test_sink, test_store_reader)"),
+@dataclass(frozen=True)
+class Entry:
+    """A kind of README block: how to recognise it, and the step that runs it or why it is not run."""
+
+    name: str
+    pattern: str | Callable[[Block], bool]  # a regex searched in the block's text (multi-line), or a predicate
+    step: Step | None
+    reason: str = ""  # why not run, when step is None
+    repeatable: bool = False  # may match any number of blocks, anywhere (else exactly one, in STEPS order)
+
+    def matches(self, block: Block) -> bool:
+        if callable(self.pattern):
+            return self.pattern(block)
+        return re.search(self.pattern, block.text, flags=re.M) is not None
+
+
+STEPS: list[Entry] = [
+    Entry("set-up", r"^make run\b.*\nmake test\b", None,
+          "`make run` creates .venv and installs rocketq (this test already runs in it; its `rocketq standalone` is "
+          "the next block's alternative, run there); `make test` is the suite this test is part of"),
+    Entry("quick start: make run", r"rocketq standalone", standalone),
+    Entry("quick start: what it prints", r"^name server listening on", standalone_output),
+    Entry("readme-send", r"^# example: readme-send", readme_send),
+    Entry("readme-consume", r"^# example: readme-consume", readme_consume),
+    Entry("C++ wheel snippet, then examples/cpp_quickstart.py", r"^from rocketmq\.client import", cpp_snippet),
+    Entry("run the pieces separately", r"rocketq namesrv\b.*\n.*rocketq broker\b", pieces),
+    Entry("Spark", r"spark\.read", None,
+          "fragments, not a program: they need a `spark` session and write to /ckpt and read /backups; the same "
+          "calls run against a broker in tests/spark (test_batch_read, test_stream, test_sink, test_store_reader)"),
+    Entry("rocketq commands that print and exit", is_cli_block, cli_commands, repeatable=True),
 ]
 
 
-def classify(blocks: list[Block]) -> list[tuple[Block, tuple[str, str, Step | None, str]]]:
+def classify(blocks: list[Block]) -> list[tuple[Block, Entry]]:
     out = []
     for block in blocks:
-        matches = [step for step in STEPS if re.search(step[1], block.text, flags=re.M)]
-        assert len(matches) == 1, f"{block} matches {[m[0] for m in matches]}: give it one entry in STEPS"
+        matches = [entry for entry in STEPS if entry.matches(block)]
+        assert len(matches) == 1, f"{block} matches {[m.name for m in matches]}: give it one entry in STEPS"
         out.append((block, matches[0]))
-    names = [step[0] for _, step in out]
-    assert names == [step[0] for step in STEPS], f"README blocks are, in order, {names}; STEPS expects another order"
+    names = [entry.name for _, entry in out if not entry.repeatable]
+    expected = [entry.name for entry in STEPS if not entry.repeatable]
+    assert names == expected, f"README blocks are, in order, {names}; STEPS expects {expected}"
     return out
 
 
@@ -292,11 +336,15 @@ async def session(tmp_path: Path) -> AsyncIterator[Session]:
 
 
 def test_every_readme_block_is_run_or_skipped_with_a_reason() -> None:
-    for block, (_, _, step, reason) in classify(readme_blocks()):
-        assert step is not None or reason, block
+    for block, entry in classify(readme_blocks()):
+        assert entry.step is not None or entry.reason, block
 
 
 async def test_the_readme_in_order(session: Session) -> None:
-    for block, (_, _, step, _) in classify(readme_blocks()):
-        if step is not None:
-            await step(session, block)
+    for block, entry in classify(readme_blocks()):
+        if entry.step is not None:
+            await entry.step(session, block)
+    for server in reversed(session.servers):  # what the reader leaves running stops cleanly on SIGTERM
+        if server.proc.returncode is None:
+            rc, log = await server.stop()
+            assert rc == 0, log[-2000:]
