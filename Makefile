@@ -3,16 +3,26 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# `make run` needs rocketq alone (orjson, uvloop): not the test and Spark extras (pytest, mypy, PySpark ~690 MB)
+RUN_STAMP := $(VENV)/.installed-run
+SOURCES := pyproject.toml setup.py src/rocketq/store/_appendcodec_c.c src/rocketq/protocol/_pullcodec_c.c \
+		src/rocketq/protocol/_framecodec_c.c \
+		src/rocketq/protocol/_headercodec_c.c src/rocketq/client/_batchcodec_c.c
 
 .PHONY: run test lint typecheck venv interop-venv interop-java interop-go bench fuzz clean
 
-$(STAMP): pyproject.toml setup.py src/rocketq/store/_appendcodec_c.c src/rocketq/protocol/_pullcodec_c.c \
-		src/rocketq/protocol/_framecodec_c.c \
-		src/rocketq/protocol/_headercodec_c.c src/rocketq/client/_batchcodec_c.c
+$(RUN_STAMP): $(SOURCES)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+# everything `make test` needs; it includes what `make run` needs
+$(STAMP): $(SOURCES)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,spark]'
-	touch $(STAMP)
+	touch $(STAMP) $(RUN_STAMP)
 
 venv: $(STAMP)
 
@@ -27,7 +37,7 @@ interop-java:
 interop-go:
 	bash scripts/go-interop.sh
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(VENV)/bin/rocketq standalone --dir ./data
 
 lint: $(STAMP)

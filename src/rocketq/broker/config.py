@@ -11,11 +11,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rocketq.common.suggest import did_you_mean
 from rocketq.errors import ConfigError
 from rocketq.protocol.header_codec import INT32_MAX, INT64_MAX, INT64_MIN
 from rocketq.protocol.topics import topic_name_error
@@ -28,6 +29,8 @@ from rocketq.remoting.limits import (
     LIMIT_KEYS,
     ServerLimits,
 )
+from rocketq.remoting.local_address import local_address
+from rocketq.remoting.server import binds_every_interface
 
 log = logging.getLogger("rocketq.broker.config")
 
@@ -215,7 +218,8 @@ class BrokerConfig:
                 continue
             kind = types.get(key)
             if kind is None:
-                raise ConfigError(key, "unknown broker configuration key")
+                hint = did_you_mean(key, [*types, *IGNORED_JAVA_KEYS, *FAIL_CLOSED_KEYS])
+                raise ConfigError(key, f"unknown broker configuration key{hint}")
             setattr(cfg, key, convert_value(key, raw, kind))
         cfg.validate()
         return cfg
@@ -256,6 +260,22 @@ class BrokerConfig:
             self.delay_levels_ms()
         except ValueError as exc:
             raise ConfigError("messageDelayLevel", str(exc)) from None
+
+
+def default_broker_ip(listen_host: str, lookup: Callable[[], str] = local_address) -> str:
+    """``brokerIP1`` when none is configured: the address the broker is bound to when it is bound to one, else
+    (every interface) Java's default, the first non-loopback address (``RemotingUtil.getLocalAddress``) — so
+    that clients on other machines are not handed a loopback route. ``rocketq standalone`` keeps 127.0.0.1."""
+    if listen_host and not binds_every_interface(listen_host):
+        return listen_host
+    return lookup()
+
+
+def gives_key(key: str, conf_file: str | os.PathLike[str] | None, overrides: Iterable[str]) -> bool:
+    """Whether ``key`` is set by the config file or a ``key=value`` argument (not left to its default)."""
+    if any(item.partition("=")[0].strip() == key for item in overrides):
+        return True
+    return conf_file is not None and key in read_properties(Path(conf_file))
 
 
 def _refuse_unless_off(key: str, raw: str) -> None:

@@ -205,7 +205,11 @@ class BrokerController:
             self.dispatcher, cfg.listenHost, cfg.listenPort, max_frame_size=cfg.maxFrameSize, busy_poller=poller,
             ledger=ledger,
         )  # fmt: skip
-        cfg.listenPort = await main.start()
+        try:
+            cfg.listenPort = await main.start()
+        except BaseException:  # the port is taken (or the address is not ours): stop what start() began
+            await self._undo_start()
+            raise
         self.servers.append(main)
         if cfg.fastListenPortEnable and cfg.listenPort > 2 and cfg.listenPort == main.port and self._fixed_port:
             fast = RemotingServer(
@@ -246,6 +250,17 @@ class BrokerController:
                 "or firewall the port",
                 ",".join(self.listen_addresses),
             )
+
+    async def _undo_start(self) -> None:
+        """``start`` failed before serving: stop the store's threads and the pull holds it started, so the
+        process can report why and exit (``shutdown`` only stops a broker that started)."""
+        for action in (self.pull_holds.close, self.persister.close, self.store.shutdown):
+            try:
+                result = action()
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                log.exception("broker.start_undo_failed step=%s", getattr(action, "__qualname__", action))
 
     @property
     def listen_addresses(self) -> list[str]:

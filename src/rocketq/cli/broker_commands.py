@@ -11,8 +11,9 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from rocketq.broker.config import BrokerConfig
+from rocketq.broker.config import BrokerConfig, default_broker_ip, gives_key
 from rocketq.broker.controller import BrokerController
+from rocketq.cli.startup import StartupError, listen_error, start_error, usable_directory
 from rocketq.errors import ConfigError
 
 
@@ -20,6 +21,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser("broker", help="run a broker")
     p.add_argument("-n", "--namesrv", help="name server addresses, ';'-separated (or NAMESRV_ADDR)")
     p.add_argument("-c", "--config", help="a broker.conf (Java properties) file")
+    p.add_argument("-p", "--printConfigItem", dest="print_config", action="store_true",
+                   help="print the effective configuration (key=value, as mqbroker -p) and exit")  # fmt: skip
     p.add_argument("overrides", nargs="*", metavar="key=value", help="broker.conf properties")
     p.set_defaults(func=_run_broker)
 
@@ -27,6 +30,8 @@ def register(sub: Any) -> None:
     s.add_argument("--dir", default="./data", help="data directory (store under DIR/store, default ./data)")
     s.add_argument("--namesrv-port", type=int, default=9876, help="name server port (0 = any free port)")
     s.add_argument("-c", "--config", help="a broker.conf (Java properties) file")
+    s.add_argument("-p", "--printConfigItem", dest="print_config", action="store_true",
+                   help="print the broker's effective configuration (key=value) and exit")  # fmt: skip
     s.add_argument("overrides", nargs="*", metavar="key=value", help="broker.conf properties")
     s.set_defaults(func=_run_standalone)
 
@@ -57,13 +62,17 @@ def _run_broker(args: argparse.Namespace) -> int:
         overrides.append(f"namesrvAddr={args.namesrv}")
     try:
         cfg = BrokerConfig.load(args.config, overrides)
+        if not gives_key("brokerIP1", args.config, overrides):
+            cfg.brokerIP1 = default_broker_ip(cfg.listenHost)
     except ConfigError as exc:
         print(f"rocketq broker: {exc}", file=sys.stderr)
         return 2
+    if args.print_config:
+        return _print_config(cfg)
 
     async def main() -> bool:
         broker = BrokerController(cfg)
-        await broker.start()
+        await _start_broker(broker)
         stop = _stop_on_signal()
         print(f"{_broker_line(broker)} (namesrv {cfg.namesrvAddr})", flush=True)
         try:
@@ -72,18 +81,41 @@ def _run_broker(args: argparse.Namespace) -> int:
             saved = await broker.shutdown()
         return saved
 
-    return _run("broker", main)
+    return _run("broker", main, ("storePathRootDir", Path(cfg.storePathRootDir)))
 
 
-def _run(what: str, main: Callable[[], Coroutine[Any, Any, bool]]) -> int:
-    """Exit codes: 0 stopped with everything saved, 1 something could not be saved at shutdown (logged), 2 a
+async def _start_broker(broker: BrokerController, who: str = "") -> None:
+    """``broker.start()``, with an OSError (its port taken, a store file it cannot open) as a StartupError;
+    ``who`` prefixes its message (standalone runs two servers)."""
+    cfg = broker.config
+    try:
+        await broker.start()
+    except OSError as exc:
+        why = start_error(exc) if exc.filename is not None else listen_error(cfg.listenHost, cfg.listenPort, exc)
+        raise StartupError(who + why) from None
+
+
+def _print_config(cfg: BrokerConfig) -> int:
+    """``key=value`` for every setting, as it would start (Java's ``mqbroker -p``), in BrokerConfig's order."""
+    sys.stdout.write("".join(f"{key}={value}\n" for key, value in cfg.as_properties().items()))
+    return 0
+
+
+def _run(what: str, main: Callable[[], Coroutine[Any, Any, bool]], *dirs: tuple[str, Path]) -> int:
+    """Exit codes: 0 stopped with everything saved, 1 could not start (a port taken, a directory of ``dirs``
+    that cannot be used: one line on stderr) or something could not be saved at shutdown (logged), 2 a
     config file it could not start with (named on stderr)."""
     try:
+        for key, path in dirs:
+            usable_directory(key, path)
         with asyncio.Runner(loop_factory=_new_loop) as runner:
             saved = runner.run(main())
     except ConfigError as exc:
         print(f"rocketq {what}: {exc}", file=sys.stderr)
         return 2
+    except StartupError as exc:
+        print(f"rocketq {what}: {exc}", file=sys.stderr)
+        return 1
     return 0 if saved else 1
 
 
@@ -108,6 +140,8 @@ def _run_standalone(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"rocketq standalone: {exc}", file=sys.stderr)
         return 2
+    if args.print_config:
+        return _print_config(cfg)
 
     async def main() -> bool:
         limits = cfg.server_limits()  # the embedded name server takes the broker's remoting limits
@@ -119,12 +153,17 @@ def _run_standalone(args: argparse.Namespace) -> int:
                 max_write_buffer=limits.max_write_buffer,
             )
         )  # fmt: skip
-        port = await namesrv.start()
+        try:
+            port = await namesrv.start()
+        except OSError as exc:
+            await namesrv.close()
+            why = start_error(exc) if exc.filename is not None else listen_error(cfg.listenHost, args.namesrv_port, exc)
+            raise StartupError(f"name server: {why}") from None
         if not cfg.namesrvAddr:  # the embedded name server, on the port it actually got
             cfg.namesrvAddr = f"127.0.0.1:{port}"
         broker = BrokerController(cfg)
         try:
-            await broker.start()
+            await _start_broker(broker, "broker: ")
             stop = _stop_on_signal()
             print(f"name server listening on {', '.join(namesrv.listen_addresses)}", flush=True)
             print(f"{_broker_line(broker)} (store {cfg.storePathRootDir})", flush=True)
@@ -134,4 +173,5 @@ def _run_standalone(args: argparse.Namespace) -> int:
             await namesrv.close()
         return saved
 
-    return _run("standalone", main)
+    dirs = (("--dir", data), ("storePathRootDir", Path(cfg.storePathRootDir)), ("--dir", data / "namesrv"))
+    return _run("standalone", main, *dirs)

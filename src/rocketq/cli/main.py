@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import sys
 from collections.abc import Sequence
 
 import rocketq
+from rocketq.cli.logsetup import add_logging_options_everywhere, configure_logging
+from rocketq.cli.output import call_command
 
 # Modules that contribute subcommands; a missing one is skipped so partial installs still run.
 _COMMAND_MODULES = (
@@ -26,9 +27,6 @@ _COMMAND_MODULES = (
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rocketq", description="Apache RocketMQ 4.x, rebuilt in Python.")
     parser.add_argument("--version", action="version", version=f"rocketq {rocketq.__version__}")
-    parser.add_argument(
-        "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level"
-    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
         try:
@@ -38,22 +36,23 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.register(sub)
+    add_logging_options_everywhere(parser)  # last: on every subcommand too, so they may follow it
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=getattr(logging, args.log_level),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
+    try:
+        configure_logging(args)
+    except OSError as exc:
+        print(f"rocketq: cannot write the log file {args.log_file}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()
         return 2
-    return int(func(args) or 0)
+    return call_command(func, args)  # BrokenPipeError (| head) ends quietly
 
 
 if __name__ == "__main__":

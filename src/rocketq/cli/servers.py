@@ -19,6 +19,8 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, Protocol
 
+from rocketq.cli.startup import StartupError, listen_error, start_error, usable_directory
+
 log = logging.getLogger("rocketq.cli.servers")
 
 
@@ -44,6 +46,8 @@ def add_namesrv_command(subparsers: argparse._SubParsersAction[argparse.Argument
     p.add_argument("--port", type=int, default=9876, help="listen port, 0 for any free port (default 9876)")
     p.add_argument("--home", default="./data/namesrv", help="home directory: kvConfig.json (default ./data/namesrv)")
     p.add_argument("--order-message-enable", action="store_true", help="put orderTopicConf into topic routes")
+    p.add_argument("-p", "--printConfigItem", dest="print_config", action="store_true",
+                   help="print the effective configuration (key=value, as mqnamesrv -p) and exit")  # fmt: skip
     p.add_argument("settings", nargs="*", metavar="key=value",
                    help="name server properties by their Java names, e.g. serverMaxConnections=5000")  # fmt: skip
     p.set_defaults(func=cmd_namesrv)
@@ -70,7 +74,15 @@ def cmd_namesrv(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"rocketq namesrv: {exc}", file=sys.stderr)
         return 2
-    return run_async(lambda: serve("namesrv", NamesrvServer(config), args.host))
+    if args.print_config:
+        sys.stdout.write(config.to_properties())
+        return 0
+    try:
+        usable_directory("--home", config.home_dir)
+    except StartupError as exc:
+        print(f"rocketq namesrv: {exc}", file=sys.stderr)
+        return 1
+    return run_async(lambda: serve("namesrv", NamesrvServer(config), args.host, args.port))
 
 
 # ------------------------------------------------------------------------------------------- helpers
@@ -117,12 +129,14 @@ async def wait_for_shutdown_signal(received: asyncio.Future[str] | None = None) 
             loop.remove_signal_handler(sig)
 
 
-async def serve(name: str, server: ServerLike, host: str) -> int:
-    """Start ``server``, print where it listens, run until SIGINT/SIGTERM, then close it."""
+async def serve(name: str, server: ServerLike, host: str, port: int = 0) -> int:
+    """Start ``server``, print where it listens, run until SIGINT/SIGTERM, then close it. A start that fails
+    (the port taken, a file it cannot open) is one line on stderr and exit code 1."""
     try:
         port = await server.start()
     except OSError as exc:
-        print(f"rocketq {name}: cannot listen on {host}: {exc}", file=sys.stderr)
+        why = start_error(exc) if exc.filename is not None else listen_error(host, port, exc)
+        print(f"rocketq {name}: {why}", file=sys.stderr)
         await server.close()
         return 1
     try:

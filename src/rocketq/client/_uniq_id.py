@@ -6,7 +6,8 @@ Upper-case hex of 16 bytes for an IPv4 client (28 for IPv6)::
     | ms since the start of the current month, local time (4) | counter (2, wraps)
 
 The first part is fixed per process; the time and counter change per id. ``id_ip``/``id_pid``/``id_time_ms``
-read an id back (Java ``getIPFromID``/``getPidFromID``/``getNearlyTimeFromID``).
+read an id back (Java ``getIPFromID``/``getPidFromID``/``getNearlyTimeFromID``); they raise ValueError for text
+that is not a message id (``id_bytes`` checks it).
 """
 
 from __future__ import annotations
@@ -91,19 +92,35 @@ def _fake_ip() -> bytes:
     return struct.pack(">q", time.time_ns() // 1_000_000)[4:]
 
 
+def id_bytes(msg_id: str) -> bytes:
+    """The 16 (IPv4) or 28 (IPv6) bytes of a message id; ValueError saying what is wrong with anything else.
+
+    Client ids (UNIQ_KEY) and broker offset ids have the same two lengths, so this checks the shape of both.
+    """
+    try:
+        raw = bytes.fromhex(msg_id)
+    except ValueError:
+        raise ValueError(f"{msg_id!r} is not a message id: it is not hexadecimal") from None
+    if len(raw) not in (16, 28):
+        raise ValueError(
+            f"{msg_id!r} is not a message id: it has {len(msg_id)} hex digits, a message id has 32 (56 for IPv6)"
+        )
+    return raw
+
+
 def id_ip(msg_id: str) -> str:
-    raw = bytes.fromhex(msg_id)
+    raw = id_bytes(msg_id)
     return str(ipaddress.ip_address(raw[:16] if len(raw) == 28 else raw[:4]))
 
 
 def id_pid(msg_id: str) -> int:
-    raw = bytes.fromhex(msg_id)
+    raw = id_bytes(msg_id)
     return int(_U16.unpack_from(raw, len(raw) - 12)[0])
 
 
 def id_time_ms(msg_id: str, now_ms: int | None = None) -> int:
     """Approximate creation time of an id (within the current or the previous month, like Java)."""
-    raw = bytes.fromhex(msg_id)
+    raw = id_bytes(msg_id)
     span = int(_U32.unpack_from(raw, len(raw) - 6)[0])
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
     start, _ = _month_window(now)

@@ -17,7 +17,8 @@ objects do not fit, and accept that they do less for you.
 * Route helpers: the route classes of ``rocketq.protocol.route``, ``to_publish_info`` (the queues a producer
   may send to), ``to_subscribe_info`` (the queues a consumer may read), ``with_default_queue_nums`` (a
   route shaped for an unknown topic, from the ``TBW102`` route), ``MASTER_ID``.
-* ``UniqIdGenerator`` — message ids (``UNIQ_KEY``) laid out like Java's ``MessageClientIDSetter``.
+* ``UniqIdGenerator`` — message ids (``UNIQ_KEY``) laid out like Java's ``MessageClientIDSetter``; ``id_bytes``
+  checks that a text is a message id (client or offset id: 32 hex digits, 56 for IPv6) and says what is wrong.
 * ``check_message`` — the checks a producer makes before sending (topic name, forbidden topics, body size).
 
 Example: the master address of every broker serving a topic::
@@ -36,7 +37,7 @@ Example: the master address of every broker serving a topic::
 from rocketq.client._api import MQClientAPI, RawPullResult
 from rocketq.client._route import TopicPublishInfo, to_publish_info
 from rocketq.client._route_cache import RouteCache
-from rocketq.client._uniq_id import UniqIdGenerator
+from rocketq.client._uniq_id import UniqIdGenerator, id_bytes
 from rocketq.client._validators import check_message
 from rocketq.protocol.route import (
     MASTER_ID,
@@ -60,6 +61,7 @@ __all__ = [
     "TopicRouteData",
     "UniqIdGenerator",
     "check_message",
+    "id_bytes",
     "to_publish_info",
     "to_subscribe_info",
     "with_default_queue_nums",

@@ -7,7 +7,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rocketq.common.suggest import did_you_mean
 from rocketq.errors import ConfigError
+from rocketq.namesrv.kv_config import DEFAULT_KV_MAX_BYTES
 from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE
 from rocketq.remoting.limits import (
     DEFAULT_MAX_CONNECTIONS,
@@ -19,6 +21,7 @@ from rocketq.remoting.limits import (
 )
 
 DEFAULT_PORT = 9876
+MAX_KV_BYTES = 1 << 30  # the table is held in memory and rewritten whole on each change
 
 
 @dataclass(slots=True)
@@ -42,6 +45,7 @@ class NamesrvConfig:
     write_high_water: int = DEFAULT_WRITE_HIGH_WATER
     write_low_water: int = DEFAULT_WRITE_LOW_WATER
     max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER
+    kv_config_max_bytes: int = DEFAULT_KV_MAX_BYTES
 
     def __post_init__(self) -> None:
         self.home_dir = Path(self.home_dir)
@@ -52,6 +56,8 @@ class NamesrvConfig:
         for name in ("scan_interval", "broker_expiry", "idle_timeout"):
             if not getattr(self, name) > 0:  # also rejects NaN
                 raise ConfigError(name, "must be positive")
+        if not 0 <= self.kv_config_max_bytes <= MAX_KV_BYTES:
+            raise ConfigError("kvConfigMaxBytes", f"must be between 0 and {MAX_KV_BYTES} bytes")
         for problem, why in self.server_limits().problems(DEFAULT_MAX_FRAME_SIZE):
             raise ConfigError(problem, why)
 
@@ -84,7 +90,9 @@ class NamesrvConfig:
             spec = _PROPERTIES.get(key)
             if spec is None or spec.attr is None or key in CONFIG_BLACK_LIST:
                 if strict:
-                    raise ConfigError(key, "unknown name server setting, or not one that can be set this way")
+                    settable = [k for k, v in _PROPERTIES.items() if v.attr and k not in CONFIG_BLACK_LIST]
+                    hint = did_you_mean(key, settable)
+                    raise ConfigError(key, f"unknown name server setting, or not one that can be set this way{hint}")
                 continue
             try:
                 staged[spec.attr] = spec.parse(text.strip())
@@ -163,6 +171,7 @@ _PROPERTIES: dict[str, _Property] = {
     "serverWriteBufferHighWaterMark": _Property(lambda c: str(c.write_high_water), "write_high_water", int),
     "serverWriteBufferLowWaterMark": _Property(lambda c: str(c.write_low_water), "write_low_water", int),
     "serverMaxWriteBufferBytes": _Property(lambda c: str(c.max_write_buffer), "max_write_buffer", int),
+    "kvConfigMaxBytes": _Property(lambda c: str(c.kv_config_max_bytes), "kv_config_max_bytes", int),
 }
 
 # Keys that UPDATE_NAMESRV_CONFIG must not touch (Java's default black list plus rocketmqHome).

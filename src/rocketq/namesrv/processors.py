@@ -23,7 +23,7 @@ from rocketq.codes import VERSION_V3_0_11, RequestCode, ResponseCode
 from rocketq.errors import ConfigError, ProtocolError
 from rocketq.namesrv.bodies import encode_cluster_info, encode_kv_table, encode_topic_list
 from rocketq.namesrv.config import CONFIG_BLACK_LIST, NamesrvConfig, parse_properties
-from rocketq.namesrv.kv_config import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
+from rocketq.namesrv.kv_config import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigFull, KVConfigManager
 from rocketq.namesrv.route_info import RouteInfoManager
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.fastjson import loads_lenient
@@ -122,7 +122,10 @@ class NamesrvProcessor:
             # Java stores a null value, which GET_KV_CONFIG then reports as missing: same as no entry.
             self.kv_config.delete(ns, key)
         else:
-            self.kv_config.put(ns, key, value)
+            try:
+                self.kv_config.put(ns, key, value)
+            except KVConfigFull as exc:
+                return req.response(ResponseCode.SYSTEM_ERROR, str(exc))
         return req.response(ResponseCode.SUCCESS)
 
     def get_kv_config(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:

@@ -35,7 +35,9 @@ class NamesrvServer:
     def __init__(self, config: NamesrvConfig | None = None, *, clock: Clock = time.monotonic) -> None:
         self.config = config if config is not None else NamesrvConfig()
         self.route_info = RouteInfoManager(clock=clock, broker_expiry=self.config.broker_expiry)
-        self.kv_config = KVConfigManager(self.config.resolved_kv_config_path)
+        self.kv_config = KVConfigManager(
+            self.config.resolved_kv_config_path, max_bytes=self.config.kv_config_max_bytes
+        )
         self.dispatcher = RemotingDispatcher("namesrv")
         self.processor = NamesrvProcessor(
             self.route_info, self.kv_config, self.config, on_config_updated=self._apply_config
@@ -139,6 +141,7 @@ class NamesrvServer:
 
     def _apply_config(self) -> None:
         self.route_info.broker_expiry = self.config.broker_expiry
+        self.kv_config.max_bytes = self.config.kv_config_max_bytes
         if self._remoting is not None:
             self._remoting.idle_timeout = self.config.idle_timeout
             self._remoting.ledger.limits = self.config.server_limits()  # new caps at once, marks for new connections

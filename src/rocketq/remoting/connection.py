@@ -40,6 +40,7 @@ from rocketq.protocol.command import (
 )
 from rocketq.protocol.frame import FrameDecoder
 from rocketq.protocol.framecodec import encode_head
+from rocketq.remoting.foreign import report_foreign
 
 log = logging.getLogger("rocketq.remoting")
 
@@ -141,7 +142,7 @@ class Connection(asyncio.Protocol):
         try:
             commands = decoder.feed(data)
         except ProtocolError as exc:
-            if self.refused is None:
+            if self.refused is None and not report_foreign(self.remote, data):
                 log.warning("frame.rejected remote=%s error=%s", self.remote, exc)
             self.close()
             return

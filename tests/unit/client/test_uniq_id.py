@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+import pytest
+
 from rocketq.client._uniq_id import UniqIdGenerator, _month_window, id_ip, id_pid, id_time_ms
 
 
@@ -84,3 +86,11 @@ def test_ids_are_unique_across_threads() -> None:
     ids = [i for part in out for i in part]
     assert len(set(ids)) == len(ids) == 40_000
     assert all(re.fullmatch(r"[0-9A-F]{32}", i) for i in ids)
+
+
+@pytest.mark.parametrize("bad", ["FFFF", "", "ZZ" * 16, "AB" * 15, "AB" * 17, "AB" * 27 + "A"])
+def test_reading_a_malformed_id_says_what_is_wrong(bad: str) -> None:
+    # was struct.error from unpack_from on a short id ("FFFF"), a bare fromhex ValueError for non-hex text
+    for read in (id_ip, id_pid, id_time_ms):
+        with pytest.raises(ValueError, match="is not a message id"):
+            read(bad)

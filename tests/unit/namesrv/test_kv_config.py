@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rocketq.namesrv.kv_config import KVConfigManager
+import pytest
+
+from rocketq.namesrv.kv_config import KVConfigFull, KVConfigManager
 
 
 def test_put_get_delete_list(tmp_path: Path) -> None:
@@ -99,3 +101,34 @@ def test_in_memory_manager(tmp_path: Path) -> None:
     kv.put("ns", "k", "v")
     assert kv.get("ns", "k") == "v"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_put_past_the_byte_bound_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "kvConfig.json"
+    kv = KVConfigManager(path, max_bytes=20)
+    kv.put("ns", "k", "v" * 10)  # 2 + 1 + 10 = 13 bytes
+    assert kv.size_bytes == 13
+    before = path.read_bytes()
+    with pytest.raises(KVConfigFull, match="kvConfigMaxBytes=20"):
+        kv.put("ns", "k2", "v" * 10)
+    assert kv.get("ns", "k2") is None and kv.size_bytes == 13 and path.read_bytes() == before
+    kv.put("ns", "k", "w" * 17)  # replacing counts the difference only: 2 + 1 + 17 = 20
+    assert kv.size_bytes == 20
+    kv.delete("ns", "k")
+    assert kv.size_bytes == 2  # the emptied namespace stays, as Java keeps it
+    again = KVConfigManager(path, max_bytes=20)
+    again.load()
+    assert again.size_bytes == 2
+
+
+def test_nothing_changed_means_no_rewrite(tmp_path: Path) -> None:
+    path = tmp_path / "kvConfig.json"
+    kv = KVConfigManager(path)
+    kv.put("ns", "k", "v")
+    path.unlink()
+    kv.put("ns", "k", "v")
+    kv.delete("ns", "missing")
+    kv.delete("other", "k")
+    assert not path.exists()  # each of these left the table as it was
+    kv.delete("ns", "k")
+    assert json.loads(path.read_text()) == {"configTable": {"ns": {}}}

@@ -14,6 +14,7 @@ from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.kv_config import KVConfigManager
 from rocketq.namesrv.processors import NamesrvProcessor
 from rocketq.namesrv.route_info import RouteInfoManager
+from rocketq.namesrv.server import NamesrvServer
 from rocketq.protocol import RemotingCommand, decode_frame, encode
 from rocketq.protocol.bodies import DataVersion, TopicConfig
 from rocketq.protocol.route import RegisterBrokerBody, TopicConfigSerializeWrapper, TopicRouteData
@@ -303,6 +304,32 @@ def test_put_kv_without_value_reads_back_as_missing(env: Env) -> None:
     env.call(RequestCode.PUT_KV_CONFIG, {"namespace": "ns", "key": "k", "value": "v"})
     env.call(RequestCode.PUT_KV_CONFIG, {"namespace": "ns", "key": "k"})
     assert env.call(RequestCode.GET_KV_CONFIG, {"namespace": "ns", "key": "k"}).code == ResponseCode.QUERY_NOT_FOUND
+
+
+def test_put_kv_past_the_byte_bound_is_refused_naming_the_key(env: Env) -> None:
+    env.kv.max_bytes = 8
+    assert env.call(RequestCode.PUT_KV_CONFIG, {"namespace": "ns", "key": "k", "value": "v"}).code == 0
+    resp = env.call(RequestCode.PUT_KV_CONFIG, {"namespace": "ns", "key": "k2", "value": "x" * 100})
+    assert resp.code == ResponseCode.SYSTEM_ERROR and "kvConfigMaxBytes=8" in (resp.remark or "")
+    assert env.call(RequestCode.GET_KV_CONFIG, {"namespace": "ns", "key": "k2"}).code == ResponseCode.QUERY_NOT_FOUND
+
+
+def test_kv_config_max_bytes_is_live_and_bounded(tmp_path: Path) -> None:
+    server = NamesrvServer(NamesrvConfig(listen_host="127.0.0.1", listen_port=0, home_dir=tmp_path))
+
+    def call(code: int, ext: dict[str, str] | None = None, body: bytes = b"") -> RemotingCommand:
+        conn = FakeConnection()
+        server.dispatcher.dispatch(conn, RemotingCommand(code=code, opaque=1, ext_fields=ext or {}, body=body))  # type: ignore[arg-type]
+        (resp,) = conn.written
+        return resp
+
+    assert call(RequestCode.UPDATE_NAMESRV_CONFIG, body=b"kvConfigMaxBytes=4\n").code == ResponseCode.SUCCESS
+    assert call(RequestCode.PUT_KV_CONFIG, {"namespace": "ns", "key": "k", "value": "v"}).code == 0
+    full = call(RequestCode.PUT_KV_CONFIG, {"namespace": "ns", "key": "k2", "value": "v"})
+    assert full.code == ResponseCode.SYSTEM_ERROR
+    bad = call(RequestCode.UPDATE_NAMESRV_CONFIG, body=b"kvConfigMaxBytes=-1\n")
+    assert bad.code == ResponseCode.SYSTEM_ERROR and "kvConfigMaxBytes" in (bad.remark or "")
+    assert server.kv_config.max_bytes == 4
 
 
 # ------------------------------------------------------------------------------------------ config
