@@ -1,9 +1,11 @@
 """The README followed top to bottom, as a new user would: every code block, in order, run or explicitly skipped.
 
-Each fenced block of README.md must match exactly one entry of ``STEPS`` (in README order), which either runs
-it against real ``rocketq`` processes or names why a test machine cannot. The commands run as written, from
+Each fenced block of README.md must match exactly one entry of ``STEPS``, which either runs it against real
+``rocketq`` processes or names why a test machine cannot; the one-off entries in README order, while shell
+blocks of ``rocketq`` commands that print and exit may appear anywhere. The commands run as written, from
 the repository root, with three substitutions only: ports become ephemeral (CI runs other things on 9876 and
-10911), ``./data`` becomes a temporary directory, and the name server address follows. Python snippets run as
+10911), ``./data`` becomes a temporary directory, and the name server address (and ``NAMESRV_ADDR``, for
+commands without ``-n``) follows. Python snippets run as
 files (``python snippet.py``), the C++ wheel's in ``.venv-interop``; a ``print(...)  # value`` comment in a
 snippet is the output the README promises, and is checked. Between the C++ snippet and the pieces, the README
 points at ``examples/cpp_quickstart.py``: it runs there, on the topic the snippet already wrote to.
