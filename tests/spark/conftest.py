@@ -18,14 +18,13 @@ import glob
 import os
 import shutil
 import sys
-import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
-T = TypeVar("T")
+from rocketq.testing import BackgroundCluster
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -99,30 +98,13 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         session.stop()
 
 
-class Servers:
-    """An ``EmbeddedCluster`` running on its own event loop in a daemon thread."""
+class Servers(BackgroundCluster):
+    """An ``EmbeddedCluster`` running on its own event loop in a daemon thread (``BackgroundCluster``)."""
 
     def __init__(self, base_dir: Path, **overrides: Any) -> None:
-        from rocketq.testing import EmbeddedCluster
-
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="rocketq-servers", daemon=True)
-        self.thread.start()
-        self.cluster = EmbeddedCluster(base_dir, **overrides)
-        self.call(self.cluster.start)
+        super().__init__(base_dir, **overrides)
+        self.start()
         self.rq = Helpers(self.namesrv_addr)
-
-    def call(self, fn: Callable[[], Awaitable[T]], timeout: float = 60.0) -> T:
-        """Run ``fn()`` on the servers' loop and wait for it."""
-
-        async def main() -> T:
-            return await fn()
-
-        return asyncio.run_coroutine_threadsafe(main(), self.loop).result(timeout)
-
-    @property
-    def namesrv_addr(self) -> str:
-        return self.cluster.namesrv_addr
 
     @property
     def broker(self) -> Any:
@@ -131,16 +113,6 @@ class Servers:
     @property
     def store_dir(self) -> Path:
         return Path(self.cluster.broker.config.storePathRootDir)
-
-    def stop(self) -> None:
-        if self.loop.is_closed():
-            return
-        try:
-            self.call(self.cluster.stop)
-        finally:
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self.thread.join(10)
-            self.loop.close()
 
 
 @pytest.fixture(scope="session")

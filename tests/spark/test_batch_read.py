@@ -108,3 +108,28 @@ def test_group_position_and_errors(spark: Any, rq: Any) -> None:
     rows = base().option("topic", "SparkErr").option("consumerGroup", "spark-err-group") \
         .option("startingOffsets", "group").load().collect()
     assert sorted(r.queueOffset for r in rows) == [3, 4]
+
+
+def test_an_empty_range_reads_zero_rows(spark: Any, rq: Any, tmp_path: Any) -> None:
+    """PySpark 4.3 plans ``[InputPartition(None)]`` when ``partitions()`` returns none; that reads 0 rows."""
+    rq.create_topic("SparkEmpty", 2)
+    rq.produce("SparkEmpty", [_msg("SparkEmpty", i) for i in range(6)])
+
+    def read(**options: str) -> Any:
+        reader = spark.read.format("rocketmq").option("nameServer", rq.namesrv_addr).option("topic", "SparkEmpty")
+        for k, v in options.items():
+            reader = reader.option(k, v)
+        return reader.load()
+
+    assert read(startingOffsets="latest").collect() == []
+    # A caught-up group, as an incremental batch job finds it on its next run.
+    for queue_id in (0, 1):
+        rq.commit_offset("spark-empty-group", ("SparkEmpty", "broker-a", queue_id), 3)
+    assert read(consumerGroup="spark-empty-group", startingOffsets="group").count() == 0
+    # A time window before any message was stored.
+    assert read(endingTimestamp="1").collect() == []
+    assert read().count() == 6  # the same topic, non-empty range: still read
+    # A topic with no message at all.
+    rq.create_topic("SparkNothing", 1)
+    nothing = spark.read.format("rocketmq").option("nameServer", rq.namesrv_addr).option("topic", "SparkNothing")
+    assert nothing.load().collect() == []

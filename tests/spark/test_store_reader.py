@@ -63,3 +63,10 @@ def test_store_reader_errors(spark: Any, tmp_path: Path) -> None:
         spark.read.format("rocketmq-store").load(str(tmp_path / "missing")).collect()
     with pytest.raises(Exception, match="unknown option 'topics'"):
         spark.read.format("rocketmq-store").option("topics", "x").load(str(tmp_path)).collect()
+
+
+def test_store_reader_over_empty_files_reads_zero_rows(spark: Any, tmp_path: Path) -> None:
+    # A store whose only commit-log file is still empty plans no partition (PySpark then passes InputPartition(None)).
+    (tmp_path / "commitlog").mkdir()
+    (tmp_path / "commitlog" / ("0" * 20)).touch()
+    assert spark.read.format("rocketmq-store").load(str(tmp_path)).collect() == []

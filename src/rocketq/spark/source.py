@@ -32,6 +32,7 @@ from pyspark.sql.types import StructType
 from rocketq.spark import _offsets
 from rocketq.spark._offsets import Offsets, QueueKey, QueueRange
 from rocketq.spark._options import SinkOptions, SourceOptions
+from rocketq.spark._plan import is_empty_plan
 from rocketq.spark._read import (
     ReadTask,
     broker_addrs,
@@ -114,6 +115,8 @@ class RocketMQBatchReader(DataSourceReader):
         return run(plan)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
+        if is_empty_plan(partition):  # every queue's range was empty: 0 rows, as Kafka's source returns
+            return iter(())
         assert isinstance(partition, RangePartition)
         return read_range(partition.task)
 

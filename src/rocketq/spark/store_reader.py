@@ -37,6 +37,7 @@ from rocketq.protocol.topics import (
     TRANS_CHECK_MAX_TIME_TOPIC,
 )
 from rocketq.spark._options import StoreOptions
+from rocketq.spark._plan import is_empty_plan
 from rocketq.spark._schema import DEFAULT_BATCH_ROWS, READ_SCHEMA_DDL, RecordBatchBuilder, check_read_schema
 
 _SIZE_MAGIC = struct.Struct(">iI")
@@ -109,6 +110,8 @@ class StoreReader(DataSourceReader):
         return out
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
+        if is_empty_plan(partition):  # every commit-log file was empty
+            return iter(())
         assert isinstance(partition, FileSlice)
         return read_slice(partition)
 
