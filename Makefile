@@ -48,8 +48,11 @@ typecheck: $(STAMP)
 
 test: $(STAMP) interop-venv interop-java interop-go lint typecheck
 	ROCKETQ_REQUIRE_NATIVE=1 $(PY) -m pytest -q -p no:cacheprovider
-	# the pure twins of the compiled codecs, as aiokafka's CI does with AIOKAFKA_NO_EXTENSIONS
-	ROCKETQ_NO_EXTENSIONS=1 $(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration
+	# the pure twins of the compiled codecs, as aiokafka's CI does with AIOKAFKA_NO_EXTENSIONS; the command-line,
+	# start-up and pytest-plugin tests check no codec and cost a process start per step, so they run once
+	ROCKETQ_NO_EXTENSIONS=1 $(PY) -m pytest -q -p no:cacheprovider tests/unit tests/integration \
+		--ignore=tests/integration/cli --ignore=tests/integration/servers \
+		--ignore=tests/integration/test_pytest_plugin.py
 
 # The wire fuzzer against a fresh `rocketq standalone` (docs/reliability.md, "Wire fuzzing"); FRAMES=… to change.
 FRAMES ?= 1000000
