@@ -38,7 +38,7 @@ interop-go:
 	bash scripts/go-interop.sh
 
 run: $(RUN_STAMP)
-	$(VENV)/bin/rocketq standalone --dir ./data
+	$(VENV)/bin/rocketq standalone --dir ./data listenHost=127.0.0.1
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks

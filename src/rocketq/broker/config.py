@@ -71,6 +71,8 @@ class BrokerConfig:
     brokerIP1: str = "127.0.0.1"
     brokerIP2: str = ""
     listenHost: str = "0.0.0.0"  # rocketq: address to bind (Java binds every interface)
+    # rocketq: serve on a non-loopback listenHost without ACL (refused otherwise; rocketq.remoting.exposure)
+    allowInsecureBind: bool = False
     listenPort: int = 10911
     fastListenPortEnable: bool = True  # rocketq: also serve the VIP port listenPort - 2
     haListenPort: int = 0  # 0 = listenPort + 1 (reserved for replication)

@@ -53,8 +53,9 @@ from rocketq.protocol.route import RegisterBrokerResult
 from rocketq.remoting.busy_poll import BusyPoller
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.connection import Connection
+from rocketq.remoting.exposure import check_bind, is_loopback
 from rocketq.remoting.limits import ConnectionLedger
-from rocketq.remoting.server import RemotingDispatcher, RemotingServer, binds_every_interface
+from rocketq.remoting.server import RemotingDispatcher, RemotingServer
 from rocketq.remoting.tasks import TaskSet
 from rocketq.store import FlushDiskType, MessageStore, StoreConfig
 
@@ -185,6 +186,8 @@ class BrokerController:
 
     async def start(self) -> None:
         cfg = self.config
+        check_bind("the broker", "listenHost", cfg.listenHost, protected=bool(getattr(cfg, "aclEnable", False)),
+                   protection="aclEnable", allowed=cfg.allowInsecureBind)  # fmt: skip
         for manager in (self.topics, self.groups, self.offsets, self.schedule, self.timers, self.locks,
                         self.ctx.watermarks):  # fmt: skip
             manager.load()
@@ -243,11 +246,10 @@ class BrokerController:
             cfg.namesrvAddr,
             cfg.storePathRootDir,
         )
-        if binds_every_interface(cfg.listenHost):
+        if not is_loopback(cfg.listenHost) and not getattr(cfg, "aclEnable", False):  # allowInsecureBind said so
             log.warning(
-                "broker.open_to_every_interface listen=%s: rocketq has no ACL, so anyone who can reach this port "
-                "can send, consume and administer; set listenHost to one interface (e.g. listenHost=127.0.0.1) "
-                "or firewall the port",
+                "broker.insecure_bind listen=%s: allowInsecureBind=true and aclEnable=false, so anyone who can reach "
+                "this port can send, consume and administer; keep it behind a firewall",
                 ",".join(self.listen_addresses),
             )
 

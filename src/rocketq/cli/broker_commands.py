@@ -25,6 +25,7 @@ def register(sub: Any) -> None:
     p.add_argument("-c", "--config", help="a broker.conf (Java properties) file")
     p.add_argument("-p", "--printConfigItem", dest="print_config", action="store_true",
                    help="print the effective configuration (key=value, as mqbroker -p) and exit")  # fmt: skip
+    p.add_argument("--insecure", action="store_true", help=_INSECURE_HELP)
     p.add_argument("overrides", nargs="*", metavar="key=value", help="broker.conf properties")
     p.set_defaults(func=_run_broker)
 
@@ -34,8 +35,17 @@ def register(sub: Any) -> None:
     s.add_argument("-c", "--config", help="a broker.conf (Java properties) file")
     s.add_argument("-p", "--printConfigItem", dest="print_config", action="store_true",
                    help="print the broker's effective configuration (key=value) and exit")  # fmt: skip
+    s.add_argument("--insecure", action="store_true", help=_INSECURE_HELP)
     s.add_argument("overrides", nargs="*", metavar="key=value", help="broker.conf properties")
     s.set_defaults(func=_run_standalone)
+
+
+_INSECURE_HELP = "listen on a non-loopback listenHost without ACL (allowInsecureBind=true; docs/security.md)"
+
+
+def _overrides(args: argparse.Namespace) -> list[str]:
+    """The key=value arguments, with ``--insecure`` as its key (given before them: an explicit value wins)."""
+    return ["allowInsecureBind=true"] * bool(args.insecure) + list(args.overrides)
 
 
 def _new_loop() -> asyncio.AbstractEventLoop:
@@ -59,7 +69,7 @@ def _stop_on_signal() -> asyncio.Event:
 
 
 def _run_broker(args: argparse.Namespace) -> int:
-    overrides = list(args.overrides)
+    overrides = _overrides(args)
     if args.namesrv:
         overrides.append(f"namesrvAddr={args.namesrv}")
     try:
@@ -140,7 +150,7 @@ def _run_standalone(args: argparse.Namespace) -> int:
         "storePathRootDir": str(data / "store"),
     }
     try:
-        cfg = BrokerConfig.load(args.config, list(args.overrides), base=base)
+        cfg = BrokerConfig.load(args.config, _overrides(args), base=base)
     except ConfigError as exc:
         print(f"rocketq standalone: {exc}", file=sys.stderr)
         return 2
@@ -154,7 +164,7 @@ def _run_standalone(args: argparse.Namespace) -> int:
                 listen_host=cfg.listenHost, listen_port=args.namesrv_port, home_dir=data / "namesrv",
                 max_connections=limits.max_connections, max_partial_frame_bytes=limits.max_partial_frame_bytes,
                 write_high_water=limits.write_high_water, write_low_water=limits.write_low_water,
-                max_write_buffer=limits.max_write_buffer,
+                max_write_buffer=limits.max_write_buffer, allow_insecure_bind=cfg.allowInsecureBind,
             )
         )  # fmt: skip
         try:

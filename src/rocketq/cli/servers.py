@@ -46,6 +46,8 @@ def add_namesrv_command(subparsers: argparse._SubParsersAction[argparse.Argument
     p.add_argument("--port", type=int, default=9876, help="listen port, 0 for any free port (default 9876)")
     p.add_argument("--home", default="./data/namesrv", help="home directory: kvConfig.json (default ./data/namesrv)")
     p.add_argument("--order-message-enable", action="store_true", help="put orderTopicConf into topic routes")
+    p.add_argument("--insecure", action="store_true",
+                   help="listen on a non-loopback --host without name server protection (allowInsecureBind=true)")
     p.add_argument("-p", "--printConfigItem", dest="print_config", action="store_true",
                    help="print the effective configuration (key=value, as mqnamesrv -p) and exit")  # fmt: skip
     p.add_argument("settings", nargs="*", metavar="key=value",
@@ -63,6 +65,7 @@ def cmd_namesrv(args: argparse.Namespace) -> int:
             listen_port=args.port,
             home_dir=Path(args.home),
             order_message_enable=args.order_message_enable,
+            allow_insecure_bind=args.insecure,
         )
         settings = {}
         for item in args.settings:
@@ -132,8 +135,13 @@ async def wait_for_shutdown_signal(received: asyncio.Future[str] | None = None) 
 async def serve(name: str, server: ServerLike, host: str, port: int = 0) -> int:
     """Start ``server``, print where it listens, run until SIGINT/SIGTERM, then close it. A start that fails
     (the port taken, a file it cannot open) is one line on stderr and exit code 1."""
+    from rocketq.errors import ConfigError
+
     try:
         port = await server.start()
+    except ConfigError as exc:  # a setting it cannot serve with (an unprotected bind, a TLS file): checked
+        print(f"rocketq {name}: {exc}", file=sys.stderr)  # before anything starts, so nothing to close
+        return 2
     except OSError as exc:
         why = start_error(exc) if exc.filename is not None else listen_error(host, port, exc)
         print(f"rocketq {name}: {why}", file=sys.stderr)

@@ -46,6 +46,8 @@ class NamesrvConfig:
     write_low_water: int = DEFAULT_WRITE_LOW_WATER
     max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER
     kv_config_max_bytes: int = DEFAULT_KV_MAX_BYTES
+    #: serve on a non-loopback listen_host without protection (refused otherwise; rocketq.remoting.exposure)
+    allow_insecure_bind: bool = False
 
     def __post_init__(self) -> None:
         self.home_dir = Path(self.home_dir)
@@ -88,7 +90,8 @@ class NamesrvConfig:
         applied: list[str] = []
         for key, text in props.items():
             spec = _PROPERTIES.get(key)
-            if spec is None or spec.attr is None or key in CONFIG_BLACK_LIST:
+            remote_only = key in START_ONLY_KEYS and not strict
+            if spec is None or spec.attr is None or key in CONFIG_BLACK_LIST or remote_only:
                 if strict:
                     settable = [k for k, v in _PROPERTIES.items() if v.attr and k not in CONFIG_BLACK_LIST]
                     hint = did_you_mean(key, settable)
@@ -172,10 +175,13 @@ _PROPERTIES: dict[str, _Property] = {
     "serverWriteBufferLowWaterMark": _Property(lambda c: str(c.write_low_water), "write_low_water", int),
     "serverMaxWriteBufferBytes": _Property(lambda c: str(c.max_write_buffer), "max_write_buffer", int),
     "kvConfigMaxBytes": _Property(lambda c: str(c.kv_config_max_bytes), "kv_config_max_bytes", int),
+    "allowInsecureBind": _Property(lambda c: str(c.allow_insecure_bind).lower(), "allow_insecure_bind", _bool),
 }
 
 # Keys that UPDATE_NAMESRV_CONFIG must not touch (Java's default black list plus rocketmqHome).
 CONFIG_BLACK_LIST = frozenset({"configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome"})
+# Security settings: given at start-up only (command line); a remote UPDATE_NAMESRV_CONFIG ignores them
+START_ONLY_KEYS = frozenset({"allowInsecureBind"})
 
 
 def parse_properties(text: str) -> dict[str, str]:

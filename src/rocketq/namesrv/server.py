@@ -24,7 +24,8 @@ from rocketq.namesrv.kv_config import KVConfigManager
 from rocketq.namesrv.processors import NamesrvProcessor
 from rocketq.namesrv.route_info import Clock, RouteInfoManager
 from rocketq.remoting.connection import Connection
-from rocketq.remoting.server import RemotingDispatcher, RemotingServer, binds_every_interface
+from rocketq.remoting.exposure import check_bind, is_loopback
+from rocketq.remoting.server import RemotingDispatcher, RemotingServer
 
 log = logging.getLogger("rocketq.namesrv.server")
 
@@ -51,6 +52,11 @@ class NamesrvServer:
     # ---------------------------------------------------------------------------------------- lifecycle
 
     @property
+    def protected(self) -> bool:
+        """Whether write requests need a signed account (name server protection, docs/security.md)."""
+        return False
+
+    @property
     def port(self) -> int:
         if self._remoting is None:
             raise RuntimeError("name server not started")
@@ -67,6 +73,8 @@ class NamesrvServer:
     async def start(self) -> int:
         if self._remoting is not None:
             raise RuntimeError("name server already started")
+        check_bind("the name server", "listenHost", self.config.listen_host, protected=self.protected,
+                   protection="name server protection (aclFile)", allowed=self.config.allow_insecure_bind)  # fmt: skip
         self.config.home_dir.mkdir(parents=True, exist_ok=True)
         self.kv_config.load()
         remoting = RemotingServer(
@@ -83,11 +91,10 @@ class NamesrvServer:
         self._remoting = remoting
         self._scan_task = asyncio.get_running_loop().create_task(self._scan_loop(), name="namesrv-scan")
         log.info("namesrv.started listen=%s home=%s", ",".join(remoting.bound_addresses), self.config.home_dir)
-        if binds_every_interface(self.config.listen_host):
+        if not is_loopback(self.config.listen_host) and not self.protected:  # allowInsecureBind said so
             log.warning(
-                "namesrv.open_to_every_interface listen=%s: rocketq has no ACL, so anyone who can reach this port "
-                "can register brokers and change routes; listen on one interface (e.g. --host 127.0.0.1) or "
-                "firewall the port",
+                "namesrv.insecure_bind listen=%s: allowInsecureBind=true and no account file, so anyone who can "
+                "reach this port can register brokers and change routes; keep it behind a firewall",
                 ",".join(remoting.bound_addresses),
             )
         return port

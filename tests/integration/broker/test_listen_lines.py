@@ -41,7 +41,8 @@ async def _stop(proc: asyncio.subprocess.Process) -> str:
 
 
 async def test_every_interface_is_printed_as_such_and_warned_about(tmp_path: Path) -> None:
-    proc, lines = await _start(tmp_path)  # listenHost defaults to 0.0.0.0, as Java binds every interface
+    # listenHost defaults to 0.0.0.0, as Java binds every interface; without ACL only --insecure allows it
+    proc, lines = await _start(tmp_path, "--insecure")
     try:
         assert re.fullmatch(r"name server listening on 0\.0\.0\.0:\d+", lines[0]), lines[0]
         m = re.fullmatch(r"broker broker-a listening on 0\.0\.0\.0:(\d+)( \(VIP 0\.0\.0\.0:\d+\))?, "
@@ -50,8 +51,8 @@ async def test_every_interface_is_printed_as_such_and_warned_about(tmp_path: Pat
     finally:
         stderr = await _stop(proc)
     assert proc.returncode == 0, stderr
-    assert "broker.open_to_every_interface" in stderr and "no ACL" in stderr
-    assert "namesrv.open_to_every_interface" in stderr
+    assert "broker.insecure_bind" in stderr and "aclEnable=false" in stderr
+    assert "namesrv.insecure_bind" in stderr
 
 
 async def test_one_interface_is_printed_and_not_warned_about(tmp_path: Path) -> None:
@@ -62,7 +63,7 @@ async def test_one_interface_is_printed_and_not_warned_about(tmp_path: Path) -> 
                             r"advertised as 127\.0\.0\.1:\d+ .*", lines[1]), lines[1]  # fmt: skip
     finally:
         stderr = await _stop(proc)
-    assert "open_to_every_interface" not in stderr
+    assert "insecure_bind" not in stderr
 
 
 async def test_standalone_process_reads_the_advertised_address(tmp_path: Path) -> None:

@@ -97,8 +97,8 @@ async def test_print_config_typos_and_the_sample_conf(tmp_path: Path) -> None:
 async def test_broker_advertises_the_default_address(tmp_path: Path) -> None:
     # a real start: the address it prints as advertised (the one it registers, cfg.broker_addr) is the default
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "rocketq", "--log-level", "ERROR", "broker", "-n", "127.0.0.1:1", "listenPort=0",
-        "fastListenPortEnable=false",
+        sys.executable, "-m", "rocketq", "--log-level", "ERROR", "broker", "--insecure", "-n", "127.0.0.1:1",
+        "listenPort=0", "fastListenPortEnable=false",  # --insecure: the default listenHost 0.0.0.0, without ACL
         f"storePathRootDir={tmp_path / 'store'}", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     try:
