@@ -31,6 +31,7 @@ from rocketq.remoting.limits import (
 )
 from rocketq.remoting.local_address import local_address
 from rocketq.remoting.server import binds_every_interface
+from rocketq.remoting.tls import ClientTls, ServerTls, TlsMode
 
 log = logging.getLogger("rocketq.broker.config")
 
@@ -54,6 +55,18 @@ IGNORED_JAVA_KEYS = frozenset(
     }
 )  # fmt: skip
 
+
+# Java's TLS system properties (TlsSystemConfig), accepted under their own names in broker.conf
+TLS_KEY_ALIASES = {
+    "tls.server.mode": "tlsServerMode",
+    "tls.server.certPath": "tlsServerCertPath",
+    "tls.server.keyPath": "tlsServerKeyPath",
+    "tls.server.trustCertPath": "tlsServerTrustCertPath",
+    "tls.server.need.client.auth": "tlsServerNeedClientAuth",
+    "tls.enable": "tlsEnable",
+    "tls.client.trustCertPath": "tlsClientTrustCertPath",
+    "tls.client.authServer": "tlsClientAuthServer",
+}
 
 # Security settings that must never be ignored: ``true`` is refused (fail closed) until the feature exists.
 FAIL_CLOSED_KEYS = {
@@ -142,6 +155,17 @@ class BrokerConfig:
     serverMaxWriteBufferBytes: int = DEFAULT_MAX_WRITE_BUFFER
     # rocketq: after a request, keep polling the sockets up to this long (adaptive, 0 = off) instead of sleeping
     busyPollMaxMicros: int = 200
+    # TLS on the remoting ports (rocketq.remoting.tls; Java's tls.server.* names are accepted too). Java defaults
+    # to permissive with a generated test certificate; rocketq has none, so it defaults to disabled.
+    tlsServerMode: str = "disabled"
+    tlsServerCertPath: str = ""
+    tlsServerKeyPath: str = ""
+    tlsServerTrustCertPath: str = ""
+    tlsServerNeedClientAuth: str = "none"
+    # the broker's own connections (registration with the name servers): Java's tls.enable and tls.client.*
+    tlsEnable: bool = False
+    tlsClientTrustCertPath: str = ""
+    tlsClientAuthServer: bool = True  # rocketq: verify the name server's certificate (Java's default: false)
     extra: dict[str, str] = field(default_factory=dict, repr=False)  # ignored Java keys, for GET_BROKER_CONFIG
 
     # ------------------------------------------------------------------------------------- derived
@@ -162,6 +186,18 @@ class BrokerConfig:
             write_low_water=self.serverWriteBufferLowWaterMark,
             max_write_buffer=self.serverMaxWriteBufferBytes,
         )
+
+    def server_tls(self) -> ServerTls:
+        return ServerTls(
+            TlsMode.parse(self.tlsServerMode), self.tlsServerCertPath, self.tlsServerKeyPath,
+            trust_cert_path=self.tlsServerTrustCertPath, need_client_auth=self.tlsServerNeedClientAuth,
+        )  # fmt: skip
+
+    def client_tls(self) -> ClientTls | None:
+        """TLS for the broker's own connections (None: plain TCP)."""
+        if not self.tlsEnable:
+            return None
+        return ClientTls(trust_cert_path=self.tlsClientTrustCertPath, verify=self.tlsClientAuthServer)
 
     def namesrv_addrs(self) -> list[str]:
         return [a.strip() for a in self.namesrvAddr.split(";") if a.strip()]
@@ -211,6 +247,7 @@ class BrokerConfig:
         cfg = cls()
         types = {f.name: f.type for f in dataclasses.fields(cls) if f.name != "extra"}
         for key, raw in values.items():
+            key = TLS_KEY_ALIASES.get(key, key)
             if key in FAIL_CLOSED_KEYS:
                 _refuse_unless_off(key, raw)
                 cfg.extra[key] = raw
@@ -259,6 +296,7 @@ class BrokerConfig:
         for hour in self.deleteWhen.split(";"):
             if not hour.strip().isdigit() or not 0 <= int(hour) <= 23:
                 raise ConfigError("deleteWhen", f"{self.deleteWhen!r} is not a ';'-separated list of hours 00-23")
+        self.server_tls()  # a TLS mode or client-auth value it does not know (the files are read at start)
         try:
             self.delay_levels_ms()
         except ValueError as exc:

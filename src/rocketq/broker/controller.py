@@ -96,7 +96,8 @@ class BrokerController:
         self.role = BrokerRoleState(BrokerRole.parse(config.brokerRole), broker_id=config.brokerId)
         self.store = MessageStore(store_config_from(config))
         self.dispatcher = RemotingDispatcher("broker")
-        self.remoting_client = RemotingClient()
+        client_tls = config.client_tls()
+        self.remoting_client = RemotingClient(tls=client_tls.context() if client_tls is not None else None)
         topics = TopicConfigManager(
             config_dir,
             cluster_name=config.brokerClusterName,
@@ -188,6 +189,7 @@ class BrokerController:
         cfg = self.config
         check_bind("the broker", "listenHost", cfg.listenHost, protected=bool(getattr(cfg, "aclEnable", False)),
                    protection="aclEnable", allowed=cfg.allowInsecureBind)  # fmt: skip
+        cfg.server_tls().context()  # a TLS file it cannot use stops start-up before the store is opened
         for manager in (self.topics, self.groups, self.offsets, self.schedule, self.timers, self.locks,
                         self.ctx.watermarks):  # fmt: skip
             manager.load()
@@ -206,7 +208,7 @@ class BrokerController:
         ledger = ConnectionLedger(cfg.server_limits(), "broker")
         main = RemotingServer(
             self.dispatcher, cfg.listenHost, cfg.listenPort, max_frame_size=cfg.maxFrameSize, busy_poller=poller,
-            ledger=ledger,
+            ledger=ledger, tls=cfg.server_tls(),
         )  # fmt: skip
         try:
             cfg.listenPort = await main.start()
@@ -217,7 +219,7 @@ class BrokerController:
         if cfg.fastListenPortEnable and cfg.listenPort > 2 and cfg.listenPort == main.port and self._fixed_port:
             fast = RemotingServer(
                 self.dispatcher, cfg.listenHost, cfg.listenPort - 2, max_frame_size=cfg.maxFrameSize,
-                busy_poller=poller, ledger=ledger,
+                busy_poller=poller, ledger=ledger, tls=cfg.server_tls(),
             )  # fmt: skip
             try:
                 await fast.start()

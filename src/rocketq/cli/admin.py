@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from rocketq.cli import cluster, group, message, send_consume, topic
 from rocketq.cli.command import seconds
+from rocketq.cli.tls_args import add_tls_arguments
 
 if TYPE_CHECKING:
     from rocketq.cli.command import Subparsers
@@ -30,5 +31,6 @@ def register(subparsers: Subparsers) -> None:
                         help="name server address(es), 'host:port;host:port' (default $NAMESRV_ADDR)")  # fmt: skip
     common.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     common.add_argument("--timeout", type=seconds, default=5.0, help="request timeout in seconds (default 5)")
+    add_tls_arguments(common)
     for module in (topic, group, cluster, message, send_consume):
         module.register(subparsers, common)

@@ -165,6 +165,8 @@ def _run_standalone(args: argparse.Namespace) -> int:
                 max_connections=limits.max_connections, max_partial_frame_bytes=limits.max_partial_frame_bytes,
                 write_high_water=limits.write_high_water, write_low_water=limits.write_low_water,
                 max_write_buffer=limits.max_write_buffer, allow_insecure_bind=cfg.allowInsecureBind,
+                tls_mode=cfg.tlsServerMode, tls_cert_path=cfg.tlsServerCertPath, tls_key_path=cfg.tlsServerKeyPath,
+                tls_trust_cert_path=cfg.tlsServerTrustCertPath, tls_need_client_auth=cfg.tlsServerNeedClientAuth,
             )
         )  # fmt: skip
         try:

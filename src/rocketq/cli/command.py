@@ -11,7 +11,8 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from rocketq.cli.output import CommandFailed, UsageError, one_line
-from rocketq.client import AdminClient
+from rocketq.cli.tls_args import tls_from_args
+from rocketq.client import AdminClient, ClientConfig
 from rocketq.errors import RocketQError
 
 if TYPE_CHECKING:  # _SubParsersAction is only subscriptable for type checkers on Python 3.11
@@ -40,7 +41,8 @@ def run(fn: AsyncCommand) -> Callable[[argparse.Namespace], int]:
             logging.getLogger("rocketq").setLevel(logging.WARNING)
 
         async def main() -> Any:
-            client = AdminClient(namesrv_addr=args.namesrv, timeout=args.timeout)
+            config = ClientConfig(tls=tls_from_args(args))
+            client = AdminClient(namesrv_addr=args.namesrv, config=config, timeout=args.timeout)
             try:
                 return await fn(args, client)
             finally:

@@ -14,7 +14,7 @@ from rocketq.client.allocate import (
     AllocateMessageQueueConsistentHash,
     AllocateMessageQueueStrategy,
 )
-from rocketq.client.config import ClientConfig
+from rocketq.client.config import ClientConfig, ClientTls
 from rocketq.client.errors import (
     BrokerNotFoundError,
     ClientNotStartedError,
@@ -59,6 +59,7 @@ __all__ = [
     "BrokerNotFoundError",
     "ClientConfig",
     "ClientNotStartedError",
+    "ClientTls",
     "ConsumeConcurrentlyContext",
     "ConsumeConcurrentlyStatus",
     "ConsumeFromWhere",

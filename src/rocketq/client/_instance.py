@@ -109,7 +109,8 @@ class ClientInstance:
         self.config = config
         self.client_id = config.build_client_id()
         self.dispatcher = RemotingDispatcher("client")
-        self.remoting = RemotingClient(self.dispatcher, connect_timeout=config.connect_timeout)
+        tls = config.tls.context() if config.tls is not None else None
+        self.remoting = RemotingClient(self.dispatcher, connect_timeout=config.connect_timeout, tls=tls)
         self.api = MQClientAPI(self.remoting, config.namesrv_list(), config.language)
         self.routes = RouteCache()
         self.broker_version_table: dict[str, dict[str, int]] = {}

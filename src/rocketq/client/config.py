@@ -6,7 +6,9 @@ import os
 import socket
 from dataclasses import dataclass, field
 
-__all__ = ["ClientConfig", "local_ip", "resolve_namesrv_addr"]
+from rocketq.remoting.tls import ClientTls
+
+__all__ = ["ClientConfig", "ClientTls", "local_ip", "resolve_namesrv_addr"]
 
 NAMESRV_ADDR_ENV = "NAMESRV_ADDR"
 
@@ -59,6 +61,8 @@ class ClientConfig:
     connect_timeout: float = 3.0
     #: Language announced in every request header; Java brokers parse it as a ``LanguageCode`` name.
     language: str = "PYTHON"
+    #: Dial name servers and brokers with TLS (Java ``tls.enable``); None = plain TCP. See docs/security.md.
+    tls: ClientTls | None = None
 
     def namesrv_list(self) -> list[str]:
         return resolve_namesrv_addr(self.namesrv_addr)

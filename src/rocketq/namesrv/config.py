@@ -19,6 +19,15 @@ from rocketq.remoting.limits import (
     DEFAULT_WRITE_LOW_WATER,
     ServerLimits,
 )
+from rocketq.remoting.tls import (
+    SERVER_CERT_KEY,
+    SERVER_CLIENT_AUTH_KEY,
+    SERVER_KEY_KEY,
+    SERVER_MODE_KEY,
+    SERVER_TRUST_KEY,
+    ServerTls,
+    TlsMode,
+)
 
 DEFAULT_PORT = 9876
 MAX_KV_BYTES = 1 << 30  # the table is held in memory and rewritten whole on each change
@@ -48,6 +57,12 @@ class NamesrvConfig:
     kv_config_max_bytes: int = DEFAULT_KV_MAX_BYTES
     #: serve on a non-loopback listen_host without protection (refused otherwise; rocketq.remoting.exposure)
     allow_insecure_bind: bool = False
+    #: TLS on the port (rocketq.remoting.tls), by Java's property names tls.server.*
+    tls_mode: str = "disabled"
+    tls_cert_path: str = ""
+    tls_key_path: str = ""
+    tls_trust_cert_path: str = ""
+    tls_need_client_auth: str = "none"
 
     def __post_init__(self) -> None:
         self.home_dir = Path(self.home_dir)
@@ -62,6 +77,13 @@ class NamesrvConfig:
             raise ConfigError("kvConfigMaxBytes", f"must be between 0 and {MAX_KV_BYTES} bytes")
         for problem, why in self.server_limits().problems(DEFAULT_MAX_FRAME_SIZE):
             raise ConfigError(problem, why)
+        self.server_tls()
+
+    def server_tls(self) -> ServerTls:
+        return ServerTls(
+            TlsMode.parse(self.tls_mode), self.tls_cert_path, self.tls_key_path,
+            trust_cert_path=self.tls_trust_cert_path, need_client_auth=self.tls_need_client_auth,
+        )  # fmt: skip
 
     def server_limits(self) -> ServerLimits:
         return ServerLimits(
@@ -176,12 +198,19 @@ _PROPERTIES: dict[str, _Property] = {
     "serverMaxWriteBufferBytes": _Property(lambda c: str(c.max_write_buffer), "max_write_buffer", int),
     "kvConfigMaxBytes": _Property(lambda c: str(c.kv_config_max_bytes), "kv_config_max_bytes", int),
     "allowInsecureBind": _Property(lambda c: str(c.allow_insecure_bind).lower(), "allow_insecure_bind", _bool),
+    SERVER_MODE_KEY: _Property(lambda c: c.tls_mode, "tls_mode"),
+    SERVER_CERT_KEY: _Property(lambda c: c.tls_cert_path, "tls_cert_path"),
+    SERVER_KEY_KEY: _Property(lambda c: c.tls_key_path, "tls_key_path"),
+    SERVER_TRUST_KEY: _Property(lambda c: c.tls_trust_cert_path, "tls_trust_cert_path"),
+    SERVER_CLIENT_AUTH_KEY: _Property(lambda c: c.tls_need_client_auth, "tls_need_client_auth"),
 }
 
 # Keys that UPDATE_NAMESRV_CONFIG must not touch (Java's default black list plus rocketmqHome).
 CONFIG_BLACK_LIST = frozenset({"configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome"})
 # Security settings: given at start-up only (command line); a remote UPDATE_NAMESRV_CONFIG ignores them
-START_ONLY_KEYS = frozenset({"allowInsecureBind"})
+START_ONLY_KEYS = frozenset(
+    {"allowInsecureBind", SERVER_MODE_KEY, SERVER_CERT_KEY, SERVER_KEY_KEY, SERVER_TRUST_KEY, SERVER_CLIENT_AUTH_KEY}
+)
 
 
 def parse_properties(text: str) -> dict[str, str]:

@@ -84,6 +84,7 @@ class NamesrvServer:
             idle_timeout=self.config.idle_timeout,
             idle_scan_interval=min(10.0, self.config.idle_timeout),
             limits=self.config.server_limits(),
+            tls=self.config.server_tls(),
         )
         port = await remoting.start()
         # GET_NAMESRV_CONFIG shows the port served (Java's listenPort), also when asked for any free one (0)

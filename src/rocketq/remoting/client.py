@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import time
 
 from rocketq.errors import RemotingConnectError, RemotingTimeoutError
@@ -34,7 +35,10 @@ class RemotingClient:
         connect_timeout: float = 3.0,
         idle_timeout: float = 120.0,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        """``tls``: dial every address with TLS using this context (``rocketq.remoting.tls.ClientTls``)."""
+        self.tls = tls
         self.dispatcher = dispatcher or RemotingDispatcher("client")
         self.connect_timeout = connect_timeout
         self.idle_timeout = idle_timeout
@@ -60,14 +64,14 @@ class RemotingClient:
             host, port = split_addr(addr)
             async with asyncio.timeout(self.connect_timeout):
                 _, proto = await loop.create_connection(
-                    lambda: Connection(self.dispatcher, self.max_frame_size), host, port
+                    lambda: Connection(self.dispatcher, self.max_frame_size), host, port, ssl=self.tls
                 )
             self._conns[addr] = proto
             fut.set_result(proto)
             if self._idle_task is None:
                 self._idle_task = loop.create_task(self._scan_idle())
             return proto
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError) as exc:  # ssl.SSLError (a failed handshake) is an OSError too
             err = RemotingConnectError(f"cannot connect to {addr}: {exc or type(exc).__name__}")
             fut.set_exception(err)
             fut.exception()  # mark retrieved for waiters that never come

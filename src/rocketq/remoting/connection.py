@@ -219,7 +219,9 @@ class Connection(asyncio.Protocol):
         own socket object does not lend ``recv``), non-blocking, until it is empty or fails.
         """
         transport = self._transport
-        sock = transport.get_extra_info("socket") if transport is not None else None
+        if transport is None or transport.get_extra_info("ssl_object") is not None:
+            return  # TLS: the kernel holds records, not frames; what it still holds is lost with the session
+        sock = transport.get_extra_info("socket")
         try:
             fd = sock.fileno() if sock is not None else -1
             if fd < 0:

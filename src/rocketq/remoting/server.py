@@ -30,8 +30,11 @@ What a processor raises is told apart by type, here and nowhere else:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
+import socket
+import ssl
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
@@ -44,6 +47,7 @@ from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE, FLAG_ONEWAY, Remoti
 from rocketq.remoting.busy_poll import BusyPoller
 from rocketq.remoting.connection import Connection
 from rocketq.remoting.limits import ConnectionLedger, ServerLimits
+from rocketq.remoting.tls import ServerTls, TlsMode, looks_like_tls
 
 log = logging.getLogger("rocketq.remoting.server")
 
@@ -216,9 +220,11 @@ class RemotingServer:
         busy_poller: BusyPoller | None = None,
         limits: ServerLimits | None = None,
         ledger: ConnectionLedger | None = None,
+        tls: ServerTls | None = None,
     ) -> None:
         """``limits`` bound what clients may hold (see ``limits``); servers that pass one ``ledger`` share them
-        (the broker's main and VIP ports: one connection count, one budget of unfinished frames)."""
+        (the broker's main and VIP ports: one connection count, one budget of unfinished frames). ``tls``: the
+        port's TLS mode and files (``rocketq.remoting.tls``; None = plain TCP)."""
         self.dispatcher = dispatcher
         self.ledger = ledger if ledger is not None else ConnectionLedger(limits, dispatcher.name)
         #: kicked on every read of every connection (see ``busy_poll``); None: the loop sleeps when idle
@@ -229,8 +235,13 @@ class RemotingServer:
         self.idle_timeout = idle_timeout
         self.idle_scan_interval = idle_scan_interval
         self.connections: set[Connection] = set()
+        self.tls = tls if tls is not None else ServerTls()
         self._server: asyncio.Server | None = None
         self._idle_task: asyncio.Task[None] | None = None
+        # permissive TLS: our own listening socket, its accept loop, and the connections not yet told apart
+        self._listener: socket.socket | None = None
+        self._accept_task: asyncio.Task[None] | None = None
+        self._sniffing: set[asyncio.Task[None]] = set()
 
     def _make_connection(self) -> Connection:
         if self.busy_poller is not None:
@@ -239,23 +250,101 @@ class RemotingServer:
 
     async def start(self) -> int:
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(self._make_connection, self.host, self.port, reuse_address=True)
-        self.port = self._server.sockets[0].getsockname()[1]
+        ctx = self.tls.context()  # a TLS file it cannot use is a ConfigError now, before the port is bound
+        if self.tls.mode is TlsMode.PERMISSIVE:
+            assert ctx is not None
+            self._listen_permissive(ctx)
+        else:
+            self._server = await loop.create_server(
+                self._make_connection, self.host, self.port, reuse_address=True, ssl=ctx
+            )
+        self.port = self._sockets()[0].getsockname()[1]
         self._idle_task = loop.create_task(self._scan_idle())
-        log.info("server.started name=%s addr=%s", self.dispatcher.name, ", ".join(self.bound_addresses))
+        tls = f" tls={self.tls.mode.value}" if self.tls.enabled else ""
+        log.info("server.started name=%s addr=%s%s", self.dispatcher.name, ", ".join(self.bound_addresses), tls)
         return self.port
+
+    def _sockets(self) -> list[socket.socket]:
+        if self._listener is not None:
+            return [self._listener]
+        return list(self._server.sockets) if self._server is not None else []
 
     @property
     def bound_addresses(self) -> list[str]:
         """``host:port`` (``[host]:port`` for IPv6) of every socket this server listens on, as the kernel has
         them (``0.0.0.0`` when it binds every interface)."""
-        if self._server is None:
-            return []
         out = []
-        for sock in self._server.sockets:
+        for sock in self._sockets():
             host, port = sock.getsockname()[:2]
             out.append(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
         return out
+
+    # -- permissive TLS: TLS and plain TCP on one port -----------------------------------------------------
+
+    def _listen_permissive(self, ctx: ssl.SSLContext) -> None:
+        """Listen on a socket of our own: each accepted connection waits for its first byte (peeked, left in
+        the kernel) and is then handed to the loop as a TLS or a plain connection."""
+        family, kind, proto, _, addr = socket.getaddrinfo(
+            self.host or None, self.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(addr)
+            sock.listen(1024)
+            sock.setblocking(False)
+        except BaseException:
+            sock.close()
+            raise
+        self._listener = sock
+        self._accept_task = asyncio.get_running_loop().create_task(self._accept_loop(sock, ctx))
+
+    async def _accept_loop(self, listener: socket.socket, ctx: ssl.SSLContext) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                client, _ = await loop.sock_accept(listener)
+            except OSError as exc:  # out of descriptors and the like: the next accept may work
+                log.warning("server.accept_failed name=%s error=%s", self.dispatcher.name, exc)
+                await asyncio.sleep(0.1)
+                continue
+            if len(self._sniffing) >= self.ledger.limits.max_connections:  # silent clients hold no more than this
+                client.close()
+                continue
+            task = loop.create_task(self._sniff(client, ctx))
+            self._sniffing.add(task)
+            task.add_done_callback(self._sniffing.discard)
+
+    async def _sniff(self, client: socket.socket, ctx: ssl.SSLContext) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            client.setblocking(False)
+            readable: asyncio.Future[None] = loop.create_future()
+            fd = client.fileno()
+
+            def on_readable() -> None:
+                if not readable.done():
+                    readable.set_result(None)
+
+            loop.add_reader(fd, on_readable)
+            try:
+                async with asyncio.timeout(self.idle_timeout):
+                    await readable
+            finally:
+                loop.remove_reader(fd)
+            first = client.recv(1, socket.MSG_PEEK)
+            if not first:  # closed before it said anything
+                client.close()
+                return
+            tls = ctx if looks_like_tls(first) else None
+            async with asyncio.timeout(self.idle_timeout):  # a handshake that never ends holds no socket forever
+                await loop.connect_accepted_socket(self._make_connection, client, ssl=tls)
+        except asyncio.CancelledError:
+            client.close()
+            raise
+        except (OSError, TimeoutError) as exc:  # a reset, a failed handshake (ssl.SSLError), a silent client
+            log.debug("server.tls_sniff_closed name=%s error=%s", self.dispatcher.name, exc)
+            client.close()
 
     async def _scan_idle(self) -> None:
         while True:
@@ -270,6 +359,13 @@ class RemotingServer:
         if self._idle_task is not None:
             self._idle_task.cancel()
             await asyncio.gather(self._idle_task, return_exceptions=True)
+        waiting = [t for t in (self._accept_task, *self._sniffing) if t is not None]
+        for task in waiting:
+            task.cancel()
+        await asyncio.gather(*waiting, return_exceptions=True)
+        if self._listener is not None:
+            with contextlib.suppress(OSError):
+                self._listener.close()
         if self._server is not None:
             self._server.close()
         for conn in list(self.connections):

@@ -28,9 +28,18 @@ TEST_BROKER_DEFAULTS: dict[str, str] = {
 
 
 class EmbeddedCluster:
-    """``async with EmbeddedCluster(dir, **broker_overrides)``; ``brokers=2`` starts two broker names."""
+    """``async with EmbeddedCluster(dir, **broker_overrides)``; ``brokers=2`` starts two broker names;
+    ``namesrv_settings``: name server properties by their Java names (as ``rocketq namesrv key=value``)."""
 
-    def __init__(self, base_dir: str | Path | None = None, *, brokers: int = 1, **overrides: Any) -> None:
+    def __init__(
+        self,
+        base_dir: str | Path | None = None,
+        *,
+        brokers: int = 1,
+        namesrv_settings: dict[str, str] | None = None,
+        **overrides: Any,
+    ) -> None:
+        self.namesrv_settings = dict(namesrv_settings or {})
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if base_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="rocketq-")
@@ -55,9 +64,9 @@ class EmbeddedCluster:
         return self.brokers[0].config.broker_addr
 
     async def start(self) -> EmbeddedCluster:
-        self.namesrv = NamesrvServer(
-            NamesrvConfig(listen_host="127.0.0.1", listen_port=0, home_dir=self.base_dir / "namesrv")
-        )
+        config = NamesrvConfig(listen_host="127.0.0.1", listen_port=0, home_dir=self.base_dir / "namesrv")
+        config.update_from_properties(self.namesrv_settings, strict=True)
+        self.namesrv = NamesrvServer(config)
         await self.namesrv.start()
         for i in range(self.broker_count):
             await self.start_broker(i)
