@@ -166,6 +166,10 @@ class BrokerConfig:
     tlsEnable: bool = False
     tlsClientTrustCertPath: str = ""
     tlsClientAuthServer: bool = True  # rocketq: verify the name server's certificate (Java's default: false)
+    # rocketq: the account the broker signs its name-server requests with (a protected name server;
+    # docs/security.md). Java 5's broker has these keys for its outbound requests; Java 4.9's never signs.
+    accessKey: str = ""
+    secretKey: str = ""
     extra: dict[str, str] = field(default_factory=dict, repr=False)  # ignored Java keys, for GET_BROKER_CONFIG
 
     # ------------------------------------------------------------------------------------- derived
@@ -214,6 +218,8 @@ class BrokerConfig:
                 continue
             v = getattr(self, f.name)
             out[f.name] = ("true" if v else "false") if isinstance(v, bool) else str(v)
+        if self.secretKey:  # GET_BROKER_CONFIG must not hand the secret to whoever asks
+            out["secretKey"] = "******"
         out["haListenPort"] = str(self.ha_port)
         out["brokerIP2"] = self.brokerIP2 or self.brokerIP1
         out.update(self.extra)
@@ -296,6 +302,8 @@ class BrokerConfig:
         for hour in self.deleteWhen.split(";"):
             if not hour.strip().isdigit() or not 0 <= int(hour) <= 23:
                 raise ConfigError("deleteWhen", f"{self.deleteWhen!r} is not a ';'-separated list of hours 00-23")
+        if bool(self.accessKey) != bool(self.secretKey):
+            raise ConfigError("secretKey" if self.accessKey else "accessKey", "accessKey and secretKey go together")
         self.server_tls()  # a TLS mode or client-auth value it does not know (the files are read at start)
         try:
             self.delay_levels_ms()

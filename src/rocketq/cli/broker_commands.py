@@ -35,6 +35,9 @@ def register(sub: Any) -> None:
     s.add_argument("-c", "--config", help="a broker.conf (Java properties) file")
     s.add_argument("-p", "--printConfigItem", dest="print_config", action="store_true",
                    help="print the broker's effective configuration (key=value) and exit")  # fmt: skip
+    s.add_argument("--namesrv-acl-file", metavar="YML",
+                   help="protect the name server with this account file (rocketq namesrv --acl-file); the broker "
+                        "signs its registrations with accessKey/secretKey")  # fmt: skip
     s.add_argument("--insecure", action="store_true", help=_INSECURE_HELP)
     s.add_argument("overrides", nargs="*", metavar="key=value", help="broker.conf properties")
     s.set_defaults(func=_run_standalone)
@@ -167,6 +170,7 @@ def _run_standalone(args: argparse.Namespace) -> int:
                 max_write_buffer=limits.max_write_buffer, allow_insecure_bind=cfg.allowInsecureBind,
                 tls_mode=cfg.tlsServerMode, tls_cert_path=cfg.tlsServerCertPath, tls_key_path=cfg.tlsServerKeyPath,
                 tls_trust_cert_path=cfg.tlsServerTrustCertPath, tls_need_client_auth=cfg.tlsServerNeedClientAuth,
+                acl_file=Path(args.namesrv_acl_file) if args.namesrv_acl_file else None,
             )
         )  # fmt: skip
         try:

@@ -46,6 +46,8 @@ def add_namesrv_command(subparsers: argparse._SubParsersAction[argparse.Argument
     p.add_argument("--port", type=int, default=9876, help="listen port, 0 for any free port (default 9876)")
     p.add_argument("--home", default="./data/namesrv", help="home directory: kvConfig.json (default ./data/namesrv)")
     p.add_argument("--order-message-enable", action="store_true", help="put orderTopicConf into topic routes")
+    p.add_argument("--acl-file", metavar="YML",
+                   help="protect the name server: write requests need a signed admin account of this file (aclFile)")
     p.add_argument("--insecure", action="store_true",
                    help="listen on a non-loopback --host without name server protection (allowInsecureBind=true)")
     p.add_argument("-p", "--printConfigItem", dest="print_config", action="store_true",
@@ -66,6 +68,7 @@ def cmd_namesrv(args: argparse.Namespace) -> int:
             home_dir=Path(args.home),
             order_message_enable=args.order_message_enable,
             allow_insecure_bind=args.insecure,
+            acl_file=Path(args.acl_file) if args.acl_file else None,
         )
         settings = {}
         for item in args.settings:

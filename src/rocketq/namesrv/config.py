@@ -63,14 +63,19 @@ class NamesrvConfig:
     tls_key_path: str = ""
     tls_trust_cert_path: str = ""
     tls_need_client_auth: str = "none"
+    #: name server protection: the account file write requests are checked against (namesrv.protection)
+    acl_file: Path | None = None
+    acl_reload_interval: float = 5.0
 
     def __post_init__(self) -> None:
         self.home_dir = Path(self.home_dir)
         if self.kv_config_path is not None:
             self.kv_config_path = Path(self.kv_config_path)
+        if self.acl_file is not None:
+            self.acl_file = Path(self.acl_file)
         if not 0 <= self.listen_port <= 65535:
             raise ConfigError("listen_port", f"{self.listen_port} is not a TCP port")
-        for name in ("scan_interval", "broker_expiry", "idle_timeout"):
+        for name in ("scan_interval", "broker_expiry", "idle_timeout", "acl_reload_interval"):
             if not getattr(self, name) > 0:  # also rejects NaN
                 raise ConfigError(name, "must be positive")
         if not 0 <= self.kv_config_max_bytes <= MAX_KV_BYTES:
@@ -175,6 +180,10 @@ def _scan_ms(text: str) -> float:
     return _integer(text, MIN_SCAN_INTERVAL_MS, MAX_DURATION_MS, "ms") / 1000.0
 
 
+def _reload_ms(text: str) -> float:
+    return _integer(text, 10, MAX_DURATION_MS, "ms") / 1000.0
+
+
 def _idle_seconds(text: str) -> float:
     return float(_integer(text, MIN_IDLE_SECONDS, MAX_DURATION_MS // 1000, "s"))
 
@@ -198,6 +207,8 @@ _PROPERTIES: dict[str, _Property] = {
     "serverMaxWriteBufferBytes": _Property(lambda c: str(c.max_write_buffer), "max_write_buffer", int),
     "kvConfigMaxBytes": _Property(lambda c: str(c.kv_config_max_bytes), "kv_config_max_bytes", int),
     "allowInsecureBind": _Property(lambda c: str(c.allow_insecure_bind).lower(), "allow_insecure_bind", _bool),
+    "aclFile": _Property(lambda c: str(c.acl_file or ""), "acl_file", lambda text: Path(text) if text else None),
+    "aclReloadIntervalMills": _Property(lambda c: _ms(c.acl_reload_interval), "acl_reload_interval", _reload_ms),
     SERVER_MODE_KEY: _Property(lambda c: c.tls_mode, "tls_mode"),
     SERVER_CERT_KEY: _Property(lambda c: c.tls_cert_path, "tls_cert_path"),
     SERVER_KEY_KEY: _Property(lambda c: c.tls_key_path, "tls_key_path"),
@@ -209,8 +220,11 @@ _PROPERTIES: dict[str, _Property] = {
 CONFIG_BLACK_LIST = frozenset({"configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome"})
 # Security settings: given at start-up only (command line); a remote UPDATE_NAMESRV_CONFIG ignores them
 START_ONLY_KEYS = frozenset(
-    {"allowInsecureBind", SERVER_MODE_KEY, SERVER_CERT_KEY, SERVER_KEY_KEY, SERVER_TRUST_KEY, SERVER_CLIENT_AUTH_KEY}
-)
+    {
+        "allowInsecureBind", "aclFile", "aclReloadIntervalMills",
+        SERVER_MODE_KEY, SERVER_CERT_KEY, SERVER_KEY_KEY, SERVER_TRUST_KEY, SERVER_CLIENT_AUTH_KEY,
+    }
+)  # fmt: skip
 
 
 def parse_properties(text: str) -> dict[str, str]:

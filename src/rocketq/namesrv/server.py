@@ -22,6 +22,7 @@ from types import TracebackType
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.kv_config import KVConfigManager
 from rocketq.namesrv.processors import NamesrvProcessor
+from rocketq.namesrv.protection import NamesrvProtection
 from rocketq.namesrv.route_info import Clock, RouteInfoManager
 from rocketq.remoting.connection import Connection
 from rocketq.remoting.exposure import check_bind, is_loopback
@@ -45,6 +46,8 @@ class NamesrvServer:
         )
         self.processor.register(self.dispatcher)
         self.dispatcher.close_listeners.append(self._on_connection_closed)
+        #: name server protection (set at start when ``acl_file`` is given)
+        self.protection: NamesrvProtection | None = None
         self._remoting: RemotingServer | None = None
         self._scan_task: asyncio.Task[None] | None = None
         self._closed = False
@@ -54,7 +57,7 @@ class NamesrvServer:
     @property
     def protected(self) -> bool:
         """Whether write requests need a signed account (name server protection, docs/security.md)."""
-        return False
+        return self.config.acl_file is not None
 
     @property
     def port(self) -> int:
@@ -73,6 +76,9 @@ class NamesrvServer:
     async def start(self) -> int:
         if self._remoting is not None:
             raise RuntimeError("name server already started")
+        if self.config.acl_file is not None:  # an account file it cannot use stops start-up (fail closed)
+            self.protection = NamesrvProtection(self.config.acl_file, self.config.acl_reload_interval)
+            self.dispatcher.request_hooks.append(self.protection.hook)
         check_bind("the name server", "listenHost", self.config.listen_host, protected=self.protected,
                    protection="name server protection (aclFile)", allowed=self.config.allow_insecure_bind)  # fmt: skip
         self.config.home_dir.mkdir(parents=True, exist_ok=True)
@@ -91,7 +97,8 @@ class NamesrvServer:
         self.config.listen_port = port
         self._remoting = remoting
         self._scan_task = asyncio.get_running_loop().create_task(self._scan_loop(), name="namesrv-scan")
-        log.info("namesrv.started listen=%s home=%s", ",".join(remoting.bound_addresses), self.config.home_dir)
+        log.info("namesrv.started listen=%s home=%s protected=%s", ",".join(remoting.bound_addresses),
+                 self.config.home_dir, self.protected)  # fmt: skip
         if not is_loopback(self.config.listen_host) and not self.protected:  # allowInsecureBind said so
             log.warning(
                 "namesrv.insecure_bind listen=%s: allowInsecureBind=true and no account file, so anyone who can "

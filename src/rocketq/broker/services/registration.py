@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from rocketq.acl.signature import sign_request
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import ProtocolError, RemotingError
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, TopicConfig
@@ -95,7 +96,7 @@ class NamesrvRegistration:
         body = self._register_body()
         ext = self._register_header(body).to_ext()
         for addr in self.broker.config.namesrv_addrs():
-            cmd = RemotingCommand.request(RequestCode.REGISTER_BROKER, dict(ext), body, language="JAVA")
+            cmd = self._signed(RemotingCommand.request(RequestCode.REGISTER_BROKER, dict(ext), body, language="JAVA"))
             try:
                 resp = await self._client.invoke(addr, cmd, timeout=6.0)
                 if resp.code != ResponseCode.SUCCESS:
@@ -122,6 +123,13 @@ class NamesrvRegistration:
             except Exception:  # a listener's bug must not stop the registration loop
                 log.exception("register.on_result_failed namesrv=%s", addr)
 
+    def _signed(self, cmd: RemotingCommand) -> RemotingCommand:
+        """Sign ``cmd`` with the broker's account, when it has one (a protected name server needs it)."""
+        cfg = self.broker.config
+        if cfg.accessKey:
+            sign_request(cmd.ext_fields, cmd.body, cfg.accessKey, cfg.secretKey)
+        return cmd
+
     async def unregister_all(self) -> None:
         cfg = self.broker.config
         ext = UnregisterBrokerRequestHeader(
@@ -131,7 +139,7 @@ class NamesrvRegistration:
             broker_id=self.broker.role.broker_id,  # the role object: failover may change it
         ).to_ext()
         for addr in cfg.namesrv_addrs():
-            cmd = RemotingCommand.request(RequestCode.UNREGISTER_BROKER, dict(ext), language="JAVA")
+            cmd = self._signed(RemotingCommand.request(RequestCode.UNREGISTER_BROKER, dict(ext), language="JAVA"))
             try:
                 await self._client.invoke(addr, cmd, timeout=3.0)
             except RemotingError as exc:
