@@ -3,8 +3,8 @@ register a fake master for a broker name, delete routes or expire every broker).
 
 With an account file (``aclFile``, the schema of the broker's ``plain_acl.yml``), every request that changes
 the name server must come from an ``admin`` account of that file, signed as the broker ACL signs
-(``rocketq.acl``): the same validation order — global white list, AccessKey, account, the account's white
-address, signature — then the admin flag. Refusals are answered as a Java broker answers an ACL refusal:
+(``rocketq.acl``): Java's validation order — global white list, AccessKey, account, the account's white
+address, signature — with every write an admin-only code. Refusals are answered as a Java broker answers an ACL refusal:
 SYSTEM_ERROR with the AclException text. A Java 4.9 broker does not sign; list its address in
 ``globalWhiteRemoteAddresses`` (or give it the account's ``whiteRemoteAddress``).
 
@@ -23,9 +23,9 @@ import os
 import time
 from pathlib import Path
 
-from rocketq.acl import signature, validator
-from rocketq.acl.config import AclRules, acl_files, load_rules
+from rocketq.acl import validator
 from rocketq.acl.errors import AclConfigError, AclDenied
+from rocketq.acl.store import AclStore
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.common.ratelog import RateLimitedLog
 from rocketq.errors import ConfigError
@@ -48,33 +48,22 @@ OPEN_CODES = frozenset(
     }
 )  # fmt: skip
 
-_ADMIN_FRAME = "org.apache.rocketmq.acl.plain.PlainPermissionManager.checkPerm(PlainPermissionManager.java:580)"
-
-
-def check_write(rules: AclRules, ip: str, cmd: RemotingCommand) -> None:
-    """Raise ``AclDenied`` unless ``cmd`` (a write) comes from a white-listed address or a signed admin."""
-    if any(pattern.matches(ip) for pattern in rules.white):
-        return
-    validator.check(rules, ip, cmd.code, cmd.ext_fields, cmd.body)  # key, account, white address, signature
-    key = cmd.ext_fields[signature.ACCESS_KEY]
-    if not rules.accounts[key].admin:
-        raise AclDenied(f"Need admin permission for request code={cmd.code}, but accessKey={key} is not", _ADMIN_FRAME)
 
 
 class NamesrvProtection:
-    """The request hook of a protected name server, and the reload of its account file."""
+    """The request hook of a protected name server; its rules live in an ``AclStore`` (polled for changed
+    files at most every ``reload_interval`` seconds, when a write arrives)."""
 
     def __init__(self, path: str | os.PathLike[str], reload_interval: float = 5.0) -> None:
-        self.path = Path(path)
-        self.reload_interval = reload_interval
-        if not self.path.is_file():  # named explicitly: a missing file is a mistake, never "no accounts"
-            raise ConfigError(ACL_FILE_KEY, f"{self.path}: no such file")
+        if not Path(path).is_file():  # named explicitly: a missing file is a mistake, never "no accounts"
+            raise ConfigError(ACL_FILE_KEY, f"{path}: no such file")
+        self.store = AclStore(path, strict_admin=False)
         try:
-            self.rules = load_rules(self.path)
+            self.store.load()
         except AclConfigError as exc:
             raise ConfigError(ACL_FILE_KEY, str(exc)) from None
-        self._stamps = self._read_stamps()
-        self._next_look = time.monotonic() + reload_interval
+        self.reload_interval = reload_interval
+        self._next_poll = time.monotonic() + reload_interval
         self.refused = 0
         self._log = RateLimitedLog(log)  # one line per address and code a minute: refusals cannot flood the log
 
@@ -82,41 +71,16 @@ class NamesrvProtection:
         """``RemotingDispatcher`` request hook: None lets the request through, else the refusal."""
         if cmd.code in OPEN_CODES:
             return None
-        self.maybe_reload()
-        try:
-            check_write(self.rules, validator.client_ip(conn.remote), cmd)
+        now = time.monotonic()
+        if now >= self._next_poll:
+            self._next_poll = now + self.reload_interval
+            self.store.poll()
+        ip = validator.client_ip(conn.remote)
+        try:  # every write is an admin code here
+            validator.check(self.store.rules, ip, cmd.code, cmd.ext_fields, cmd.body, admin_codes=frozenset({cmd.code}))
         except AclDenied as denied:
             self.refused += 1
-            self._log.warning((validator.client_ip(conn.remote), cmd.code),
-                              "namesrv.refused remote=%s code=%s reason=%s", conn.remote, cmd.code, denied.message)
+            self._log.warning((ip, cmd.code), "namesrv.refused remote=%s code=%s reason=%s",
+                              conn.remote, cmd.code, denied.message)  # fmt: skip
             return cmd.response(ResponseCode.SYSTEM_ERROR, validator.remark(denied))  # oneway: not written
         return None
-
-    # -- reload ------------------------------------------------------------------------------------------
-
-    def _read_stamps(self) -> dict[str, float]:
-        stamps = {}
-        for name in acl_files(self.path):
-            try:
-                stamps[name] = os.stat(name).st_mtime
-            except OSError:
-                stamps[name] = -1.0
-        return stamps
-
-    def maybe_reload(self) -> bool:
-        """Re-read the files if ``reload_interval`` has passed and one changed; True when new rules apply."""
-        now = time.monotonic()
-        if now < self._next_look:
-            return False
-        self._next_look = now + self.reload_interval
-        stamps = self._read_stamps()
-        if stamps == self._stamps:
-            return False
-        self._stamps = stamps
-        try:
-            self.rules = load_rules(self.path)
-        except AclConfigError as exc:
-            log.error("namesrv.acl_reload_refused %s; the previous rules stay in force", exc)
-            return False
-        log.info("namesrv.acl_reloaded files=%d accounts=%d", len(stamps), len(self.rules.accounts))
-        return True
