@@ -12,12 +12,14 @@ import dataclasses
 import hashlib
 import hmac
 import os
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from rocketq.broker.config import BrokerConfig
 from rocketq.client import AdminClient, ClientConfig, Message, Producer, SendStatus
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import ConfigError
@@ -216,3 +218,36 @@ async def test_a_protected_name_server_may_listen_on_every_interface(tmp_path: P
     config = NamesrvConfig(listen_host="0.0.0.0", listen_port=0, home_dir=tmp_path / "n", acl_file=acl)
     async with NamesrvServer(config) as server:  # no allowInsecureBind needed: writes need an account
         assert server.protected and server.listen_addresses[0].startswith("0.0.0.0:")
+
+
+async def test_the_command_line_flag(tmp_path: Path) -> None:
+    acl = tmp_path / "acl.yml"
+    acl.write_text(ACCOUNTS)
+    base = (sys.executable, "-m", "rocketq", "--log-level", "WARNING", "namesrv", "--port", "0")
+    pipes = {"stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.PIPE}
+    good = await asyncio.create_subprocess_exec(*base, "--home", str(tmp_path / "a"), "--acl-file", str(acl), **pipes)
+    bad = await asyncio.create_subprocess_exec(*base, "--home", str(tmp_path / "b"), "--acl-file",
+                                               str(tmp_path / "nope.yml"), **pipes)  # fmt: skip
+    try:
+        async with asyncio.timeout(60):
+            assert good.stdout is not None
+            line = (await good.stdout.readline()).decode()
+            assert line.startswith("rocketq namesrv listening on 0.0.0.0:"), line  # protected: no --insecure
+            out, err = await bad.communicate()
+        assert bad.returncode == 2 and out == b"", err
+        assert err.decode().strip() == f"rocketq namesrv: config 'aclFile': {tmp_path / 'nope.yml'}: no such file"
+    finally:
+        for proc in (good, bad):
+            if proc.returncode is None:
+                proc.terminate()
+                await proc.wait()
+    assert good.returncode == 0
+
+
+def test_the_broker_account_keys() -> None:
+    cfg = BrokerConfig.from_mapping({"accessKey": BROKER[0], "secretKey": BROKER[1]})
+    shown = cfg.as_properties()  # GET_BROKER_CONFIG, rocketq broker -p
+    assert shown["accessKey"] == BROKER[0] and shown["secretKey"] == "******"
+    assert BROKER[1] not in "".join(shown.values())
+    with pytest.raises(ConfigError, match="secretKey"):
+        BrokerConfig.from_mapping({"accessKey": BROKER[0]})
