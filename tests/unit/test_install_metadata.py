@@ -24,7 +24,7 @@ def test_make_run_installs_rocketq_without_the_test_and_spark_extras() -> None:
     installs = [shlex.split(line) for line in plan.stdout.splitlines() if " pip install " in line]
     targets = [words[words.index("-e") + 1] for words in installs if "-e" in words]
     assert targets == ["."], plan.stdout  # rocketq alone: orjson and uvloop come as its dependencies
-    assert plan.stdout.splitlines()[-1].endswith("rocketq standalone --dir ./data")
+    assert plan.stdout.splitlines()[-1].endswith("rocketq standalone --dir ./data listenHost=127.0.0.1")  # loopback
 
 
 def test_make_test_still_installs_the_extras() -> None:
