@@ -17,6 +17,7 @@ is refused even from a whitelisted address.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 
 from rocketq.acl import permission, signature
@@ -41,6 +42,18 @@ def client_ip(remote: str) -> str:
     from the last ``:``), brackets of an IPv6 literal removed."""
     host = remote.rpartition(":")[0] if ":" in remote else remote
     return host[1:-1] if host.startswith("[") and host.endswith("]") else host
+
+
+def peer_ip(host: str) -> str:
+    """A socket's peer host as Java sees it: an IPv4-mapped IPv6 address (a dual-stack listener) is IPv4."""
+    if host.startswith("::ffff:") or host.startswith("::FFFF:"):
+        try:
+            mapped = ipaddress.IPv6Address(host).ipv4_mapped
+        except ValueError:
+            return host
+        if mapped is not None:
+            return str(mapped)
+    return host
 
 
 def check(

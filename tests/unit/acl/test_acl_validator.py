@@ -11,7 +11,7 @@ from rocketq.acl.config import AclRules, parse_document
 from rocketq.acl.errors import AclDenied
 from rocketq.acl.permission import PUB, SUB
 from rocketq.acl.resources import needed
-from rocketq.acl.validator import check, client_ip, remark
+from rocketq.acl.validator import check, client_ip, peer_ip, remark
 from rocketq.codes import RequestCode
 
 DOC = {
@@ -162,3 +162,9 @@ def test_client_ip() -> None:
     assert client_ip("192.168.0.1:5555") == "192.168.0.1"
     assert client_ip("[::1]:5555") == "::1"
     assert client_ip("0:0:0:0:0:0:0:1:5555") == "0:0:0:0:0:0:0:1"
+
+
+def test_peer_ip_unmaps_ipv4() -> None:
+    assert peer_ip("::ffff:10.0.0.9") == "10.0.0.9"
+    assert peer_ip("::1") == "::1" and peer_ip("10.0.0.9") == "10.0.0.9"
+    assert denial(RequestCode.UPDATE_AND_CREATE_TOPIC, {}, ip=peer_ip("::ffff:10.0.0.9")) is None
