@@ -72,9 +72,11 @@ class AclStore:
         default_file: str | os.PathLike[str],
         *,
         strict_admin: bool = True,
+        strict_resources: bool = True,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.default_file = os.path.abspath(default_file)
+        self.strict_resources = strict_resources
         self.admin_codes = permission.ADMIN_CODES | (STRICT_ADMIN_CODES if strict_admin else frozenset())
         self.rules = AclRules()
         self._clock = clock
@@ -123,7 +125,9 @@ class AclStore:
 
     def check(self, ip: str, code: int, ext: Mapping[str, str], body: bytes | bytearray | memoryview | None) -> None:
         """Raise ``AclDenied`` unless the current rules allow the request."""
-        validator.check(self.rules, ip, code, ext, body, admin_codes=self.admin_codes)
+        validator.check(
+            self.rules, ip, code, ext, body, admin_codes=self.admin_codes, strict_resources=self.strict_resources
+        )
 
     # --------------------------------------------------------------------------------------- admin reads
 

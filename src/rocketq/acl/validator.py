@@ -64,10 +64,11 @@ def check(
     body: bytes | bytearray | memoryview | None,
     *,
     admin_codes: frozenset[int] = permission.ADMIN_CODES,
+    strict_resources: bool = False,
 ) -> None:
     """Raise ``AclDenied`` unless ``rules`` allow this request from ``ip`` (``admin_codes``: the codes only an
-    admin account may send; Java's five by default)."""
-    resources = needed(code, ext, body)
+    admin account may send, Java's five by default; ``strict_resources``: see ``resources.needed``)."""
+    resources = needed(code, ext, body, strict=strict_resources)
     for pattern in rules.white:
         if pattern.matches(ip):
             return

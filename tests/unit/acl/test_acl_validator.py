@@ -168,3 +168,26 @@ def test_peer_ip_unmaps_ipv4() -> None:
     assert peer_ip("::ffff:10.0.0.9") == "10.0.0.9"
     assert peer_ip("::1") == "::1" and peer_ip("10.0.0.9") == "10.0.0.9"
     assert denial(RequestCode.UPDATE_AND_CREATE_TOPIC, {}, ip=peer_ip("::ffff:10.0.0.9")) is None
+
+
+@pytest.mark.parametrize(
+    "code,ext,body,expected",
+    [
+        (RequestCode.SEND_BATCH_MESSAGE, {"a": "pg", "b": "T"}, b"", {"T": PUB}),
+        (RequestCode.SEND_BATCH_MESSAGE, {"a": "g", "b": "%RETRY%g"}, b"", {"%RETRY%g": SUB}),
+        (RequestCode.QUERY_CONSUMER_OFFSET, {"consumerGroup": "g", "topic": "T"}, b"", {"%RETRY%g": SUB, "T": SUB}),
+        (RequestCode.LOCK_BATCH_MQ, {},
+         b'{"consumerGroup":"g","clientId":"c","mqSet":[{"topic":"T","brokerName":"b","queueId":0}]}',
+         {"%RETRY%g": SUB, "T": SUB}),
+        (RequestCode.UNLOCK_BATCH_MQ, {}, b'{"consumerGroup":"g","clientId":"c","mqSet":[]}', {"%RETRY%g": SUB}),
+        (RequestCode.PULL_MESSAGE, {"topic": "T", "consumerGroup": "g"}, b"", {"T": SUB, "%RETRY%g": SUB}),
+    ],
+)  # fmt: skip
+def test_strict_resources(code: int, ext: dict[str, str], body: bytes, expected: dict[str, int]) -> None:
+    assert needed(code, ext, body, strict=True) == expected
+
+
+def test_strict_lock_body_must_read() -> None:
+    with pytest.raises(AclDenied, match="lock body"):
+        needed(RequestCode.LOCK_BATCH_MQ, {}, b"[1]", strict=True)
+    assert needed(RequestCode.LOCK_BATCH_MQ, {}, b"[1]") == {}  # as Java: not read at all
