@@ -24,6 +24,7 @@ from rocketq.acl import permission, signature
 from rocketq.acl.config import AclRules
 from rocketq.acl.errors import AclDenied
 from rocketq.acl.resources import needed
+from rocketq.common.hashing import unsigned_hash
 
 TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
 _EXCEPTION = "org.apache.rocketmq.acl.common.AclException"
@@ -42,6 +43,22 @@ def client_ip(remote: str) -> str:
     from the last ``:``), brackets of an IPv6 literal removed."""
     host = remote.rpartition(":")[0] if ":" in remote else remote
     return host[1:-1] if host.startswith("[") and host.endswith("]") else host
+
+
+def java_hashmap_order(table: dict[str, int]) -> dict[str, int]:
+    """``table`` in the order a Java ``HashMap`` filled in the same order iterates it (bucket by bucket,
+    insertion order within one): the first resource refused is the one Java names."""
+    if len(table) < 2:
+        return table
+    capacity = 16
+    while len(table) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = unsigned_hash(key)[0]
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return dict(sorted(table.items(), key=lambda kv: bucket(kv[0])))  # sorted() is stable
 
 
 def peer_ip(host: str) -> str:
@@ -89,7 +106,7 @@ def check(
     owned = account.perms
     if not resources or (owned is None and account.admin):
         return
-    for resource, need in resources.items():
+    for resource, need in java_hashmap_order(resources).items():
         is_group = resource.startswith(permission.RETRY_PREFIX)
         if owned is not None and resource in owned:
             have, line = owned[resource], 610
