@@ -97,3 +97,14 @@ def test_admin_writes(tmp_path: Path) -> None:
     # main: created, deleted, white list; team.yml: updated, white list
     assert store.versions()[str(main)][0] == 3 and store.default_version()[0] == 3
     assert store.versions()[str(extra)][0] == 2
+
+
+def test_a_rewrite_keeping_mtime_and_size_is_seen(tmp_path: Path) -> None:
+    main = tmp_path / "plain_acl.yml"
+    main.write_text(BASE)
+    store = AclStore(main)
+    store.load()
+    st = main.stat()
+    main.write_text(BASE.replace("firstkey", "fir2tkey"))  # same size
+    os.utime(main, ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime (a coarse clock)
+    assert store.poll() and "fir2tkey" in store.rules.accounts
