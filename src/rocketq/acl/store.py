@@ -75,11 +75,18 @@ class AclStore:
         *,
         strict_admin: bool = True,
         strict_resources: bool = True,
+        admin_codes: frozenset[int] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        """``admin_codes`` replaces the admin-only set the ``strict_admin`` choice gives (a server with other
+        request codes than a broker's, e.g. a name server protecting its writes)."""
         self.default_file = os.path.abspath(default_file)
         self.strict_resources = strict_resources
-        self.admin_codes = permission.ADMIN_CODES | (STRICT_ADMIN_CODES if strict_admin else frozenset())
+        self.admin_codes = (
+            admin_codes
+            if admin_codes is not None
+            else permission.ADMIN_CODES | (STRICT_ADMIN_CODES if strict_admin else frozenset())
+        )
         self.rules = AclRules()
         self._clock = clock
         self._seen: Fingerprint = ()

@@ -108,3 +108,15 @@ def test_a_rewrite_keeping_mtime_and_size_is_seen(tmp_path: Path) -> None:
     main.write_text(BASE.replace("firstkey", "fir2tkey"))  # same size
     os.utime(main, ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime (a coarse clock)
     assert store.poll() and "fir2tkey" in store.rules.accounts
+
+
+def test_admin_codes_can_be_given(tmp_path: Path) -> None:
+    main = tmp_path / "plain_acl.yml"
+    main.write_text(BASE)
+    store = AclStore(main, admin_codes=frozenset({103}))
+    store.load()
+    ext = {"brokerName": "b"}
+    signature.sign_request(ext, b"", "firstkey", "first-secret")
+    with pytest.raises(AclDenied, match="request code=103"):
+        store.check("127.0.0.1", 103, ext, b"")
+    store.check("127.0.0.1", 215, ext, b"")  # not in the given set
