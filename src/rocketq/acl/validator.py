@@ -86,16 +86,15 @@ def check(
     """Raise ``AclDenied`` unless ``rules`` allow this request from ``ip`` (``admin_codes``: the codes only an
     admin account may send, Java's five by default; ``strict_resources``: see ``resources.needed``)."""
     resources = needed(code, ext, body, strict=strict_resources)
-    for pattern in rules.white:
-        if pattern.matches(ip):
-            return
+    if rules.white_listed(ip):
+        return
     key = ext.get(signature.ACCESS_KEY)
     if key is None:
         raise AclDenied("No accessKey is configured", _VALIDATE % 663)
     account = rules.accounts.get(key)
     if account is None:
         raise AclDenied(f"No acl config for {key}", _VALIDATE % 667)
-    if account.white.matches(ip):
+    if rules.white_listed(ip, account):
         return
     if not signature.verify(ext, body, account.secret_key):
         raise AclDenied(f"Check signature failed for accessKey={key}", _VALIDATE % 683)
