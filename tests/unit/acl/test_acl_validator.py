@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rocketq.acl import signature
 from rocketq.acl.config import AclRules, parse_document
@@ -191,3 +193,27 @@ def test_strict_lock_body_must_read() -> None:
     with pytest.raises(AclDenied, match="lock body"):
         needed(RequestCode.LOCK_BATCH_MQ, {}, b"[1]", strict=True)
     assert needed(RequestCode.LOCK_BATCH_MQ, {}, b"[1]") == {}  # as Java: not read at all
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    code=st.sampled_from([10, 11, 12, 14, 15, 17, 34, 35, 36, 38, 41, 42, 215, 310, 320, 9999]),
+    ext=st.dictionaries(
+        st.sampled_from(["AccessKey", "Signature", "a", "b", "topic", "group", "consumerGroup", "_UNIQUE_KEY_QUERY"]),
+        st.text(max_size=12),
+        max_size=6,
+    ),
+    body=st.one_of(st.binary(max_size=40), st.sampled_from([b"{}", b"[]", b'{"consumerDataSet":7}', b"null"])),
+    strict=st.booleans(),
+)
+def test_any_request_is_allowed_or_refused_never_an_error(
+    code: int, ext: dict[str, str], body: bytes, strict: bool
+) -> None:
+    for key in (None, "producer1"):
+        fields = dict(ext)
+        if key is not None:
+            signature.sign_request(fields, body, key, SECRETS[key])
+        try:
+            check(RULES, IP, code, fields, body, strict_resources=strict)
+        except AclDenied as exc:
+            assert exc.message and exc.frame
