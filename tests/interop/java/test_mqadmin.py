@@ -470,6 +470,7 @@ ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
         "serverWriteBufferLowWaterMark", "serverMaxWriteBufferBytes",
         # the name server's (Java 5's names)
         "brokerChannelExpiredTime", "scanNotActiveBrokerInterval",
+        "kvConfigMaxBytes",  # the name server's KV table bound (docs/reliability.md)
     }
 )  # fmt: skip
 
