@@ -251,3 +251,40 @@ def test_the_broker_account_keys() -> None:
     assert BROKER[1] not in "".join(shown.values())
     with pytest.raises(ConfigError, match="secretKey"):
         BrokerConfig.from_mapping({"accessKey": BROKER[0]})
+
+
+async def test_standalone_with_a_protected_name_server(tmp_path: Path) -> None:
+    """The broker of ``rocketq standalone`` registers with its protected name server when it has an account of
+    that file, and is refused when it has none."""
+    acl = tmp_path / "namesrv" / "acl.yml"
+    acl.parent.mkdir()
+    acl.write_text(ACCOUNTS)
+
+    async def start(name: str, *keys: str) -> tuple[asyncio.subprocess.Process, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "rocketq", "--log-level", "WARNING", "standalone", "--dir", str(tmp_path / name),
+            "--namesrv-port", "0", "--namesrv-acl-file", str(acl), "listenPort=0", "listenHost=127.0.0.1",
+            "registerNameServerPeriod=10000", *keys, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        async with asyncio.timeout(60):
+            line = (await proc.stdout.readline()).decode()
+            await proc.stdout.readline()  # the broker's line: its registration loop has started
+        return proc, "127.0.0.1:" + line.strip().rpartition(":")[2]
+
+    signed, unsigned = await asyncio.gather(
+        start("signed", f"accessKey={BROKER[0]}", f"secretKey={BROKER[1]}"), start("unsigned")
+    )
+    try:
+        for (_, namesrv), registered in ((signed, True), (unsigned, False)):  # signed first: both have tried
+            async with AdminClient(config=ClientConfig(namesrv_addr=namesrv), timeout=10.0) as admin:
+                async with asyncio.timeout(30):
+                    while registered and not await admin.brokers():
+                        await asyncio.sleep(0.1)
+                assert bool(await admin.brokers()) is registered
+    finally:
+        for proc, _ in (signed, unsigned):
+            proc.terminate()
+        errors = [(await p.communicate())[1].decode() for p, _ in (signed, unsigned)]
+    assert "namesrv.refused" not in errors[0] and "register.failed" not in errors[0], errors[0]
+    assert "No accessKey is configured" in errors[1] and "Traceback" not in errors[1], errors[1]
