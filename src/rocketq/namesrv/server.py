@@ -80,7 +80,8 @@ class NamesrvServer:
             self.protection = NamesrvProtection(self.config.acl_file, self.config.acl_reload_interval)
             self.dispatcher.request_hooks.append(self.protection.hook)
         check_bind("the name server", "listenHost", self.config.listen_host, protected=self.protected,
-                   protection="name server protection (aclFile)", allowed=self.config.allow_insecure_bind)  # fmt: skip
+                   protection="name server protection (aclFile, --acl-file)", allowed=self.config.allow_insecure_bind,
+                   loopback="--host 127.0.0.1, or listenHost=127.0.0.1 for standalone")  # fmt: skip
         self.config.home_dir.mkdir(parents=True, exist_ok=True)
         self.kv_config.load()
         remoting = RemotingServer(

@@ -30,15 +30,19 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_bind(who: str, host_key: str, host: str, *, protected: bool, protection: str, allowed: bool) -> None:
+def check_bind(
+    who: str, host_key: str, host: str, *, protected: bool, protection: str, allowed: bool, loopback: str = ""
+) -> None:
     """Raise ConfigError naming ``host_key`` when ``host`` is reachable from other machines, ``protected`` is
-    false and the operator has not allowed it. ``protection`` names the setting that would protect it."""
+    false and the operator has not allowed it. ``protection`` names the setting that would protect it,
+    ``loopback`` how to listen on loopback instead (default ``<host_key>=127.0.0.1``)."""
     if protected or allowed or is_loopback(host):
         return
     where = host or "every interface"
+    loopback = loopback or f"{host_key}=127.0.0.1"
     raise ConfigError(
         host_key,
         f"{who} would listen on {where} with no access control ({protection} is off): anyone who can reach the "
-        f"port could take it over. Listen on loopback ({host_key}=127.0.0.1), turn on {protection}, or set "
+        f"port could take it over. Listen on loopback ({loopback}), turn on {protection}, or set "
         f"{ALLOW_KEY}=true ({ALLOW_FLAG}) if a firewall or private network protects the port",
     )
