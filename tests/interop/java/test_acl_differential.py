@@ -21,7 +21,7 @@ import pytest
 import pytest_asyncio
 from diff_scenarios import heartbeat_body, send_ext, topic_ext, v2
 from differential import Side, assert_same, observe
-from test_acl import ACL_EXCEPTION, ADMIN, GROUP, OTHER_GROUP, OTHER_TOPIC, PLAIN_ACL, TOPIC, USER
+from test_acl import ACL_EXCEPTION, ADMIN, GROUP, OTHER_GROUP, OTHER_TOPIC, PLAIN_ACL, TOPIC, USER, WHITE
 
 from rocketq.codes import RequestCode as RC
 from rocketq.remoting.client import RemotingClient
@@ -117,9 +117,12 @@ async def max_offset(s: Side, topic: str, queue: int, at_least: int) -> dict[str
     return observe(s, resp, remark=True)
 
 
+TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
+
+
 async def setup_topics(s: Side) -> dict[str, Any]:
     out = {}
-    for topic in (TOPIC, OTHER_TOPIC):
+    for topic in (TOPIC, OTHER_TOPIC, TRACE_TOPIC):
         out[topic] = seen(s, await s.b(RC.UPDATE_AND_CREATE_TOPIC, signed(topic_ext(topic), ADMIN)))
     return out
 
@@ -143,7 +146,18 @@ async def sc_sends(s: Side) -> dict[str, Any]:
         "user": await send(USER),
         "with_token_and_channel": await send(USER, SecurityToken="a-token", OnsChannel="ALIYUN"),
         "admin_any_topic": await send(ADMIN, OTHER_TOPIC),
+        # the account's whiteRemoteAddress matches: no signature check, no permission check
+        "white_account_wrong_secret": await send((WHITE[0], "not-the-secret"), OTHER_TOPIC),
+        # a PUB of the trace topic skips the permission check (4.9.4+)
+        "trace_topic": await send(USER, TRACE_TOPIC),
     }
+    # SEND_MESSAGE_V2 to a retry topic asks SUB on the producer group's retry resource instead of PUB on topic
+    for name, group in (("retry_own_group", GROUP), ("retry_other_group", OTHER_GROUP)):
+        ext = v2(send_ext(f"%RETRY%{group}", producerGroup=group))
+        out[name] = seen(s, await s.b(RC.SEND_MESSAGE_V2, signed(ext, USER, body), body))
+    # SEND_MESSAGE (V1) names the group producerGroup, but Java reads "group" (reference §5: UNVERIFIED)
+    ext = send_ext(f"%RETRY%{OTHER_GROUP}", producerGroup=OTHER_GROUP)
+    out["v1_retry_other_group"] = seen(s, await s.b(RC.SEND_MESSAGE, signed(ext, USER, body), body))
     # A refused one-way request gets no answer, and is not stored: queue 2 holds only the signed send after it.
     await s.b(RC.SEND_MESSAGE_V2, v2(send_ext(TOPIC, queue_id=2)), body, oneway=True)
     out["signed_after_oneway"] = await send(USER, queue=2)
