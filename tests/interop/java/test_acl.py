@@ -206,6 +206,19 @@ def acl_version(run_stdout: str) -> int:
     return int(data[0][4])
 
 
+def acl_listing(stdout: str) -> tuple[set[str], str]:
+    """getAclConfig's printout: the accessKeys of the accounts (``%-1s %-18s: %s`` lines) and the global white
+    list as printed (``%-20s: %s``)."""
+    keys, white = set(), ""
+    for line in stdout.splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() == "accessKey":
+            keys.add(value.strip())
+        elif name.strip() == "globalWhiteRemoteAddresses":
+            white = value.strip()
+    return keys, white
+
+
 async def test_mqadmin_acl_commands(server: Any, admin: MqadminSession, tmp_path: Path) -> None:
     broker = server.broker_addr
     newcomer = ("aclNewcomer", "newcomer-secret")
@@ -217,6 +230,8 @@ async def test_mqadmin_acl_commands(server: Any, admin: MqadminSession, tmp_path
     accounts = {a["accessKey"]: a for a in yaml.safe_load(acl_file_of(server).read_text())["accounts"]}
     assert accounts[newcomer[0]]["secretKey"] == newcomer[1]
     assert accounts[newcomer[0]]["defaultTopicPerm"] == "PUB"
+    listed = await admin.ok("getAclConfig", "-b", broker)
+    assert acl_listing(listed.stdout) == ({ADMIN[0], USER[0], WHITE[0], newcomer[0]}, "[10.10.103.*]"), listed.stdout
     got = await cases(server, tmp_path, case("newcomer", "send", newcomer, count=1, expect="ok"))
     assert got["newcomer"]["sent"] == 1, got["newcomer"]
 
