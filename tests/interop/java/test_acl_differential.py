@@ -14,7 +14,9 @@ import asyncio
 import base64
 import hashlib
 import hmac
+import os
 from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,6 +33,8 @@ from rocketq.testing.java import JavaCluster, JavaUnavailable
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 Creds = tuple[str, str] | None
+#: each side's plain_acl.yml, by Side.label (filled by the ``sides`` fixture)
+ACL_FILES: dict[str, Path] = {}
 WRONG = (USER[0], "not-the-secret")
 UNKNOWN = ("nobody-at-all", "whatever-secret")
 
@@ -76,6 +80,7 @@ async def sides(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple
             base / "rocketq", brokerClusterName="RqCluster", brokerName="rq-broker-a", aclEnable=True,
             aclFilePath=str(acl_file), aclStrictAdmin=False,
         ) as rq:  # fmt: skip
+            ACL_FILES.update(java=java.acl_file, rocketq=acl_file)
             yield (
                 Side("java", rc, java.namesrv_addr, java.broker_addr, java.cluster_name, java.broker_name),
                 Side("rocketq", rc, rq.namesrv_addr, rq.broker_addr, "RqCluster", "rq-broker-a"),
@@ -232,6 +237,42 @@ async def sc_unique_key_query(s: Side) -> dict[str, Any]:
     return out
 
 
+def replace_file(path: Path, text: str) -> None:
+    """A whole new file at once (an editor's save), so a poll never reads half of it."""
+    tmp = path.with_name(path.name + ".new")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+async def sc_reload(s: Side) -> dict[str, Any]:
+    """The file edited under a running broker: a granted topic takes effect on the next poll (Java's is every
+    5 s); a malformed file is not applied and the rules before it stay in force."""
+    await setup_topics(s)
+    path = ACL_FILES[s.label]
+    body = b"reload"
+
+    async def send_other(creds: Creds) -> Any:
+        ext = signed(v2(send_ext(OTHER_TOPIC, queue_id=3)), creds, body)
+        return await s.b(RC.SEND_MESSAGE_V2, ext, body)
+
+    out = {"before": seen(s, await send_other(USER))}
+    replace_file(path, PLAIN_ACL.replace(f"  - {TOPIC}=PUB|SUB\n", f"  - {TOPIC}=PUB|SUB\n  - {OTHER_TOPIC}=PUB\n"))
+    for _ in range(80):  # up to 20 s
+        answer = await send_other(USER)
+        if isinstance(answer, str) or answer.code == 0:
+            break
+        await asyncio.sleep(0.25)
+    out["granted"] = seen(s, answer)
+    try:
+        replace_file(path, "accounts:\n  - accessKey: [unclosed\n")
+        await asyncio.sleep(6.5)  # past both brokers' next poll: a shorter wait would only test less
+        out["malformed_granted_still"] = seen(s, await send_other(USER))
+        out["malformed_anonymous_still_refused"] = seen(s, await send_other(None))
+    finally:
+        replace_file(path, PLAIN_ACL)
+    return out
+
+
 async def test_sends(sides: tuple[Side, Side]) -> None:
     await both(sides, sc_sends)
 
@@ -258,3 +299,11 @@ async def test_query_message_signed_with_the_unique_key_flag(sides: tuple[Side, 
     assert refused["remark"].startswith(ACL_EXCEPTION + f"Check signature failed for accessKey={USER[0]}")
     assert rq["signed_with_flag"] == rq["signed_without_flag"] == java["signed_without_flag"]
     assert java["signed_without_flag"]["code"] != 1
+
+
+async def test_hot_reload_and_a_malformed_file(sides: tuple[Side, Side]) -> None:
+    """Last in the module: it edits both files (and puts PLAIN_ACL back)."""
+    java, rq = await asyncio.gather(sc_reload(sides[0]), sc_reload(sides[1]))
+    assert java["before"]["code"] == 1 and java["granted"]["code"] == 0, java
+    assert java["malformed_granted_still"]["code"] == 0, java
+    assert_same(java, rq)
