@@ -28,6 +28,7 @@ import pytest
 from cppharness import INTEROP_PY, REPO  # type: ignore[import-not-found]
 
 from rocketq.client import AdminClient
+from rocketq.testing.process import run_process
 
 README = REPO / "README.md"
 TIMEOUT = 120.0  # per command; generous for a contended 2-core machine, never reached when things work
@@ -98,18 +99,9 @@ def _env() -> dict[str, str]:
 
 
 async def run(argv: list[str], env: dict[str, str] | None = None) -> str:
-    proc = await asyncio.create_subprocess_exec(
-        *argv, cwd=REPO, env=env or _env(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    try:
-        async with asyncio.timeout(TIMEOUT):
-            out, err = await proc.communicate()
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode == 0, f"{argv[1:]} exited {proc.returncode}:\n{out.decode()[-3000:]}{err.decode()[-3000:]}"
-    return out.decode()
+    rc, out, err = await run_process(argv, timeout=TIMEOUT, env=env or _env(), cwd=REPO)
+    assert rc == 0, f"{argv[1:]} exited {rc}:\n{out[-3000:]}{err[-3000:]}"
+    return out
 
 
 # -- the user's session ----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ without deprecation warnings (issue 20, item 13)."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -16,11 +17,20 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _plan(make: str, target: str) -> subprocess.CompletedProcess[str]:
+    # under `make test` the parent's MAKEFLAGS/MAKELEVEL would add "Entering/Leaving directory" lines
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    return subprocess.run(
+        [make, "--no-print-directory", "-n", "-B", target],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=True, env=env,
+    )  # fmt: skip
+
+
 def test_make_run_installs_rocketq_without_the_test_and_spark_extras() -> None:
     make = shutil.which("make")
     assert make is not None, "make is one of the two set-up commands"
     # -n: print the recipe, run nothing; -B: as if nothing were installed yet
-    plan = subprocess.run([make, "-n", "-B", "run"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    plan = _plan(make, "run")
     installs = [shlex.split(line) for line in plan.stdout.splitlines() if " pip install " in line]
     targets = [words[words.index("-e") + 1] for words in installs if "-e" in words]
     assert targets == ["."], plan.stdout  # rocketq alone: orjson and uvloop come as its dependencies
@@ -28,8 +38,9 @@ def test_make_run_installs_rocketq_without_the_test_and_spark_extras() -> None:
 
 
 def test_make_test_still_installs_the_extras() -> None:
-    plan = subprocess.run(["make", "-n", "-B", "test"], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                          check=True)  # fmt: skip
+    make = shutil.which("make")
+    assert make is not None
+    plan = _plan(make, "test")
     assert "-e '.[test,spark]'" in plan.stdout
 
 

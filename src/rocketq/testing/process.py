@@ -12,6 +12,24 @@ _NAMESRV = re.compile(rb"name server listening on \S*:(\d+)")
 _BROKER = re.compile(rb"broker \S+ listening on .*, advertised as ([\d.]+:\d+)")
 
 
+async def run_process(
+    argv: list[str], *, timeout: float, env: dict[str, str] | None = None, cwd: Path | str | None = None
+) -> tuple[int, str, str]:
+    """Run ``argv`` to its end: ``(exit code, stdout, stderr)``; killed (and reaped) when ``timeout`` passes."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        async with asyncio.timeout(timeout):
+            out, err = await proc.communicate()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
 class StandaloneProcess:
     """A running ``python -m rocketq standalone`` on ephemeral 127.0.0.1 ports."""
 

@@ -22,7 +22,7 @@ import pytest
 import pytest_asyncio
 
 from rocketq.client import LitePullConsumer
-from rocketq.testing.process import StandaloneProcess
+from rocketq.testing.process import StandaloneProcess, run_process
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -72,18 +72,7 @@ def env() -> dict[str, str]:
 async def rocketq(env: dict[str, str], *argv: str, namesrv: str | None = None) -> Run:
     """``rocketq ARGV -n NAMESRV`` as a child process."""
     full = [*argv, "-n", namesrv] if namesrv else list(argv)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "rocketq", *full, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    try:
-        async with asyncio.timeout(WAIT):
-            out, err = await proc.communicate()
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode is not None
-    return Run(proc.returncode, out.decode(), err.decode())
+    return Run(*await run_process([sys.executable, "-m", "rocketq", *full], timeout=WAIT, env=env))
 
 
 @pytest.fixture

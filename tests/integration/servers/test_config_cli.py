@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rocketq.broker.config import BrokerConfig, read_properties
 from rocketq.remoting.local_address import local_address
+from rocketq.testing.process import run_process
 
 WAIT = 60.0  # interpreter start-up on a busy 2-core machine
 REPO = Path(__file__).resolve().parents[3]
@@ -22,19 +23,7 @@ SAMPLE = REPO / "deploy" / "broker.conf"
 
 
 async def rocketq(*args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "rocketq", "--log-level", "WARNING", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        async with asyncio.timeout(WAIT):
-            out, err = await proc.communicate()
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    return await run_process([sys.executable, "-m", "rocketq", "--log-level", "WARNING", *args], timeout=WAIT)
 
 
 def props(out: str) -> dict[str, str]:
