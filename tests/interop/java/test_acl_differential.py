@@ -4,8 +4,9 @@ both with ``aclEnable=true`` and the same ``plain_acl.yml`` (test_acl.PLAIN_ACL)
 
 The signatures are computed here from the algorithm of Java's server (every extField but ``Signature`` and
 ``_UNIQUE_KEY_QUERY``, sorted by key, values concatenated, UTF-8, then the body; HMAC-SHA1 with the secret key,
-base64 with padding), not with rocketq's code. rocketq runs with ``aclStrictAdmin=false``: Java's five admin
-codes only, so every answer must be Java's; rocketq's stricter default is its own (docs/security.md).
+base64 with padding), not with rocketq's code. rocketq runs with ``aclStrictAdmin=false`` and
+``aclStrictResources=false`` (Java's five admin codes, Java's resources per code), so every answer must be
+Java's; rocketq's stricter defaults are its own (docs/security.md, docs/compatibility.md).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ async def sides(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple
     try:
         async with EmbeddedCluster(
             base / "rocketq", brokerClusterName="RqCluster", brokerName="rq-broker-a", aclEnable=True,
-            aclFilePath=str(acl_file), aclStrictAdmin=False,
+            aclFilePath=str(acl_file), aclStrictAdmin=False, aclStrictResources=False,
         ) as rq:  # fmt: skip
             ACL_FILES.update(java=java.acl_file, rocketq=acl_file)
             yield (

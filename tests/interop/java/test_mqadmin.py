@@ -472,8 +472,8 @@ ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
         # the name server's (Java 5's names), and its KV table bound (docs/reliability.md)
         "brokerChannelExpiredTime", "scanNotActiveBrokerInterval", "kvConfigMaxBytes",
         # ACL (docs/security.md): the file (Java: system property rocketmq.acl.plain.file), its poll, the
-        # stricter admin-only code set
-        "aclFilePath", "aclReloadIntervalMills", "aclStrictAdmin",
+        # stricter admin-only code and resource sets
+        "aclFilePath", "aclReloadIntervalMills", "aclStrictAdmin", "aclStrictResources",
     }
 )  # fmt: skip
 
