@@ -19,8 +19,9 @@ import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -73,44 +74,43 @@ accounts:
 ACL_EXCEPTION = "org.apache.rocketmq.acl.common.AclException: "
 NO_KEY = "No accessKey is configured"
 SENT = 4
-# An ACL change made through mqadmin reaches a 4.9.7 broker's memory only through its file watcher (a 5 s
-# poll): updateGlobalWhiteAddr (and updateAclConfig/deleteAccessConfig) just rewrite the file. A case
-# that follows one is retried until it ends as expected, this long at most.
+# updateGlobalWhiteAddr reaches a 4.9.7 broker's memory only through its file watcher (a 5 s poll): it just
+# rewrites the file. A check that follows an ACL change is retried until it ends as expected, this long at most.
 RELOAD_WAIT_MS = 20_000
 
 
-class AclServer(Protocol):
-    @property
-    def namesrv_addr(self) -> str: ...
+@dataclass(frozen=True)
+class AclServer:
+    """The broker under test (rocketq's, or Java's in reference mode): its addresses and its account file."""
 
-    @property
-    def broker_addr(self) -> str: ...
+    namesrv_addr: str
+    broker_addr: str
+    acl_file: Path
 
 
-def acl_file_of(server: Any) -> Path:
-    return Path(server.acl_file)
+def acl_file_of(server: AclServer) -> Path:
+    return server.acl_file
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]:
+async def server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[AclServer]:
     base = tmp_path_factory.mktemp("acl")
     if os.environ.get("ROCKETQ_JAVA_REFERENCE") == "1":
         java = JavaCluster(base / "java-cluster", plain_acl=PLAIN_ACL)
         await asyncio.to_thread(java.start)
         try:
-            yield java
+            yield AclServer(java.namesrv_addr, java.broker_addr, java.acl_file)
         finally:
             java.stop()
         return
     acl_file = base / "plain_acl.yml"
     acl_file.write_text(PLAIN_ACL)
     async with EmbeddedCluster(base / "cluster", aclEnable=True, aclFilePath=str(acl_file)) as cluster:
-        cluster.acl_file = acl_file  # type: ignore[attr-defined]
-        yield cluster
+        yield AclServer(cluster.namesrv_addr, cluster.broker_addr, acl_file)
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def admin(server: Any, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[MqadminSession]:
+async def admin(server: AclServer, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[MqadminSession]:
     """One mqadmin JVM signing with the admin account; the topics exist once it is handed out."""
     base = tmp_path_factory.mktemp("acl-mqadmin")
     tools = f"accessKey: {ADMIN[0]}\nsecretKey: {ADMIN[1]}\n"
@@ -122,7 +122,7 @@ async def admin(server: Any, tmp_path_factory: pytest.TempPathFactory) -> AsyncI
         yield mq
 
 
-async def cases(server: Any, tmp_path: Path, *items: dict[str, Any]) -> dict[str, dict[str, Any]]:
+async def cases(server: AclServer, tmp_path: Path, *items: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Runs the driver's ``acl`` scenario; its lines by case name."""
     path = tmp_path / "cases.json"
     path.write_text(json.dumps(list(items)))
@@ -168,7 +168,7 @@ DENIALS: list[tuple[str, tuple[str, str] | None, str, str, str]] = [
 ]
 
 
-async def test_java_client_allowed_and_refused(server: Any, admin: MqadminSession, tmp_path: Path) -> None:
+async def test_java_client_allowed_and_refused(server: AclServer, admin: MqadminSession, tmp_path: Path) -> None:
     items = [case("send-ok", "send", USER, count=SENT)]
     items += [case(f"send-{n}", "send", cr, topic=t, count=1) for n, cr, t, _g, _m in DENIALS if n != "lacks-group"]
     items += [case("push-ok", "push", USER, count=SENT, wait_ms=60_000)]
@@ -191,7 +191,9 @@ async def test_java_client_allowed_and_refused(server: Any, admin: MqadminSessio
         assert refused_with(got[f"pull-{name}"], message), got[f"pull-{name}"]
 
 
-async def test_every_send_kind_consume_and_look_up_signed(server: Any, admin: MqadminSession, tmp_path: Path) -> None:
+async def test_every_send_kind_consume_and_look_up_signed(
+    server: AclServer, admin: MqadminSession, tmp_path: Path
+) -> None:
     """The driver's "send" scenario signed as the user: sync, async, oneway and batch sends, a push consumer,
     viewMessage by offset msgId and by unique id, queryMessage by key. A 4.9.7 client signs QUERY_MESSAGE (both
     of the latter) over ``_UNIQUE_KEY_QUERY``, which a Java broker refuses (docs/compatibility.md, deliberate
@@ -217,7 +219,7 @@ async def test_every_send_kind_consume_and_look_up_signed(server: Any, admin: Mq
     assert viewed == ["key", "offsetMsgId", "uniqKey"]
 
 
-async def test_admin_requests_need_an_admin_account(server: Any, tmp_path: Path) -> None:
+async def test_admin_requests_need_an_admin_account(server: AclServer, tmp_path: Path) -> None:
     """Stock mqadmin signing as the plain user may not create a topic: UPDATE_AND_CREATE_TOPIC is an admin code."""
     tools = f"accessKey: {USER[0]}\nsecretKey: {USER[1]}\n"
     user_home = rocketmq_home(tmp_path / "user-rmq-home", {"conf/tools.yml": tools})
@@ -248,7 +250,7 @@ def acl_listing(stdout: str) -> tuple[set[str], str]:
     return keys, white
 
 
-async def test_mqadmin_acl_commands(server: Any, admin: MqadminSession, tmp_path: Path) -> None:
+async def test_mqadmin_acl_commands(server: AclServer, admin: MqadminSession, tmp_path: Path) -> None:
     broker = server.broker_addr
     newcomer = ("aclNewcomer", "newcomer-secret")
     before = acl_version((await admin.ok("clusterAclConfigVersion", "-b", broker)).stdout)
@@ -284,7 +286,7 @@ async def test_mqadmin_acl_commands(server: Any, admin: MqadminSession, tmp_path
     assert answer.code == 1 and answer.remark.startswith(ACL_EXCEPTION + NO_KEY), answer.remark
 
 
-async def unsigned_max_offset(server: Any, until_code: int | None = None) -> RemotingCommand:
+async def unsigned_max_offset(server: AclServer, until_code: int | None = None) -> RemotingCommand:
     """An unsigned GET_MAX_OFFSET (rocketq's RemotingClient); with ``until_code``, asked again every 250 ms
     until it is answered with that code, RELOAD_WAIT_MS at most."""
     rc = RemotingClient()
