@@ -1,5 +1,5 @@
 """ACL 1.0 from Apache RocketMQ's own Java side: the 4.9.7 client with ``AclClientRPCHook`` and stock mqadmin's
-ACL commands against a broker with ``aclEnable=true`` and one ``plain_acl.yml`` (``PLAIN_ACL``).
+ACL commands against a broker with ``aclEnable=true`` and one ``plain_acl.yml`` (``acl_accounts.PLAIN_ACL``).
 
 The driver's ``acl`` scenario (tests/interop/java/src/AclScenarios.java) runs many cases in one JVM: an allowed
 account sends, push-consumes and pull-consumes; a wrong secret, an unknown key, no credentials, a topic or a
@@ -26,6 +26,19 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import yaml
+from acl_accounts import (
+    ACL_EXCEPTION,
+    ADMIN,
+    DRIVER_GROUP,
+    DRIVER_TOPIC,
+    GROUP,
+    OTHER_GROUP,
+    OTHER_TOPIC,
+    PLAIN_ACL,
+    TOPIC,
+    USER,
+    WHITE,
+)
 from javaharness import run_driver, run_java
 from mqadmin import MqadminSession
 
@@ -37,41 +50,6 @@ from rocketq.testing.java import JavaCluster, rocketmq_home
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-ADMIN = ("aclAdmin01", "admin-secret-01")
-USER = ("aclUser001", "user-secret-01")
-WHITE = ("aclWhite01", "white-secret-1")  # its whiteRemoteAddress is the tests' own address
-TOPIC, OTHER_TOPIC = "AclTopic", "AclOtherTopic"
-GROUP, OTHER_GROUP = "AclGroup", "AclOtherGroup"
-DRIVER_TOPIC, DRIVER_GROUP = "AclDriverTopic", "AclDriverGroup"  # the driver's "send" scenario, signed
-
-# The user may publish and subscribe AclTopic and consume as AclGroup, nothing else; the admin has no perms
-# listed, so it may do everything; the white account has no perms, but connects from its whiteRemoteAddress.
-# The global white list names an address no test connects from.
-PLAIN_ACL = f"""\
-globalWhiteRemoteAddresses:
-- 10.10.103.*
-accounts:
-- accessKey: {ADMIN[0]}
-  secretKey: {ADMIN[1]}
-  admin: true
-- accessKey: {USER[0]}
-  secretKey: {USER[1]}
-  whiteRemoteAddress:
-  admin: false
-  defaultTopicPerm: DENY
-  defaultGroupPerm: DENY
-  topicPerms:
-  - {TOPIC}=PUB|SUB
-  - {DRIVER_TOPIC}=PUB|SUB
-  groupPerms:
-  - {GROUP}=SUB
-  - {DRIVER_GROUP}=SUB
-- accessKey: {WHITE[0]}
-  secretKey: {WHITE[1]}
-  whiteRemoteAddress: 127.0.0.1
-"""
-
-ACL_EXCEPTION = "org.apache.rocketmq.acl.common.AclException: "
 NO_KEY = "No accessKey is configured"
 SENT = 4
 # updateGlobalWhiteAddr reaches a 4.9.7 broker's memory only through its file watcher (a 5 s poll): it just

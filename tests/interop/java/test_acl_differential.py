@@ -1,5 +1,5 @@
 """ACL denials, differential: the same hand-built, hand-signed requests to a Java 4.9.7 broker and to rocketq's,
-both with ``aclEnable=true`` and the same ``plain_acl.yml`` (test_acl.PLAIN_ACL), answers compared exactly
+both with ``aclEnable=true`` and the same ``plain_acl.yml`` (acl_accounts.PLAIN_ACL), answers compared exactly
 (code, remark text with Java's exception frame, header fields, body).
 
 The signatures are computed here from the algorithm of Java's server (every extField but ``Signature`` and
@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from acl_accounts import ACL_EXCEPTION, ADMIN, GROUP, OTHER_GROUP, OTHER_TOPIC, PLAIN_ACL, TOPIC, USER, WHITE
 from diff_scenarios import heartbeat_body, send_ext, topic_ext, v2
 from differential import Side, assert_same, observe
-from test_acl import ACL_EXCEPTION, ADMIN, GROUP, OTHER_GROUP, OTHER_TOPIC, PLAIN_ACL, TOPIC, USER, WHITE
 
 from rocketq.codes import RequestCode as RC
 from rocketq.remoting.client import RemotingClient
