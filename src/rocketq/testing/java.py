@@ -11,6 +11,12 @@ property ``rmq.logback.configurationFile`` and otherwise ``rmq.broker.logback.xm
 ``rmq.namesrv.logback.xml`` in its jars (INFO into ``~/logs/rocketmqlogs``), so every server here gets
 ``-Drmq.logback.configurationFile=home/conf/rmq.logback.xml`` (4.9 ignores it).
 
+ACL: ``JavaCluster(..., plain_acl=TEXT)`` starts the broker with ``aclEnable=true``. A 4.9 broker reads
+its accounts from ``${ROCKETMQ_HOME}/conf/plain_acl.yml`` (and ``conf/acl/*.yml``) and polls them for
+changes, so such a cluster gets a home of its own (``rocketmq_home``: a copy of the shared ``conf/`` plus
+the file) instead of the shared one. Stock mqadmin signs with the account in ``${ROCKETMQ_HOME}/conf/tools.yml``
+(``accessKey``/``secretKey``): ``rocketmq_home(dir, {"conf/tools.yml": ...})`` makes a home for it too.
+
 JVM flags on this machine's JDK 17 (``server_jvm_flags``), besides a small heap: both versions start
 without any. 4.9.7's ``runbroker.sh`` passes CMS and ``-XX:+UseBiasedLocking`` flags that JDK 17
 rejects; starting the main classes directly skips them. But 4.9.7 unmaps a store file
@@ -34,6 +40,7 @@ import socket
 import struct
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,8 +81,19 @@ def driver_classpath() -> str:
     return f"{driver}{os.pathsep}{classpath('4.9')}"
 
 
-def java_env() -> dict[str, str]:
-    return {**os.environ, "ROCKETMQ_HOME": str(ROCKETMQ_HOME)}
+def java_env(home: Path | None = None) -> dict[str, str]:
+    return {**os.environ, "ROCKETMQ_HOME": str(home or ROCKETMQ_HOME)}
+
+
+def rocketmq_home(directory: Path, files: Mapping[str, str]) -> Path:
+    """A ROCKETMQ_HOME in ``directory``: the shared ``conf/`` (logback files) plus ``files`` (relative path →
+    text), e.g. ``conf/plain_acl.yml`` for a broker, ``conf/tools.yml`` for mqadmin."""
+    shutil.copytree(ROCKETMQ_HOME / "conf", directory / "conf", dirs_exist_ok=True)
+    for rel, text in files.items():
+        target = directory / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return directory
 
 
 def server_jvm_flags(version: str) -> tuple[str, ...]:
@@ -160,6 +178,7 @@ class JavaCluster:
     broker_name: str = "java-broker-a"
     broker_settings: dict[str, str] = field(default_factory=dict)
     broker_heap: tuple[str, ...] = ("-Xms128m", "-Xmx512m", "-XX:MaxDirectMemorySize=256m")
+    plain_acl: str | None = None  # the plain_acl.yml text: the broker starts with aclEnable=true
     namesrv_port: int = 0
     broker_port: int = 0
     namesrv: subprocess.Popen[bytes] | None = None
@@ -174,6 +193,16 @@ class JavaCluster:
         return f"127.0.0.1:{self.broker_port}"
 
     @property
+    def home(self) -> Path:
+        """The servers' ROCKETMQ_HOME: the shared one, or the cluster's own when it has a plain_acl.yml."""
+        return ROCKETMQ_HOME if self.plain_acl is None else self.base_dir / "home"
+
+    @property
+    def acl_file(self) -> Path:
+        """Where the broker reads (and mqadmin's ACL commands write) its accounts."""
+        return self.home / "conf" / "plain_acl.yml"
+
+    @property
     def broker_pid(self) -> int:
         assert self.broker is not None
         return self.broker.pid
@@ -181,6 +210,8 @@ class JavaCluster:
     def start(self, timeout: float = 60.0) -> JavaCluster:
         cp = classpath(self.version)
         self.base_dir.mkdir(parents=True, exist_ok=True)
+        if self.plain_acl is not None:
+            rocketmq_home(self.home, {"conf/plain_acl.yml": self.plain_acl})
         try:
             self.namesrv_port = free_port_block((0,))
             ns_conf = self.base_dir / "namesrv.conf"
@@ -214,6 +245,7 @@ class JavaCluster:
             "mappedFileSizeCommitLog": str(64 * 1024 * 1024),
             "autoCreateTopicEnable": "true",
             "autoCreateSubscriptionGroup": "true",
+            **({"aclEnable": "true"} if self.plain_acl is not None else {}),
             **self.broker_settings,
         }
         lines = "".join(f"{k}={v}\n" for k, v in settings.items())
@@ -227,7 +259,7 @@ class JavaCluster:
             return subprocess.Popen(
                 ["java", *heap, *server_jvm_flags(self.version), f"-Duser.home={self.base_dir}", "-cp", cp, main,
                  "-c", str(conf)],
-                stdout=log, stderr=subprocess.STDOUT, env=java_env(), start_new_session=True,
+                stdout=log, stderr=subprocess.STDOUT, env=java_env(self.home), start_new_session=True,
             )  # fmt: skip
         finally:
             log.close()

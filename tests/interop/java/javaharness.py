@@ -27,15 +27,18 @@ def java_cp() -> str:
 
 
 async def run_java(
-    main: str, *args: str, home: Path, timeout: float = 120, stdin: bytes | None = None
+    main: str, *args: str, home: Path, timeout: float = 120, stdin: bytes | None = None,
+    rocketmq_home: Path | None = None,
 ) -> tuple[int, str, str]:
-    """Run one Java main class to completion; returns (exit code, stdout, stderr)."""
+    """Run one Java main class to completion; returns (exit code, stdout, stderr). ``rocketmq_home``
+    replaces the shared ROCKETMQ_HOME (rocketq.testing.java.rocketmq_home)."""
     home.mkdir(parents=True, exist_ok=True)
     proc = await asyncio.create_subprocess_exec(
         "java", *TOOL_HEAP, f"-Duser.home={home}", "-Drocketmq.client.logRoot=" + str(home / "logs"),
         "-cp", java_cp(), main, *args,
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=java_env(), start_new_session=True,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=java_env(rocketmq_home),
+        start_new_session=True,
     )  # fmt: skip
     try:
         async with asyncio.timeout(timeout):

@@ -52,8 +52,9 @@ class Run:
 class MqadminSession:
     """``async with MqadminSession(home) as mq: run = await mq.run("topicList", "-n", addr)``."""
 
-    def __init__(self, home: Path, *, command_timeout: float = 60.0) -> None:
+    def __init__(self, home: Path, *, command_timeout: float = 60.0, rocketmq_home: Path | None = None) -> None:
         self.home = home
+        self.rocketmq_home = rocketmq_home  # e.g. one with conf/tools.yml: mqadmin then signs its requests
         self.command_timeout = command_timeout
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr = home / "mqadmin-batch.stderr"
@@ -71,7 +72,7 @@ class MqadminSession:
                 f"-Drocketmq.client.logRoot={self.home / 'logs'}", "-cp", cp,
                 BATCH_MAIN, str(int(self.command_timeout * 1000)),
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=err,
-                env=java_env(), start_new_session=True, limit=64 * 1024 * 1024,
+                env=java_env(self.rocketmq_home), start_new_session=True, limit=64 * 1024 * 1024,
                 cwd=self.home,  # consumerStatus writes its running-info files under the working directory
             )  # fmt: skip
         return self

@@ -279,6 +279,7 @@ RUNTIME_ONLY_JAVA = frozenset({
 })  # fmt: skip
 RUNTIME_ONLY_ROCKETQ = frozenset(
     {"brokerName", "brokerRole", "commitLogFlushedOffset", "flushDiskType", "heldPullRequests", "storeRunningFlags",
+     "aclEnable",  # whether the broker checks ACL (docs/security.md)
      # the disk-full keys (docs/reliability.md)
      "storeDiskFull", "storeDiskFreeBytes", "storeDiskMinFreeBytes", "storeForcedCleanFiles", "storeForcedCleanBytes",
      "storeForcedCleanLastRatio", "storeForcedCleanLastTimeStamp"}

@@ -445,6 +445,7 @@ JAVA_ONLY_RUNTIME_KEYS = frozenset(
 )  # fmt: skip
 ROCKETQ_ONLY_RUNTIME_KEYS = frozenset(
     {"brokerName", "brokerRole", "flushDiskType", "heldPullRequests", "commitLogFlushedOffset", "storeRunningFlags",
+     "aclEnable",  # whether the broker checks ACL (docs/security.md)
      # the disk-full keys (docs/reliability.md)
      "storeDiskFull", "storeDiskFreeBytes", "storeDiskMinFreeBytes", "storeForcedCleanFiles", "storeForcedCleanBytes",
      "storeForcedCleanLastRatio", "storeForcedCleanLastTimeStamp"}
@@ -468,9 +469,11 @@ ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
         # remoting limits, the broker's and the name server's (docs/reliability.md)
         "serverMaxConnections", "serverMaxPartialFrameBytes", "serverWriteBufferHighWaterMark",
         "serverWriteBufferLowWaterMark", "serverMaxWriteBufferBytes",
-        # the name server's (Java 5's names)
-        "brokerChannelExpiredTime", "scanNotActiveBrokerInterval",
-        "kvConfigMaxBytes",  # the name server's KV table bound (docs/reliability.md)
+        # the name server's (Java 5's names), and its KV table bound (docs/reliability.md)
+        "brokerChannelExpiredTime", "scanNotActiveBrokerInterval", "kvConfigMaxBytes",
+        # ACL (docs/security.md): the file (Java: system property rocketmq.acl.plain.file), its poll, the
+        # stricter admin-only code and resource sets
+        "aclFilePath", "aclReloadIntervalMills", "aclStrictAdmin", "aclStrictResources",
     }
 )  # fmt: skip
 

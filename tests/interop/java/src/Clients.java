@@ -1,11 +1,15 @@
+import org.apache.rocketmq.acl.common.AclClientRPCHook;
+import org.apache.rocketmq.acl.common.SessionCredentials;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
+import org.apache.rocketmq.remoting.RPCHook;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -17,8 +21,22 @@ final class Clients {
     private Clients() {
     }
 
+    /** AclClientRPCHook with --access-key/--secret-key (and --security-token), or null without --access-key. */
+    static RPCHook aclHook(RocketqDriver.Opts o) {
+        return aclHook(o.values.get("access-key"), o.values.get("secret-key"), o.values.get("security-token"));
+    }
+
+    static RPCHook aclHook(String accessKey, String secretKey, String token) {
+        if (accessKey == null) {
+            return null;
+        }
+        SessionCredentials c = token == null ? new SessionCredentials(accessKey, secretKey)
+            : new SessionCredentials(accessKey, secretKey, token);
+        return new AclClientRPCHook(c);
+    }
+
     static DefaultMQProducer producer(RocketqDriver.Opts o, String group, boolean trace) throws MQClientException {
-        DefaultMQProducer p = new DefaultMQProducer(group, trace);
+        DefaultMQProducer p = new DefaultMQProducer(group, aclHook(o), trace, null);
         return start(o, p, group);
     }
 
@@ -32,7 +50,8 @@ final class Clients {
 
     /** A push consumer, not yet started, reading a new group's backlog from the first offset. */
     static DefaultMQPushConsumer pushConsumer(RocketqDriver.Opts o, String group, String instance, boolean trace) {
-        DefaultMQPushConsumer c = new DefaultMQPushConsumer(group, trace);
+        DefaultMQPushConsumer c = new DefaultMQPushConsumer(group, aclHook(o),
+            new AllocateMessageQueueAveragely(), trace, null);
         c.setNamesrvAddr(o.namesrv());
         c.setInstanceName(instance);
         c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
@@ -40,7 +59,7 @@ final class Clients {
     }
 
     static DefaultLitePullConsumer litePull(RocketqDriver.Opts o, String group, String instance) {
-        DefaultLitePullConsumer c = new DefaultLitePullConsumer(group);
+        DefaultLitePullConsumer c = new DefaultLitePullConsumer(group, aclHook(o));
         c.setNamesrvAddr(o.namesrv());
         c.setInstanceName(instance);
         c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);

@@ -38,6 +38,8 @@ final class MoreScenarios {
             trace(o);
         } else if ("request".equals(name)) {
             request(o);
+        } else if ("acl".equals(name)) {
+            AclScenarios.run(o);
         } else {
             throw new IllegalArgumentException("unknown scenario " + name);
         }
@@ -72,7 +74,7 @@ final class MoreScenarios {
         String topic = o.topic();
         int n = o.count();
         final Out.Collector checked = new Out.Collector();
-        TransactionMQProducer p = new TransactionMQProducer(o.group() + "-producer");
+        TransactionMQProducer p = new TransactionMQProducer(o.group() + "-producer", Clients.aclHook(o));
         p.setTransactionListener(new TransactionListener() {
             public LocalTransactionState executeLocalTransaction(Message msg, Object arg) {
                 String kind = msg.getUserProperty("kind");
