@@ -109,7 +109,9 @@ class ClientInstance:
         self.config = config
         self.client_id = config.build_client_id()
         self.dispatcher = RemotingDispatcher("client")
-        self.remoting = RemotingClient(self.dispatcher, connect_timeout=config.connect_timeout)
+        credentials = config.credentials()
+        self.remoting = RemotingClient(self.dispatcher, connect_timeout=config.connect_timeout,
+                                       before_request=credentials.sign if credentials else None)  # fmt: skip
         self.api = MQClientAPI(self.remoting, config.namesrv_list(), config.language)
         self.routes = RouteCache()
         self.broker_version_table: dict[str, dict[str, int]] = {}

@@ -6,6 +6,8 @@ import os
 import socket
 from dataclasses import dataclass, field
 
+from rocketq.client.credentials import SessionCredentials
+
 __all__ = ["ClientConfig", "local_ip", "resolve_namesrv_addr"]
 
 NAMESRV_ADDR_ENV = "NAMESRV_ADDR"
@@ -59,6 +61,21 @@ class ClientConfig:
     connect_timeout: float = 3.0
     #: Language announced in every request header; Java brokers parse it as a ``LanguageCode`` name.
     language: str = "PYTHON"
+    #: ACL account (Java ``AclClientRPCHook``): given an access key and a secret key, every request this client
+    #: sends — to brokers and name servers — is signed; the secret and the token never appear in ``repr``.
+    access_key: str | None = None
+    secret_key: str | None = field(default=None, repr=False)
+    security_token: str | None = field(default=None, repr=False)
+
+    def credentials(self) -> SessionCredentials | None:
+        """The account to sign with, None without one; a half-given account is a ``ValueError``."""
+        if self.access_key is None and self.secret_key is None:
+            if self.security_token is not None:
+                raise ValueError("security_token given without access_key and secret_key")
+            return None
+        if not self.access_key or not self.secret_key:
+            raise ValueError("ACL credentials need both access_key and secret_key")
+        return SessionCredentials(self.access_key, self.secret_key, self.security_token)
 
     def namesrv_list(self) -> list[str]:
         return resolve_namesrv_addr(self.namesrv_addr)
