@@ -1,0 +1,199 @@
+"""rocketq's client with ACL credentials against a broker with ``aclEnable=true`` (plain_acl.yml of
+``rocketq.testing.acl.AclAccounts``): an allowed account sends, push-consumes and pull-consumes; a wrong
+secret, an unknown key, no credentials, a topic or a group the account lacks are refused with the broker's
+denial (code 1, Java's remark). Against the Java 4.9.7 broker as the reference."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from rocketq.client import (
+    AdminClient,
+    ClientConfig,
+    ConsumeConcurrentlyStatus,
+    ConsumeFromWhere,
+    LitePullConsumer,
+    Message,
+    MessageExt,
+    MessageQueue,
+    Producer,
+    PushConsumer,
+    SendFailedError,
+    SendStatus,
+)
+from rocketq.client.lowlevel import MQClientAPI, RemotingClient
+from rocketq.codes import ResponseCode
+from rocketq.errors import BrokerError
+from rocketq.protocol.bodies import ConsumerData, HeartbeatData, SubscriptionData
+from rocketq.protocol.headers import PullMessageRequestHeader
+from rocketq.testing.acl import AclAccounts, AclJavaCluster
+from rocketq.testing.java import JavaUnavailable
+
+A = AclAccounts()
+
+
+@dataclass
+class AclTarget:
+    namesrv_addr: str
+    broker_addr: str
+    broker_name: str
+    cluster_name: str
+
+
+def config(target: AclTarget, access_key: str | None = None, secret_key: str | None = None) -> ClientConfig:
+    return ClientConfig(namesrv_addr=target.namesrv_addr, access_key=access_key, secret_key=secret_key)
+
+
+def user(target: AclTarget) -> ClientConfig:
+    return config(target, A.user_key, A.user_secret)
+
+
+@pytest.fixture(scope="module")
+def java_acl_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AclJavaCluster]:
+    cluster = AclJavaCluster(Path(tmp_path_factory.mktemp("java-acl")))
+    try:
+        cluster.start(timeout=120)
+    except JavaUnavailable as exc:
+        pytest.fail(str(exc))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(params=[pytest.param("java", marks=pytest.mark.java)])
+async def target(request: pytest.FixtureRequest) -> AsyncIterator[AclTarget]:
+    java: AclJavaCluster = request.getfixturevalue("java_acl_cluster")
+    t = AclTarget(java.namesrv_addr, java.broker_addr, java.broker_name, java.cluster_name)
+    # creating a topic is an admin request (code 17): the admin account's signature is checked here too
+    async with AdminClient(config=config(t, A.admin_key, A.admin_secret)) as admin:
+        for topic in (A.topic, A.other_topic):
+            await admin.create_topic(topic, cluster=t.cluster_name, read_queue_nums=2, write_queue_nums=2)
+    yield t
+
+
+async def send_one(target: AclTarget, cfg: ClientConfig, topic: str, body: bytes) -> MessageQueue:
+    async with Producer(f"pg-{uuid.uuid4().hex[:6]}", config=cfg, send_msg_timeout=10.0) as producer:
+        result = await producer.send(Message(topic, body))
+    assert result.status is SendStatus.SEND_OK
+    return result.message_queue
+
+
+async def test_allowed_account_sends_and_push_consumes(target: AclTarget) -> None:
+    body = f"push-{uuid.uuid4().hex}".encode()
+    got: asyncio.Queue[MessageExt] = asyncio.Queue()
+
+    def listener(msgs: list[MessageExt], _ctx: object) -> ConsumeConcurrentlyStatus:
+        for m in msgs:
+            got.put_nowait(m)
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    consumer = PushConsumer(A.group, config=user(target), consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+                            rebalance_interval=2.0)  # fmt: skip
+    consumer.subscribe(A.topic, "*")
+    consumer.register_message_listener(listener)
+    await consumer.start()
+    try:
+        await send_one(target, user(target), A.topic, body)
+        async with asyncio.timeout(90):
+            while (await got.get()).body != body:
+                pass
+    finally:
+        await consumer.shutdown()
+
+
+async def test_allowed_account_pull_consumes(target: AclTarget) -> None:
+    body = f"pull-{uuid.uuid4().hex}".encode()
+    mq = await send_one(target, user(target), A.topic, body)
+    consumer = LitePullConsumer(A.group, config=user(target), poll_timeout=1.0)
+    consumer.assign([mq])
+    await consumer.start()
+    try:
+        await consumer.seek_to_begin(mq)
+        bodies: list[bytes] = []
+        for _ in range(60):  # one-second polls
+            bodies += [m.body for m in await consumer.poll(timeout=1.0)]
+            if body in bodies:
+                break
+        assert body in bodies
+    finally:
+        await consumer.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("access_key", "secret_key", "remark"),
+    [
+        (A.user_key, "wrong-secret-1", f"Check signature failed for accessKey={A.user_key}"),
+        ("unknown-key-1", "some-secret-1", "No acl config for unknown-key-1"),
+        (None, None, "No accessKey is configured"),
+    ],
+    ids=["wrong-secret", "unknown-key", "no-credentials"],
+)
+async def test_bad_credentials_are_refused(
+    target: AclTarget, access_key: str | None, secret_key: str | None, remark: str
+) -> None:
+    cfg = config(target, access_key, secret_key)
+    with pytest.raises(SendFailedError, match=remark):
+        await send_one(target, cfg, A.topic, b"never stored")
+    with pytest.raises(BrokerError, match=remark) as info:
+        await pull(target, cfg, A.group, A.topic)
+    assert info.value.code == ResponseCode.SYSTEM_ERROR  # Java's denial code, not 16 NO_PERMISSION
+    with pytest.raises(BrokerError, match=remark):
+        await heartbeat(target, cfg, A.group, A.topic)
+
+
+async def test_topic_the_account_lacks_is_refused(target: AclTarget) -> None:
+    denial = f"No default permission for topic:{A.other_topic}"
+    with pytest.raises(SendFailedError, match=denial):
+        await send_one(target, user(target), A.other_topic, b"never stored")
+    with pytest.raises(BrokerError, match=denial):
+        await pull(target, user(target), A.group, A.other_topic)
+    with pytest.raises(BrokerError, match=denial):  # a push consumer's subscription, as its heartbeat says it
+        await heartbeat(target, user(target), A.group, A.other_topic)
+
+
+async def test_group_the_account_lacks_is_refused(target: AclTarget) -> None:
+    denial = f"No default permission for group:{A.other_group}"
+    with pytest.raises(BrokerError, match=denial):
+        await pull(target, user(target), A.other_group, A.topic)
+    with pytest.raises(BrokerError, match=denial):
+        await heartbeat(target, user(target), A.other_group, A.topic)
+
+
+async def test_admin_request_needs_an_admin_account(target: AclTarget) -> None:
+    async with AdminClient(config=user(target)) as admin:
+        with pytest.raises(BrokerError, match="Need admin permission for request code=17"):
+            await admin.create_topic(f"AclNew{uuid.uuid4().hex[:6]}", broker_addr=target.broker_addr)
+
+
+# -- the consumers' requests, one at a time (a consumer logs a refused pull or heartbeat and tries again) --
+
+
+async def _api_call(cfg: ClientConfig, fn: object) -> object:
+    creds = cfg.credentials()
+    remoting = RemotingClient(before_request=creds.sign if creds else None)
+    try:
+        api = MQClientAPI(remoting, cfg.namesrv_list())
+        return await fn(api)  # type: ignore[operator]
+    finally:
+        await remoting.close()
+
+
+async def pull(target: AclTarget, cfg: ClientConfig, group: str, topic: str) -> None:
+    header = PullMessageRequestHeader(consumer_group=group, topic=topic, queue_id=0, queue_offset=0, max_msg_nums=1,
+                                      subscription="*")  # fmt: skip
+    await _api_call(cfg, lambda api: api.pull_message(target.broker_addr, header, target.broker_name, 10.0))
+
+
+async def heartbeat(target: AclTarget, cfg: ClientConfig, group: str, topic: str) -> None:
+    consumer = ConsumerData(group, consume_type="CONSUME_PASSIVELY",
+                            subscriptions=[SubscriptionData(topic=topic, sub_string="*")])  # fmt: skip
+    data = HeartbeatData(client_id=f"acl-test-{uuid.uuid4().hex[:6]}", consumers=[consumer])
+    await _api_call(cfg, lambda api: api.send_heartbeat(target.broker_addr, data, 10.0))
+
