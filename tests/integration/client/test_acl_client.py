@@ -6,6 +6,9 @@ denial (code 1, Java's remark). Against the Java 4.9.7 broker as the reference."
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -197,3 +200,79 @@ async def heartbeat(target: AclTarget, cfg: ClientConfig, group: str, topic: str
     data = HeartbeatData(client_id=f"acl-test-{uuid.uuid4().hex[:6]}", consumers=[consumer])
     await _api_call(cfg, lambda api: api.send_heartbeat(target.broker_addr, data, 10.0))
 
+
+
+# -- the command line: credentials from flags or the environment, the acl commands --------------------------
+
+
+async def rocketq(target: AclTarget, *argv: str, **env: str) -> tuple[int, str, str]:
+    """``rocketq ARGV -n NAMESRV`` as a child process with ``env`` added to (or, '' values, removed from) ours."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("ROCKETQ_") or k == "ROCKETQ_JAVA_CACHE"}
+    full_env.update({k: v for k, v in env.items() if v})
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "rocketq", *argv, "-n", target.namesrv_addr, env=full_env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        async with asyncio.timeout(60):
+            out, err = await proc.communicate()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode is not None and "Traceback" not in err.decode()
+    return proc.returncode, out.decode(), err.decode()
+
+
+USER_ENV = {"ROCKETQ_ACCESS_KEY": A.user_key, "ROCKETQ_SECRET_KEY": A.user_secret}
+
+
+async def test_cli_signs_with_flags_or_environment(target: AclTarget) -> None:
+    rc, out, err = await rocketq(target, "send", "-t", A.topic, "-b", "from-env", "--json", **USER_ENV)
+    assert rc == 0, err
+    assert json.loads(out)[0]["sendStatus"] == "SEND_OK"
+    rc, out, err = await rocketq(target, "send", "-t", A.topic, "-b", "from-flags", "--json",
+                                 "--access-key", A.user_key, "--secret-key", A.user_secret)  # fmt: skip
+    assert rc == 0, err
+    # a flag wins over the environment
+    rc, out, err = await rocketq(target, "send", "-t", A.topic, "--secret-key", "wrong-secret-1", **USER_ENV)
+    assert (rc, out) == (1, "") and f"Check signature failed for accessKey={A.user_key}" in err
+    rc, out, err = await rocketq(target, "send", "-t", A.topic)
+    assert (rc, out) == (1, "") and "No accessKey is configured" in err
+    rc, out, err = await rocketq(target, "send", "-t", A.topic, ROCKETQ_ACCESS_KEY=A.user_key)
+    assert (rc, out) == (2, "") and "need both access_key and secret_key" in err
+
+
+async def test_cli_acl_commands(target: AclTarget) -> None:
+    account = f"cli-{uuid.uuid4().hex[:8]}"
+
+    async def accounts() -> dict[str, dict[str, object]]:
+        rc, out, err = await rocketq(target, "acl", "list", "--json", **USER_ENV)
+        assert rc == 0, err
+        [broker] = json.loads(out)
+        assert broker["brokerAddr"] == target.broker_addr
+        return {a["accessKey"]: a for a in broker["plainAccessConfigs"]}
+
+    before = await accounts()
+    assert set(before) >= {A.admin_key, A.user_key} and account not in before
+    assert all(a["secretKey"] in ("", "******") for a in before.values())  # secrets are not printed
+    rc, out, err = await rocketq(target, "acl", "version", "--json", **USER_ENV)
+    assert rc == 0, err
+    [version] = json.loads(out)
+    assert (version["brokerAddr"], version["clusterName"]) == (target.broker_addr, target.cluster_name)
+    rc, _, err = await rocketq(target, "acl", "update", "-a", account, "-s", "cli-secret-1",
+                               "--default-topic-perm", "pub", "--topic-perm", "T1=SUB", "--topic-perm", "T2=PUB|SUB",
+                               **USER_ENV)  # fmt: skip
+    assert rc == 0, err
+    created = (await accounts())[account]
+    assert (created["defaultTopicPerm"], created["topicPerms"], created["admin"]) == ("PUB", ["T1=SUB", "T2=PUB|SUB"],
+                                                                                      False)  # fmt: skip
+    rc, _, err = await rocketq(target, "acl", "update", "-a", account, "--admin", **USER_ENV)
+    assert rc == 0, err
+    updated = (await accounts())[account]
+    assert updated["admin"] is True and updated["topicPerms"] == ["T1=SUB", "T2=PUB|SUB"]  # the rest unchanged
+    rc, _, err = await rocketq(target, "acl", "delete", "-a", account, **USER_ENV)
+    assert rc == 0, err
+    assert account not in await accounts()
+    rc, out, err = await rocketq(target, "acl", "update", "-a", account, "--topic-perm", "T1=READ", **USER_ENV)
+    assert (rc, out) == (2, "") and "not a permission" in err
