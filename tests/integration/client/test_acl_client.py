@@ -276,3 +276,46 @@ async def test_cli_acl_commands(target: AclTarget) -> None:
     assert account not in await accounts()
     rc, out, err = await rocketq(target, "acl", "update", "-a", account, "--topic-perm", "T1=READ", **USER_ENV)
     assert (rc, out) == (2, "") and "not a permission" in err
+
+
+# -- the Spark connector: accessKey/secretKey/securityToken options -------------------------------------------
+
+
+async def test_spark_sink_and_source_sign_with_their_options(target: AclTarget) -> None:
+    pa = pytest.importorskip("pyarrow")
+    from rocketq.spark._offsets import QueueRange
+    from rocketq.spark._options import SinkOptions, SourceOptions
+    from rocketq.spark._read import ReadTask, read_range
+    from rocketq.spark.sink import SinkRowError, write_partition
+
+    account = {"accessKey": A.user_key, "secretKey": A.user_secret}
+    body = f"spark-{uuid.uuid4().hex}".encode()
+    batch = pa.RecordBatch.from_pydict({"body": [body]})
+    sink = SinkOptions.parse({"nameServer": target.namesrv_addr, "topic": A.topic, **account}, streaming=False)
+    written = await asyncio.to_thread(write_partition, iter([batch]), ["body"], sink, streaming=False)
+    assert written.rows == 1
+    unsigned = SinkOptions.parse({"nameServer": target.namesrv_addr, "topic": A.topic}, streaming=False)
+    with pytest.raises(SinkRowError, match="No accessKey is configured"):
+        await asyncio.to_thread(write_partition, iter([batch]), ["body"], unsigned, streaming=False)
+
+    def read_all(opts: SourceOptions, ends: dict[int, int]) -> list[bytes]:
+        out: list[bytes] = []
+        for qid, end in ends.items():
+            task = ReadTask(QueueRange(A.topic, target.broker_name, qid, 0, end), target.broker_addr, opts)
+            for b in read_range(task):
+                out += b.column("body").to_pylist()
+        return out
+
+    ends = {qid: await max_offset(target, qid) for qid in (0, 1)}
+    source = SourceOptions.parse({"nameServer": target.namesrv_addr, "topic": A.topic, "consumerGroup": A.group,
+                                  **account}, streaming=False)  # fmt: skip
+    assert body in await asyncio.to_thread(read_all, source, ends)
+    denied = SourceOptions.parse({"nameServer": target.namesrv_addr, "topic": A.topic, "consumerGroup": A.group,
+                                  "accessKey": A.user_key, "secretKey": "wrong-secret-1"}, streaming=False)  # fmt: skip
+    with pytest.raises(BrokerError, match="Check signature failed"):
+        await asyncio.to_thread(read_all, denied, ends)
+
+
+async def max_offset(target: AclTarget, queue_id: int) -> int:
+    mq = MessageQueue(A.topic, target.broker_name, queue_id)
+    return await _api_call(user(target), lambda api: api.get_max_offset(target.broker_addr, mq, 10.0))  # type: ignore[return-value]
