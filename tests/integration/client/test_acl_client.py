@@ -10,9 +10,8 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -36,7 +35,6 @@ from rocketq.errors import BrokerError
 from rocketq.protocol.bodies import ConsumerData, HeartbeatData, SubscriptionData
 from rocketq.protocol.headers import PullMessageRequestHeader
 from rocketq.testing.acl import AclAccounts, AclJavaCluster
-from rocketq.testing.java import JavaUnavailable
 
 A = AclAccounts()
 
@@ -55,19 +53,6 @@ def config(target: AclTarget, access_key: str | None = None, secret_key: str | N
 
 def user(target: AclTarget) -> ClientConfig:
     return config(target, A.user_key, A.user_secret)
-
-
-@pytest.fixture(scope="module")
-def java_acl_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AclJavaCluster]:
-    cluster = AclJavaCluster(Path(tmp_path_factory.mktemp("java-acl")))
-    try:
-        cluster.start(timeout=120)
-    except JavaUnavailable as exc:
-        pytest.fail(str(exc))
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture(params=[pytest.param("java", marks=pytest.mark.java)])
