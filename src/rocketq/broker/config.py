@@ -56,9 +56,11 @@ IGNORED_JAVA_KEYS = frozenset(
 
 
 # Security settings that must never be ignored: ``true`` is refused (fail closed) until the feature exists.
-FAIL_CLOSED_KEYS = {
-    "aclEnable": "ACL is not built in this version of rocketq; refusing to start rather than serve without it",
-}
+FAIL_CLOSED_KEYS: dict[str, str] = {}
+
+#: the ACL account file when ``aclFilePath`` is not set, under ``storePathRootDir`` (Java:
+#: ``$ROCKETMQ_HOME/conf/plain_acl.yml``, system property ``rocketmq.acl.plain.file``)
+DEFAULT_ACL_FILE = "conf/plain_acl.yml"
 
 
 @dataclass
@@ -140,6 +142,15 @@ class BrokerConfig:
     serverMaxWriteBufferBytes: int = DEFAULT_MAX_WRITE_BUFFER
     # rocketq: after a request, keep polling the sockets up to this long (adaptive, 0 = off) instead of sleeping
     busyPollMaxMicros: int = 200
+    # plain ACL (docs/security.md): AK/SK signatures and per-account permissions on every request
+    aclEnable: bool = False
+    # rocketq: the account file (Java: system property rocketmq.acl.plain.file); relative to storePathRootDir,
+    # empty = conf/plain_acl.yml there; every *.yml/*.yaml under the acl/ directory beside it is read too
+    aclFilePath: str = ""
+    aclReloadIntervalMills: int = 5_000  # rocketq: how often the ACL files are checked for changes (Java: 5 s)
+    # rocketq: also keep for admin accounts the codes that read or change what is not the caller's own (every
+    # group's offsets, the broker config, the ACL accounts, offset resets; docs/security.md); false = Java's five
+    aclStrictAdmin: bool = True
     extra: dict[str, str] = field(default_factory=dict, repr=False)  # ignored Java keys, for GET_BROKER_CONFIG
 
     # ------------------------------------------------------------------------------------- derived
@@ -151,6 +162,12 @@ class BrokerConfig:
     @property
     def ha_port(self) -> int:
         return self.haListenPort or self.listenPort + 1
+
+    @property
+    def acl_file(self) -> str:
+        """The main ACL file, absolute."""
+        path = Path(self.aclFilePath or DEFAULT_ACL_FILE)
+        return str(path if path.is_absolute() else Path(self.storePathRootDir) / path)
 
     def server_limits(self) -> ServerLimits:
         return ServerLimits(
@@ -248,6 +265,8 @@ class BrokerConfig:
             raise ConfigError("brokerPermission", f"{self.brokerPermission} is not a permission (0 to 7)")
         for problem, why in self.server_limits().problems(self.maxFrameSize):
             raise ConfigError(LIMIT_KEYS[problem], why)
+        if not 10 <= self.aclReloadIntervalMills <= 3_600_000:
+            raise ConfigError("aclReloadIntervalMills", "must be between 10 and 3600000 ms")
         if self.traceTopicEnable and (err := topic_name_error(self.msgTraceTopicName)):
             raise ConfigError("msgTraceTopicName", err)
         if not 1 <= self.maxTopicQueueNums <= INT32_MAX:

@@ -16,6 +16,8 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from rocketq.acl.errors import AclConfigError
+from rocketq.acl.store import AclStore
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.client_manager import ConsumerGroupInfo, ConsumerManager, ProducerManager
@@ -32,6 +34,7 @@ from rocketq.broker.messaging.reply import ReplyService
 from rocketq.broker.messaging.semantics import MessageSemantics
 from rocketq.broker.messaging.send import SendService
 from rocketq.broker.metrics import BrokerMetrics, seconds_to_next_midnight
+from rocketq.broker.processors.acl import AclGate, AclProcessors
 from rocketq.broker.processors.admin import AdminProcessors
 from rocketq.broker.processors.clients import ClientProcessors
 from rocketq.broker.processors.end_transaction import EndTransactionProcessor
@@ -47,6 +50,7 @@ from rocketq.broker.services.schedule import ScheduleService
 from rocketq.broker.services.timer import TIMER_TOPIC, TimerService
 from rocketq.broker.services.transaction import TransactionService
 from rocketq.codes import RequestCode
+from rocketq.errors import ConfigError
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import NotifyConsumerIdsChangedRequestHeader
 from rocketq.protocol.route import RegisterBrokerResult
@@ -89,6 +93,14 @@ def store_config_from(cfg: BrokerConfig) -> StoreConfig:
 class BrokerController:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
+        # plain ACL: read before anything is built; a file that cannot be honoured stops start-up
+        self.acl: AclStore | None = None
+        if config.aclEnable:
+            self.acl = AclStore(config.acl_file, strict_admin=config.aclStrictAdmin)
+            try:
+                self.acl.load()
+            except AclConfigError as exc:
+                raise ConfigError("aclFilePath", str(exc)) from None
         config_dir = Path(config.storePathRootDir) / "config"
         #: the thread every manager's file is written on (off the event loop)
         self.persister = BackgroundWriter()
@@ -167,7 +179,10 @@ class BrokerController:
                 held_pulls=self.pull_holds.held_count,
                 send_queue_head_wait_ms=self.send.head_wait_ms,
             ),
+            AclProcessors(ctx, self.acl),
         )
+        if self.acl is not None:  # checked first at the gate, on both ports
+            self.dispatcher.request_hooks.insert(0, AclGate(self.acl))
         self.consumers.on_members_changed = self._on_members_changed
         self.dispatcher.close_listeners.append(self._on_connection_closed)
         self.role.on_change(self._on_role_changed)
@@ -231,6 +246,9 @@ class BrokerController:
         self._tasks.every(lambda: cfg.consumerOffsetPersistIntervalMills / 1000.0, self._persist_offsets,
                           "persist-offsets", initial_delay=cfg.consumerOffsetPersistIntervalMills / 1000.0)  # fmt: skip
         self._tasks.every(lambda: 10.0, self._sample_stats, "sample-stats", initial_delay=10.0)
+        if self.acl is not None:
+            self._tasks.every(lambda: cfg.aclReloadIntervalMills / 1000.0, self._poll_acl, "acl-reload",
+                              initial_delay=cfg.aclReloadIntervalMills / 1000.0)  # fmt: skip
         self._tasks.every(seconds_to_next_midnight, self._record_morning, "daily-stats",
                           initial_delay=seconds_to_next_midnight())  # fmt: skip
         self._started = True
@@ -243,11 +261,11 @@ class BrokerController:
             cfg.namesrvAddr,
             cfg.storePathRootDir,
         )
-        if binds_every_interface(cfg.listenHost):
+        if binds_every_interface(cfg.listenHost) and not cfg.aclEnable:
             log.warning(
-                "broker.open_to_every_interface listen=%s: rocketq has no ACL, so anyone who can reach this port "
-                "can send, consume and administer; set listenHost to one interface (e.g. listenHost=127.0.0.1) "
-                "or firewall the port",
+                "broker.open_to_every_interface listen=%s: ACL is off (aclEnable=false), so anyone who can reach "
+                "this port can send, consume and administer; turn ACL on (docs/security.md), set listenHost to "
+                "one interface (e.g. listenHost=127.0.0.1) or firewall the port",
                 ",".join(self.listen_addresses),
             )
 
@@ -360,6 +378,10 @@ class BrokerController:
         expiry = self.config.clientChannelExpiredTimeMills / 1000.0
         self.consumers.scan_expired(expiry)
         self.producers.scan_expired(expiry)
+
+    async def _poll_acl(self) -> None:
+        if self.acl is not None:
+            self.acl.poll()  # a bad file is logged and the rules in force stay
 
     async def _sample_stats(self) -> None:
         self.metrics.sample_stats()

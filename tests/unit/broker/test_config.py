@@ -112,17 +112,22 @@ def test_read_properties_separators(tmp_path: Path) -> None:
     assert read_properties(p) == {"a": "1", "b": "2", "c": "3", "d": ""}
 
 
-def test_acl_enable_true_fails_closed_and_false_loads() -> None:
+def test_acl_keys() -> None:
     import pytest
 
     from rocketq.broker.config import BrokerConfig
     from rocketq.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="aclEnable"):
-        BrokerConfig.from_mapping({"aclEnable": "true"})
-    assert BrokerConfig.from_mapping({"aclEnable": "false"}).extra["aclEnable"] == "false"
+    cfg = BrokerConfig.from_mapping({"aclEnable": "true", "storePathRootDir": "/data/store"})
+    assert cfg.aclEnable and cfg.aclStrictAdmin and cfg.aclReloadIntervalMills == 5000
+    assert cfg.acl_file == "/data/store/conf/plain_acl.yml"
+    assert BrokerConfig.from_mapping({"storePathRootDir": "/s", "aclFilePath": "acl/x.yml"}).acl_file == "/s/acl/x.yml"
+    assert BrokerConfig.from_mapping({"aclFilePath": "/etc/plain_acl.yml"}).acl_file == "/etc/plain_acl.yml"
+    assert not BrokerConfig.from_mapping({"aclEnable": "false"}).aclEnable
     with pytest.raises(ConfigError, match="aclEnable"):
         BrokerConfig.from_mapping({"aclEnable": "yes-please"})
+    with pytest.raises(ConfigError, match="aclReloadIntervalMills"):
+        BrokerConfig.from_mapping({"aclReloadIntervalMills": "0"})
 
 
 def test_remoting_limits_are_set_by_their_keys() -> None:

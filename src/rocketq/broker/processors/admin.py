@@ -250,6 +250,7 @@ class AdminProcessors:
             "brokerName": broker.config.brokerName,
             "brokerRole": broker.role.role.value,
             "flushDiskType": broker.config.flushDiskType,
+            "aclEnable": "true" if broker.config.aclEnable else "false",  # rocketq: whether requests are checked
         }
         for k, v in broker.store.runtime_info().items():
             table.setdefault(k, str(v))
