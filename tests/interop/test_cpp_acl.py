@@ -6,6 +6,7 @@ its log, where the broker's remark is quoted: the tests read it there."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ import pytest
 from cppharness import Driver, start_driver, wait_until
 
 from rocketq.client import AdminClient, ClientConfig
+from rocketq.testing import EmbeddedCluster
 from rocketq.testing.acl import AclAccounts, AclJavaCluster
 
 A = AclAccounts()
@@ -27,15 +29,24 @@ class AclTarget:
     cluster_name: str
 
 
-@pytest.fixture(params=[pytest.param("java", marks=pytest.mark.java)])
-async def target(request: pytest.FixtureRequest) -> AsyncIterator[AclTarget]:
-    java: AclJavaCluster = request.getfixturevalue("java_acl_cluster")
-    t = AclTarget(java.namesrv_addr, java.cluster_name)
-    admin_cfg = ClientConfig(namesrv_addr=t.namesrv_addr, access_key=A.admin_key, secret_key=A.admin_secret)
-    async with AdminClient(config=admin_cfg) as admin:
-        for topic in (A.topic, A.other_topic):
-            await admin.create_topic(topic, cluster=t.cluster_name, read_queue_nums=2, write_queue_nums=2)
-    yield t
+@pytest.fixture(params=[pytest.param("java", marks=pytest.mark.java), "rocketq"])
+async def target(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AclTarget]:
+    """The same plain_acl.yml enforced by the Java 4.9.7 broker (the reference) or by rocketq's broker."""
+    async with contextlib.AsyncExitStack() as stack:
+        if request.param == "java":
+            java: AclJavaCluster = request.getfixturevalue("java_acl_cluster")
+            t = AclTarget(java.namesrv_addr, java.cluster_name)
+        else:
+            acl_file = tmp_path / "plain_acl.yml"
+            acl_file.write_text(A.yaml())
+            ours = await stack.enter_async_context(
+                EmbeddedCluster(tmp_path / "cluster", aclEnable=True, aclFilePath=str(acl_file)))
+            t = AclTarget(ours.namesrv_addr, ours.broker.config.brokerClusterName)
+        admin_cfg = ClientConfig(namesrv_addr=t.namesrv_addr, access_key=A.admin_key, secret_key=A.admin_secret)
+        async with AdminClient(config=admin_cfg) as admin:
+            for topic in (A.topic, A.other_topic):
+                await admin.create_topic(topic, cluster=t.cluster_name, read_queue_nums=2, write_queue_nums=2)
+        yield t
 
 
 def cpp_log(home: Path) -> str:

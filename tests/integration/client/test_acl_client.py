@@ -6,12 +6,14 @@ denial (code 1, Java's remark). Against the Java 4.9.7 broker as the reference."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +36,7 @@ from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError
 from rocketq.protocol.bodies import ConsumerData, HeartbeatData, SubscriptionData
 from rocketq.protocol.headers import PullMessageRequestHeader
+from rocketq.testing import EmbeddedCluster
 from rocketq.testing.acl import AclAccounts, AclJavaCluster
 
 A = AclAccounts()
@@ -55,15 +58,25 @@ def user(target: AclTarget) -> ClientConfig:
     return config(target, A.user_key, A.user_secret)
 
 
-@pytest.fixture(params=[pytest.param("java", marks=pytest.mark.java)])
-async def target(request: pytest.FixtureRequest) -> AsyncIterator[AclTarget]:
-    java: AclJavaCluster = request.getfixturevalue("java_acl_cluster")
-    t = AclTarget(java.namesrv_addr, java.broker_addr, java.broker_name, java.cluster_name)
-    # creating a topic is an admin request (code 17): the admin account's signature is checked here too
-    async with AdminClient(config=config(t, A.admin_key, A.admin_secret)) as admin:
-        for topic in (A.topic, A.other_topic):
-            await admin.create_topic(topic, cluster=t.cluster_name, read_queue_nums=2, write_queue_nums=2)
-    yield t
+@pytest.fixture(params=[pytest.param("java", marks=pytest.mark.java), "rocketq"])
+async def target(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AclTarget]:
+    """The same plain_acl.yml enforced by the Java 4.9.7 broker (the reference) or by rocketq's broker."""
+    async with contextlib.AsyncExitStack() as stack:
+        if request.param == "java":
+            java: AclJavaCluster = request.getfixturevalue("java_acl_cluster")
+            t = AclTarget(java.namesrv_addr, java.broker_addr, java.broker_name, java.cluster_name)
+        else:
+            acl_file = tmp_path / "plain_acl.yml"
+            acl_file.write_text(A.yaml())
+            ours = await stack.enter_async_context(
+                EmbeddedCluster(tmp_path / "cluster", aclEnable=True, aclFilePath=str(acl_file)))
+            t = AclTarget(ours.namesrv_addr, ours.broker_addr, ours.broker.config.brokerName,
+                          ours.broker.config.brokerClusterName)  # fmt: skip
+        # creating a topic is an admin request (code 17): the admin account's signature is checked here too
+        async with AdminClient(config=config(t, A.admin_key, A.admin_secret)) as admin:
+            for topic in (A.topic, A.other_topic):
+                await admin.create_topic(topic, cluster=t.cluster_name, read_queue_nums=2, write_queue_nums=2)
+        yield t
 
 
 async def send_one(target: AclTarget, cfg: ClientConfig, topic: str, body: bytes) -> MessageQueue:
@@ -210,6 +223,9 @@ async def rocketq(target: AclTarget, *argv: str, **env: str) -> tuple[int, str, 
 
 
 USER_ENV = {"ROCKETQ_ACCESS_KEY": A.user_key, "ROCKETQ_SECRET_KEY": A.user_secret}
+# rocketq's broker keeps the ACL admin requests (50-54) for admin accounts (aclStrictAdmin, docs/security.md);
+# Java's lets any signed account call them
+ADMIN_ENV = {"ROCKETQ_ACCESS_KEY": A.admin_key, "ROCKETQ_SECRET_KEY": A.admin_secret}
 
 
 async def test_cli_signs_with_flags_or_environment(target: AclTarget) -> None:
@@ -232,7 +248,7 @@ async def test_cli_acl_commands(target: AclTarget) -> None:
     account = f"cli-{uuid.uuid4().hex[:8]}"
 
     async def accounts() -> dict[str, dict[str, object]]:
-        rc, out, err = await rocketq(target, "acl", "list", "--json", **USER_ENV)
+        rc, out, err = await rocketq(target, "acl", "list", "--json", **ADMIN_ENV)
         assert rc == 0, err
         [broker] = json.loads(out)
         assert broker["brokerAddr"] == target.broker_addr
@@ -241,25 +257,25 @@ async def test_cli_acl_commands(target: AclTarget) -> None:
     before = await accounts()
     assert set(before) >= {A.admin_key, A.user_key} and account not in before
     assert all(a["secretKey"] in ("", "******") for a in before.values())  # secrets are not printed
-    rc, out, err = await rocketq(target, "acl", "version", "--json", **USER_ENV)
+    rc, out, err = await rocketq(target, "acl", "version", "--json", **ADMIN_ENV)
     assert rc == 0, err
     [version] = json.loads(out)
     assert (version["brokerAddr"], version["clusterName"]) == (target.broker_addr, target.cluster_name)
     rc, _, err = await rocketq(target, "acl", "update", "-a", account, "-s", "cli-secret-1",
                                "--default-topic-perm", "pub", "--topic-perm", "T1=SUB", "--topic-perm", "T2=PUB|SUB",
-                               **USER_ENV)  # fmt: skip
+                               **ADMIN_ENV)  # fmt: skip
     assert rc == 0, err
     created = (await accounts())[account]
     assert (created["defaultTopicPerm"], created["topicPerms"], created["admin"]) == ("PUB", ["T1=SUB", "T2=PUB|SUB"],
                                                                                       False)  # fmt: skip
-    rc, _, err = await rocketq(target, "acl", "update", "-a", account, "--admin", **USER_ENV)
+    rc, _, err = await rocketq(target, "acl", "update", "-a", account, "--admin", **ADMIN_ENV)
     assert rc == 0, err
     updated = (await accounts())[account]
     assert updated["admin"] is True and updated["topicPerms"] == ["T1=SUB", "T2=PUB|SUB"]  # the rest unchanged
-    rc, _, err = await rocketq(target, "acl", "delete", "-a", account, **USER_ENV)
+    rc, _, err = await rocketq(target, "acl", "delete", "-a", account, **ADMIN_ENV)
     assert rc == 0, err
     assert account not in await accounts()
-    rc, out, err = await rocketq(target, "acl", "update", "-a", account, "--topic-perm", "T1=READ", **USER_ENV)
+    rc, out, err = await rocketq(target, "acl", "update", "-a", account, "--topic-perm", "T1=READ", **ADMIN_ENV)
     assert (rc, out) == (2, "") and "not a permission" in err
 
 
