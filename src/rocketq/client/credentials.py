@@ -16,6 +16,7 @@ import hashlib
 import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from rocketq.protocol.command import Buffer, RemotingCommand
 
@@ -36,10 +37,16 @@ def _utf16_order(key: str) -> bytes:
     return key.encode("utf-16-be")
 
 
+def _signed_text(ext_fields: Mapping[str, str]) -> bytes:
+    # ASCII keys (the usual case) sort the same by code point as by UTF-16 code unit
+    ascii_keys = all(k.isascii() for k in ext_fields)
+    keys = sorted(ext_fields) if ascii_keys else sorted(ext_fields, key=_utf16_order)
+    return "".join([ext_fields[k] for k in keys if k not in _UNSIGNED]).encode()
+
+
 def signed_content(ext_fields: Mapping[str, str], body: Buffer = b"") -> bytes:
     """The bytes a 4.9 broker signs for a request with these extFields and body."""
-    keys = sorted((k for k in ext_fields if k not in _UNSIGNED), key=_utf16_order)
-    text = "".join(ext_fields[k] for k in keys).encode()
+    text = _signed_text(ext_fields)
     return text + bytes(body) if body else text
 
 
@@ -56,10 +63,21 @@ class SessionCredentials:
     access_key: str
     secret_key: str = field(repr=False)
     security_token: str | None = field(default=None, repr=False)
+    #: HMAC-SHA1 already keyed with the secret: each signature copies it instead of keying anew
+    _mac: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.access_key or not self.secret_key:
             raise ValueError("ACL credentials need both an access key and a secret key")
+        object.__setattr__(self, "_mac", hmac.new(self.secret_key.encode(), digestmod=hashlib.sha1))
+
+    def __getstate__(self) -> tuple[str, str, str | None]:  # picklable (Spark ships options to executors)
+        return (self.access_key, self.secret_key, self.security_token)
+
+    def __setstate__(self, state: tuple[str, str, str | None]) -> None:
+        for name, value in zip(("access_key", "secret_key", "security_token"), state, strict=True):
+            object.__setattr__(self, name, value)
+        self.__post_init__()
 
     def sign(self, cmd: RemotingCommand) -> None:
         """Add ``AccessKey`` (+ ``SecurityToken``) and the ``Signature`` of the request to its extFields.
@@ -72,4 +90,8 @@ class SessionCredentials:
         ext[ACCESS_KEY] = self.access_key
         if self.security_token is not None:
             ext[SECURITY_TOKEN] = self.security_token
-        ext[SIGNATURE] = signature(signed_content(ext, cmd.body), self.secret_key)
+        mac = self._mac.copy()
+        mac.update(_signed_text(ext))
+        if cmd.body:
+            mac.update(cmd.body)
+        ext[SIGNATURE] = base64.b64encode(mac.digest()).decode("ascii")
