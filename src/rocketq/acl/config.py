@@ -45,6 +45,7 @@ ACCOUNT_KEYS = (
     "defaultTopicPerm", "defaultGroupPerm", "topicPerms", "groupPerms",
 )  # fmt: skip
 MIN_KEY_LENGTH = 7
+_WHITE_CACHE_MAX = 4096
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class AclRules:
     #: access key → the file that defines it
     owners: Mapping[str, str] = field(default_factory=dict)
     white: tuple[AddressPattern, ...] = ()
+    _white_cache: dict[tuple[str, str | None], bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def combine(cls, files: Sequence[AclFile]) -> AclRules:
@@ -98,6 +100,18 @@ class AclRules:
                 accounts[acct.access_key] = acct
                 owners[acct.access_key] = f.path
         return cls(tuple(files), accounts, owners, tuple(white))
+
+    def white_listed(self, ip: str, account: Account | None = None) -> bool:
+        """Whether ``ip`` matches a global white pattern (``account``: that account's ``whiteRemoteAddress``).
+        Remembered per address: the rules never change, and clients come from few addresses."""
+        key = (ip, None if account is None else account.access_key)
+        hit = self._white_cache.get(key)
+        if hit is None:
+            hit = any(p.matches(ip) for p in self.white) if account is None else account.white.matches(ip)
+            if len(self._white_cache) >= _WHITE_CACHE_MAX:
+                self._white_cache.clear()
+            self._white_cache[key] = hit
+        return hit
 
     def file(self, path: str) -> AclFile | None:
         for f in self.files:

@@ -38,10 +38,31 @@ def _add(out: dict[str, int], resource: str | None, perm: int) -> None:
         out[resource] = perm
 
 
-def needed(code: int, ext: Mapping[str, str], body: bytes | bytearray | memoryview | None) -> dict[str, int]:
-    """Resource → needed permission for one request; ``AclDenied`` when a heartbeat body cannot be read."""
+#: codes Java checks for key and signature only, that rocketq also checks for resources when ``strict``
+STRICT_CODES = frozenset(
+    {RequestCode.SEND_BATCH_MESSAGE, RequestCode.QUERY_CONSUMER_OFFSET, RequestCode.LOCK_BATCH_MQ,
+     RequestCode.UNLOCK_BATCH_MQ}
+)  # fmt: skip
+
+
+def needed(
+    code: int, ext: Mapping[str, str], body: bytes | bytearray | memoryview | None, *, strict: bool = False
+) -> dict[str, int]:
+    """Resource → needed permission for one request; ``AclDenied`` when a body it reads cannot be read.
+
+    ``strict`` (rocketq, ``aclStrictResources``): a batch send needs what a single send needs, reading a
+    group's offset SUB on the group and topic, locking queues SUB on the group and their topics."""
     out: dict[str, int] = {}
     get = ext.get
+    if strict and code in STRICT_CODES:
+        if code == RequestCode.SEND_BATCH_MESSAGE:
+            _send(out, get("b"), get("a"))
+        elif code == RequestCode.QUERY_CONSUMER_OFFSET:
+            _add(out, _retry(get("consumerGroup")), SUB)
+            _add(out, get("topic"), SUB)
+        else:
+            _lock(out, body)
+        return out
     if code == RequestCode.SEND_MESSAGE:
         _send(out, get("topic"), get("group"))  # Java reads "group", which the V1 header does not have
     elif code == RequestCode.SEND_MESSAGE_V2:
@@ -77,6 +98,20 @@ def _heartbeat(out: dict[str, int], body: bytes | bytearray | memoryview | None)
                 _add(out, _name(sub.get("topic")), SUB)
     except (ProtocolError, ValueError) as exc:
         raise AclDenied(f"cannot read the heartbeat body: {exc}", PARSE_FRAME) from None
+
+
+def _lock(out: dict[str, int], body: bytes | bytearray | memoryview | None) -> None:
+    try:
+        data = fastjson.loads(bytes(body or b""))
+        if not isinstance(data, dict):
+            raise ValueError("expected a JSON object")
+        _add(out, _retry(_name(data.get("consumerGroup"))), SUB)
+        for mq in _list(data.get("mqSet", [])):
+            if not isinstance(mq, dict):
+                raise ValueError("mqSet holds a non-object")
+            _add(out, _name(mq.get("topic")), SUB)
+    except (ProtocolError, ValueError) as exc:
+        raise AclDenied(f"cannot read the lock body: {exc}", PARSE_FRAME) from None
 
 
 def _list(value: Any) -> list[Any]:

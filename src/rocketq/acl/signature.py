@@ -31,19 +31,38 @@ def _java_order(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
+_ORDER_CACHE: dict[tuple[tuple[str, ...], bool], tuple[str, ...]] = {}
+_ORDER_CACHE_MAX = 1024
+
+
+def _signed_keys(ext_fields: Mapping[str, str], with_unique_key: bool) -> tuple[str, ...]:
+    """The keys whose values are signed, in Java's order; remembered per key set (a client sends the same
+    fields request after request)."""
+    cache_key = (tuple(ext_fields), with_unique_key)
+    keys = _ORDER_CACHE.get(cache_key)
+    if keys is None:
+        skip = (SIGNATURE,) if with_unique_key else (SIGNATURE, UNIQUE_KEY_QUERY)
+        keys = tuple(sorted((k for k in ext_fields if k not in skip), key=_java_order))
+        if len(_ORDER_CACHE) >= _ORDER_CACHE_MAX:
+            _ORDER_CACHE.clear()
+        _ORDER_CACHE[cache_key] = keys
+    return keys
+
+
 def content(ext_fields: Mapping[str, str], body: Body = None, *, with_unique_key: bool = False) -> bytes:
     """The bytes a signature covers (``with_unique_key``: as Java 4.9.4+ clients compute it)."""
-    keys = sorted(
-        (k for k in ext_fields if k != SIGNATURE and (with_unique_key or k != UNIQUE_KEY_QUERY)), key=_java_order
-    )
-    text = "".join(ext_fields[k] for k in keys).encode("utf-8", "surrogatepass")
+    keys = _signed_keys(ext_fields, with_unique_key)
+    text = "".join([ext_fields[k] for k in keys]).encode("utf-8", "surrogatepass")
     return text + bytes(body) if body else text
+
+
+def _sign(data: bytes, secret_key: str) -> bytes:
+    return base64.b64encode(hmac.new(secret_key.encode("utf-8"), data, hashlib.sha1).digest())
 
 
 def sign_content(data: bytes, secret_key: str) -> str:
     """HMAC-SHA1 of ``data`` keyed with ``secret_key``, base64 with padding (28 characters)."""
-    digest = hmac.new(secret_key.encode("utf-8"), data, hashlib.sha1).digest()
-    return base64.b64encode(digest).decode("ascii")
+    return _sign(data, secret_key).decode("ascii")
 
 
 def signature_of(ext_fields: Mapping[str, str], body: Body, secret_key: str) -> str:
@@ -58,12 +77,11 @@ def verify(ext_fields: Mapping[str, str], body: Body, secret_key: str) -> bool:
     if text is None:
         return False
     given = text.encode("utf-8", "surrogatepass")  # compare_digest refuses non-ASCII str
-    if hmac.compare_digest(signature_of(ext_fields, body, secret_key).encode("ascii"), given):
+    if hmac.compare_digest(_sign(content(ext_fields, body), secret_key), given):
         return True
     if UNIQUE_KEY_QUERY not in ext_fields:
         return False
-    unique = sign_content(content(ext_fields, body, with_unique_key=True), secret_key)
-    return hmac.compare_digest(unique.encode("ascii"), given)
+    return hmac.compare_digest(_sign(content(ext_fields, body, with_unique_key=True), secret_key), given)
 
 
 def sign_request(

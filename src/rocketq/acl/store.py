@@ -1,7 +1,7 @@
 """The live ACL rules of one server: loaded at start-up, polled for file changes, changed by the admin codes.
 
 ``AclStore.load`` raises ``AclConfigError`` (start-up stops: security fails closed). ``poll`` compares every
-file's (mtime, size) and the set of files with what was read last; on a change it reads them all again and
+file's mtime and content digest and the set of files with what was read last; on a change it reads them all again and
 swaps the rules in whole. A file that no longer reads is refused with one error line and the previous rules
 stay in force (never fail open); the same broken state is not reported again until the files change.
 
@@ -12,6 +12,7 @@ once. The caller polls (``poll``) on its own timer: this room does no I/O schedu
 from __future__ import annotations
 
 import copy
+import hashlib
 import logging
 import os
 import time
@@ -45,7 +46,8 @@ STRICT_ADMIN_CODES = frozenset(
     }
 )  # fmt: skip
 
-Fingerprint = tuple[tuple[str, int, int], ...]
+#: per file: path, mtime (ns), digest of the content (a rewrite within one mtime tick is still seen)
+Fingerprint = tuple[tuple[str, int, bytes], ...]
 
 
 class AclAdminError(Exception):
@@ -72,10 +74,19 @@ class AclStore:
         default_file: str | os.PathLike[str],
         *,
         strict_admin: bool = True,
+        strict_resources: bool = True,
+        admin_codes: frozenset[int] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        """``admin_codes`` replaces the admin-only set the ``strict_admin`` choice gives (a server with other
+        request codes than a broker's, e.g. a name server protecting its writes)."""
         self.default_file = os.path.abspath(default_file)
-        self.admin_codes = permission.ADMIN_CODES | (STRICT_ADMIN_CODES if strict_admin else frozenset())
+        self.strict_resources = strict_resources
+        self.admin_codes = (
+            admin_codes
+            if admin_codes is not None
+            else permission.ADMIN_CODES | (STRICT_ADMIN_CODES if strict_admin else frozenset())
+        )
         self.rules = AclRules()
         self._clock = clock
         self._seen: Fingerprint = ()
@@ -96,10 +107,12 @@ class AclStore:
         out = []
         for path in acl_files(self.default_file):
             try:
-                st = os.stat(path)
-                out.append((path, st.st_mtime_ns, st.st_size))
+                with open(path, "rb") as fh:
+                    mtime = os.fstat(fh.fileno()).st_mtime_ns
+                    digest = hashlib.blake2b(fh.read(), digest_size=16).digest()
+                out.append((path, mtime, digest))
             except OSError:
-                out.append((path, -1, -1))  # gone: read (and refused) as missing
+                out.append((path, -1, b""))  # gone: read (and refused) as missing
         return tuple(out)
 
     def poll(self) -> bool:
@@ -123,7 +136,9 @@ class AclStore:
 
     def check(self, ip: str, code: int, ext: Mapping[str, str], body: bytes | bytearray | memoryview | None) -> None:
         """Raise ``AclDenied`` unless the current rules allow the request."""
-        validator.check(self.rules, ip, code, ext, body, admin_codes=self.admin_codes)
+        validator.check(
+            self.rules, ip, code, ext, body, admin_codes=self.admin_codes, strict_resources=self.strict_resources
+        )
 
     # --------------------------------------------------------------------------------------- admin reads
 
@@ -242,7 +257,9 @@ class AclStore:
         self.rules = AclRules.combine(files)
         # this write is seen; a change of another file since the last poll is still picked up next time
         before = {p: (m, s) for p, m, s in self._seen}
-        self._seen = tuple((p, m, s) if p == path else (p, *before.get(p, (-2, -2))) for p, m, s in self._fingerprint())
+        self._seen = tuple(
+            (p, m, s) if p == path else (p, *before.get(p, (-2, b""))) for p, m, s in self._fingerprint()
+        )
         log.info("acl.updated file=%s version=%d", path, counter + 1)
 
 

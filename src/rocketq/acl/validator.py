@@ -17,12 +17,14 @@ is refused even from a whitelisted address.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 
 from rocketq.acl import permission, signature
 from rocketq.acl.config import AclRules
 from rocketq.acl.errors import AclDenied
 from rocketq.acl.resources import needed
+from rocketq.common.hashing import unsigned_hash
 
 TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
 _EXCEPTION = "org.apache.rocketmq.acl.common.AclException"
@@ -43,6 +45,34 @@ def client_ip(remote: str) -> str:
     return host[1:-1] if host.startswith("[") and host.endswith("]") else host
 
 
+def java_hashmap_order(table: dict[str, int]) -> dict[str, int]:
+    """``table`` in the order a Java ``HashMap`` filled in the same order iterates it (bucket by bucket,
+    insertion order within one): the first resource refused is the one Java names."""
+    if len(table) < 2:
+        return table
+    capacity = 16
+    while len(table) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = unsigned_hash(key)[0]
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return dict(sorted(table.items(), key=lambda kv: bucket(kv[0])))  # sorted() is stable
+
+
+def peer_ip(host: str) -> str:
+    """A socket's peer host as Java sees it: an IPv4-mapped IPv6 address (a dual-stack listener) is IPv4."""
+    if host.startswith("::ffff:") or host.startswith("::FFFF:"):
+        try:
+            mapped = ipaddress.IPv6Address(host).ipv4_mapped
+        except ValueError:
+            return host
+        if mapped is not None:
+            return str(mapped)
+    return host
+
+
 def check(
     rules: AclRules,
     ip: str,
@@ -51,20 +81,20 @@ def check(
     body: bytes | bytearray | memoryview | None,
     *,
     admin_codes: frozenset[int] = permission.ADMIN_CODES,
+    strict_resources: bool = False,
 ) -> None:
     """Raise ``AclDenied`` unless ``rules`` allow this request from ``ip`` (``admin_codes``: the codes only an
-    admin account may send; Java's five by default)."""
-    resources = needed(code, ext, body)
-    for pattern in rules.white:
-        if pattern.matches(ip):
-            return
+    admin account may send, Java's five by default; ``strict_resources``: see ``resources.needed``)."""
+    resources = needed(code, ext, body, strict=strict_resources)
+    if rules.white_listed(ip):
+        return
     key = ext.get(signature.ACCESS_KEY)
     if key is None:
         raise AclDenied("No accessKey is configured", _VALIDATE % 663)
     account = rules.accounts.get(key)
     if account is None:
         raise AclDenied(f"No acl config for {key}", _VALIDATE % 667)
-    if account.white.matches(ip):
+    if rules.white_listed(ip, account):
         return
     if not signature.verify(ext, body, account.secret_key):
         raise AclDenied(f"Check signature failed for accessKey={key}", _VALIDATE % 683)
@@ -75,7 +105,7 @@ def check(
     owned = account.perms
     if not resources or (owned is None and account.admin):
         return
-    for resource, need in resources.items():
+    for resource, need in java_hashmap_order(resources).items():
         is_group = resource.startswith(permission.RETRY_PREFIX)
         if owned is not None and resource in owned:
             have, line = owned[resource], 610

@@ -151,6 +151,9 @@ class BrokerConfig:
     # rocketq: also keep for admin accounts the codes that read or change what is not the caller's own (every
     # group's offsets, the broker config, the ACL accounts, offset resets; docs/security.md); false = Java's five
     aclStrictAdmin: bool = True
+    # rocketq: batch sends, offset queries and queue locks are checked against the account's topic and group
+    # permissions too (Java checks only the key and signature of these); false = as Java
+    aclStrictResources: bool = True
     extra: dict[str, str] = field(default_factory=dict, repr=False)  # ignored Java keys, for GET_BROKER_CONFIG
 
     # ------------------------------------------------------------------------------------- derived

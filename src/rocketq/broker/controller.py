@@ -96,7 +96,9 @@ class BrokerController:
         # plain ACL: read before anything is built; a file that cannot be honoured stops start-up
         self.acl: AclStore | None = None
         if config.aclEnable:
-            self.acl = AclStore(config.acl_file, strict_admin=config.aclStrictAdmin)
+            self.acl = AclStore(
+                config.acl_file, strict_admin=config.aclStrictAdmin, strict_resources=config.aclStrictResources
+            )
             try:
                 self.acl.load()
             except AclConfigError as exc:

@@ -132,6 +132,9 @@ async def test_dangerous_requests_refused_without_admin(acl_cluster: tuple[Embed
     # the admin may
     assert (await admin.call(RequestCode.GET_BROKER_CONFIG)).code == ResponseCode.SUCCESS
     assert (await admin.call(RequestCode.GET_ALL_CONSUMER_OFFSET)).code == ResponseCode.SUCCESS
+    # one dispatcher, the ACL hook first, behind every port the broker serves (main and VIP)
+    assert all(server.dispatcher is cluster.broker.dispatcher for server in cluster.broker.servers)
+    assert type(cluster.broker.dispatcher.request_hooks[0]).__name__ == "AclGate"
     # and ACL cannot be turned off at run time, not even by an admin
     off = await admin.call(RequestCode.UPDATE_BROKER_CONFIG, {}, b"aclEnable=false")
     assert off.code == ResponseCode.SYSTEM_ERROR and "aclEnable" in (off.remark or "")
@@ -163,6 +166,15 @@ async def test_allowed_requests_pass_and_wrong_credentials_fail(
     assert (await producer.call(RequestCode.PULL_MESSAGE, pull)).code == 1
     commit = {"consumerGroup": "cg", "topic": "TAcl", "queueId": 0, "commitOffset": 1}
     assert (await consumer.call(RequestCode.UPDATE_CONSUMER_OFFSET, commit)).code == ResponseCode.SUCCESS
+    # beyond Java (aclStrictResources): another group's offset, a batch send to a topic it may not publish to
+    query = {"consumerGroup": "cg", "topic": "TAcl", "queueId": 0}
+    assert (await consumer.call(RequestCode.QUERY_CONSUMER_OFFSET, query)).code == ResponseCode.SUCCESS
+    other = await consumer.call(RequestCode.QUERY_CONSUMER_OFFSET, query | {"consumerGroup": "victim"})
+    assert other.code == 1 and "No default permission for group:victim" in (other.remark or "")
+    batch = {"a": "pg", "b": "TAcl", "c": "TBW102", "d": 4, "e": 0, "f": 0, "g": 0, "h": 0, "i": "", "j": 0,
+             "k": "false", "m": "true"}  # fmt: skip
+    refused_batch = await consumer.call(RequestCode.SEND_BATCH_MESSAGE, batch)
+    assert refused_batch.code == 1 and "No default permission for topic:TAcl" in (refused_batch.remark or "")
     # ACL shows in the runtime info
     info = await Signed(wire, "rocketmq2").call(RequestCode.GET_BROKER_RUNTIME_INFO)
     assert orjson.loads(info.body)["table"]["aclEnable"] == "true"

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rocketq.acl import signature
 from rocketq.acl.config import AclRules, parse_document
 from rocketq.acl.errors import AclDenied
 from rocketq.acl.permission import PUB, SUB
 from rocketq.acl.resources import needed
-from rocketq.acl.validator import check, client_ip, remark
+from rocketq.acl.validator import check, client_ip, peer_ip, remark
 from rocketq.codes import RequestCode
 
 DOC = {
@@ -162,3 +164,56 @@ def test_client_ip() -> None:
     assert client_ip("192.168.0.1:5555") == "192.168.0.1"
     assert client_ip("[::1]:5555") == "::1"
     assert client_ip("0:0:0:0:0:0:0:1:5555") == "0:0:0:0:0:0:0:1"
+
+
+def test_peer_ip_unmaps_ipv4() -> None:
+    assert peer_ip("::ffff:10.0.0.9") == "10.0.0.9"
+    assert peer_ip("::1") == "::1" and peer_ip("10.0.0.9") == "10.0.0.9"
+    assert denial(RequestCode.UPDATE_AND_CREATE_TOPIC, {}, ip=peer_ip("::ffff:10.0.0.9")) is None
+
+
+@pytest.mark.parametrize(
+    "code,ext,body,expected",
+    [
+        (RequestCode.SEND_BATCH_MESSAGE, {"a": "pg", "b": "T"}, b"", {"T": PUB}),
+        (RequestCode.SEND_BATCH_MESSAGE, {"a": "g", "b": "%RETRY%g"}, b"", {"%RETRY%g": SUB}),
+        (RequestCode.QUERY_CONSUMER_OFFSET, {"consumerGroup": "g", "topic": "T"}, b"", {"%RETRY%g": SUB, "T": SUB}),
+        (RequestCode.LOCK_BATCH_MQ, {},
+         b'{"consumerGroup":"g","clientId":"c","mqSet":[{"topic":"T","brokerName":"b","queueId":0}]}',
+         {"%RETRY%g": SUB, "T": SUB}),
+        (RequestCode.UNLOCK_BATCH_MQ, {}, b'{"consumerGroup":"g","clientId":"c","mqSet":[]}', {"%RETRY%g": SUB}),
+        (RequestCode.PULL_MESSAGE, {"topic": "T", "consumerGroup": "g"}, b"", {"T": SUB, "%RETRY%g": SUB}),
+    ],
+)  # fmt: skip
+def test_strict_resources(code: int, ext: dict[str, str], body: bytes, expected: dict[str, int]) -> None:
+    assert needed(code, ext, body, strict=True) == expected
+
+
+def test_strict_lock_body_must_read() -> None:
+    with pytest.raises(AclDenied, match="lock body"):
+        needed(RequestCode.LOCK_BATCH_MQ, {}, b"[1]", strict=True)
+    assert needed(RequestCode.LOCK_BATCH_MQ, {}, b"[1]") == {}  # as Java: not read at all
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    code=st.sampled_from([10, 11, 12, 14, 15, 17, 34, 35, 36, 38, 41, 42, 215, 310, 320, 9999]),
+    ext=st.dictionaries(
+        st.sampled_from(["AccessKey", "Signature", "a", "b", "topic", "group", "consumerGroup", "_UNIQUE_KEY_QUERY"]),
+        st.text(max_size=12),
+        max_size=6,
+    ),
+    body=st.one_of(st.binary(max_size=40), st.sampled_from([b"{}", b"[]", b'{"consumerDataSet":7}', b"null"])),
+    strict=st.booleans(),
+)
+def test_any_request_is_allowed_or_refused_never_an_error(
+    code: int, ext: dict[str, str], body: bytes, strict: bool
+) -> None:
+    for key in (None, "producer1"):
+        fields = dict(ext)
+        if key is not None:
+            signature.sign_request(fields, body, key, SECRETS[key])
+        try:
+            check(RULES, IP, code, fields, body, strict_resources=strict)
+        except AclDenied as exc:
+            assert exc.message and exc.frame

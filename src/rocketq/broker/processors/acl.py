@@ -15,7 +15,7 @@ import orjson
 
 from rocketq.acl.errors import AclDenied
 from rocketq.acl.store import AccountUpdate, AclAdminError, AclStore
-from rocketq.acl.validator import remark
+from rocketq.acl.validator import peer_ip, remark
 from rocketq.broker.context import BrokerContext
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.common.ratelog import RateLimitedLog
@@ -35,7 +35,7 @@ class AclGate:
 
     def __call__(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand | None:
         try:
-            self.store.check(conn.remote_host[0], cmd.code, cmd.ext_fields, cmd.body)
+            self.store.check(peer_ip(conn.remote_host[0]), cmd.code, cmd.ext_fields, cmd.body)
         except AclDenied as exc:
             self.denied += 1
             self._lines.warning(
