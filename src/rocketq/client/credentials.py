@@ -37,11 +37,27 @@ def _utf16_order(key: str) -> bytes:
     return key.encode("utf-16-be")
 
 
+#: key tuple (in insertion order) → the keys to sign, sorted: a client sends few distinct header shapes
+_ORDER_CACHE: dict[tuple[str, ...], tuple[str, ...]] = {}
+_ORDER_CACHE_MAX = 256
+
+
+def _signed_keys(ext_fields: Mapping[str, str]) -> tuple[str, ...]:
+    shape = tuple(ext_fields)
+    keys = _ORDER_CACHE.get(shape)
+    if keys is None:
+        # ASCII keys (the usual case) sort the same by code point as by UTF-16 code unit
+        ascii_keys = all(k.isascii() for k in shape)
+        ordered = sorted(shape) if ascii_keys else sorted(shape, key=_utf16_order)
+        keys = tuple(k for k in ordered if k not in _UNSIGNED)
+        if len(_ORDER_CACHE) >= _ORDER_CACHE_MAX:
+            _ORDER_CACHE.clear()
+        _ORDER_CACHE[shape] = keys
+    return keys
+
+
 def _signed_text(ext_fields: Mapping[str, str]) -> bytes:
-    # ASCII keys (the usual case) sort the same by code point as by UTF-16 code unit
-    ascii_keys = all(k.isascii() for k in ext_fields)
-    keys = sorted(ext_fields) if ascii_keys else sorted(ext_fields, key=_utf16_order)
-    return "".join([ext_fields[k] for k in keys if k not in _UNSIGNED]).encode()
+    return "".join([ext_fields[k] for k in _signed_keys(ext_fields)]).encode()
 
 
 def signed_content(ext_fields: Mapping[str, str], body: Buffer = b"") -> bytes:
