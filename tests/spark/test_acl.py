@@ -1,6 +1,6 @@
 """The ``rocketmq`` source and sink against a broker with ``aclEnable=true``: with the ``accessKey``/``secretKey``
 options every request of the driver and of the tasks is signed; without them the broker's refusal fails the
-job with its remark. (A wrong secret on the read path: tests/integration/client/test_acl_client.py, on the read
+job with its remark. (A wrong secret on the read path: tests/interop/java/test_acl_rocketq_client.py, on the read
 task itself, without a Spark job.)"""
 
 from __future__ import annotations
