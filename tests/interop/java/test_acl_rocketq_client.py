@@ -129,6 +129,14 @@ async def test_allowed_account_pull_consumes(target: AclTarget) -> None:
         await consumer.shutdown()
 
 
+async def test_security_token_is_sent_and_signed(target: AclTarget) -> None:
+    """A token travels as the ``SecurityToken`` extField and is part of the signed text: the broker, which
+    signs every extField it receives, accepts it."""
+    cfg = ClientConfig(namesrv_addr=target.namesrv_addr, access_key=A.user_key, secret_key=A.user_secret,
+                       security_token="session-token-1")  # fmt: skip
+    await send_one(target, cfg, A.topic, b"with a token")
+
+
 async def test_query_by_unique_key_is_signed_as_the_broker_checks(target: AclTarget) -> None:
     """QUERY_MESSAGE with ``_UNIQUE_KEY_QUERY``: the broker leaves that field out of the signed text (Java 4.9.4+'s
     own client signs it and is refused); rocketq's client leaves it out too, so the query passes."""
