@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
 from hypothesis import settings
+
+from rocketq.testing.acl import AclJavaCluster
+from rocketq.testing.java import JavaUnavailable
 
 # Hypothesis's default 200 ms deadline per example is a timing threshold: on a loaded 2-core machine a
 # correct property failed it. Tests assert behaviour only, so no example has a deadline.
 settings.register_profile("rocketq", deadline=None)
 settings.load_profile("rocketq")
+
+
+@pytest.fixture(scope="session")
+def java_acl_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AclJavaCluster]:
+    """A Java 4.9.7 name server + broker with aclEnable=true and ``AclAccounts``' plain_acl.yml, started on
+    first use and shared by the ACL tests of the rocketq client and of the C++ client."""
+    cluster = AclJavaCluster(tmp_path_factory.mktemp("java-acl"))
+    try:
+        cluster.start(timeout=120)
+    except JavaUnavailable as exc:
+        pytest.fail(str(exc))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

@@ -300,6 +300,13 @@ def build_message(wheel: Wheel, args: argparse.Namespace, i: int) -> tuple[Any, 
     return msg, info
 
 
+def set_credentials(client: Any, args: argparse.Namespace) -> None:
+    """``set_session_credentials`` when an account is given (the client signs every request either way: with
+    empty credentials by default)."""
+    if args.access_key is not None or args.secret_key is not None:
+        client.set_session_credentials(args.access_key or "", args.secret_key or "", args.channel)
+
+
 def send_result(res: Any) -> dict[str, Any]:
     return {"msg_id": res.msg_id, "offset": res.offset, "status": res.status.name, "status_code": int(res.status)}
 
@@ -308,6 +315,7 @@ def cmd_produce(args: argparse.Namespace) -> NoReturn:
     wheel = import_wheel()
     producer = wheel.client.Producer(args.group, timeout=args.send_timeout_ms)
     producer.set_namesrv_addr(args.namesrv)
+    set_credentials(producer, args)
     wheel.dll.SetProducerLogLevel(producer._handle, LOG_LEVELS[args.log_level])
     if args.instance_name:
         wheel.check(wheel.dll.SetProducerInstanceName(producer._handle, args.instance_name.encode()))
@@ -434,6 +442,7 @@ def cmd_push_consume(args: argparse.Namespace) -> NoReturn:
     model = ffi.MessageModel.BROADCASTING if args.mode == "broadcasting" else ffi.MessageModel.CLUSTERING
     consumer = wheel.client.PushConsumer(args.group, orderly=args.orderly, message_model=model)
     consumer.set_namesrv_addr(args.namesrv)
+    set_credentials(consumer, args)
     wheel.dll.SetPushConsumerLogLevel(consumer._handle, LOG_LEVELS[args.log_level])
     if args.instance_name:
         consumer.set_instance_name(args.instance_name)
@@ -510,6 +519,7 @@ def cmd_pull_consume(args: argparse.Namespace) -> NoReturn:
     ffi, dll = wheel.ffi, wheel.dll
     consumer = wheel.client.PullConsumer(args.group)
     consumer.set_namesrv_addr(args.namesrv)
+    set_credentials(consumer, args)
     dll.SetPullConsumerLogLevel(consumer._handle, LOG_LEVELS[args.log_level])
     if args.instance_name:
         RUN.emit({"event": "warning", "message": "the C API has no instance-name setter for pull consumers"})
@@ -732,6 +742,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="HOME for the C++ client (logs/rocketmq-cpp, .rocketmq_offsets); default: a temporary directory",
     )
     common.add_argument("--keep-logs", action="store_true", help="keep the temporary HOME after success")
+    common.add_argument("--access-key", default=None, help="ACL account: set_session_credentials(access key, ...)")
+    common.add_argument("--secret-key", default=None, help="ACL account: its secret key")
+    common.add_argument("--channel", default="ALIYUN", help="OnsChannel of set_session_credentials (default ALIYUN)")
     common.add_argument("--log-level", choices=sorted(LOG_LEVELS, key=LOG_LEVELS.__getitem__), default="info")
 
     parser = JsonArgumentParser(prog="cppdriver", description=__doc__.split("\n\n")[0] if __doc__ else None)

@@ -50,6 +50,7 @@ class ProduceSpec:
     warmup: float = 1.0
     flush: str = ASYNC_FLUSH
     client: str = "sdk"  # sdk | raw
+    acl: str = "off"  # on: the broker checks ACL (aclEnable=true) and every request is signed
 
     @property
     def effective_inflight(self) -> int:
@@ -73,10 +74,12 @@ class ProduceSpec:
             extras.append(self.flush)
         if self.client != "sdk":
             extras.append(f"{self.client} client")
+        if self.acl == "on":
+            extras.append("ACL on, requests signed")
         return f"{what} ({', '.join(extras)})"
 
     def targets(self) -> list[Target]:
-        if self.body != 1024 or self.client != "sdk":
+        if self.body != 1024 or self.client != "sdk" or self.acl == "on":
             return []
         if self.flush == SYNC_FLUSH:
             wanted = self.mode == "async" and self.effective_inflight >= 1000
@@ -137,20 +140,20 @@ async def run_produce(session: Session, spec: ProduceSpec, name: str = "produce"
     if spec.mode not in ("sync", "async", "oneway", "batch"):
         raise ValueError(f"unknown produce mode {spec.mode!r}")
     common = session.common
-    async with session.cluster(spec.flush) as cluster:
+    async with session.cluster(spec.flush, acl=spec.acl == "on") as cluster:
         result = new_result(name, spec, "produce", common, cluster)
         if cluster.broker is None and spec.flush != ASYNC_FLUSH:
             result.notes.append(f"--flush {spec.flush} ignored: the broker's own flushDiskType applies")
         run = run_id()
         topics = [f"BenchTopic-{run}-{i}" for i in range(spec.topics)]
-        await create_topics(cluster.namesrv_addr, topics, spec.queues)
+        await create_topics(cluster.namesrv_addr, topics, spec.queues, cluster.credentials)
         await _produce_baselines(session, spec, result)
         body = os.urandom(spec.body)
         topic_cycle = itertools.cycle(topics)
         if spec.client == "raw":
-            producer_cm: Any = _raw_producer(cluster.namesrv_addr, topics, spec.queues)
+            producer_cm: Any = _raw_producer(cluster, topics, spec.queues)
         else:
-            producer_cm = Producer(f"bench-producer-{run}", namesrv_addr=cluster.namesrv_addr, send_msg_timeout=30.0)
+            producer_cm = Producer(f"bench-producer-{run}", config=cluster.client_config(), send_msg_timeout=30.0)
         async with producer_cm as producer:
             op = _produce_op(spec, producer, body, topic_cycle)
             # Warm-up: routes, connections, the broker's first mapped file; not measured.
@@ -182,11 +185,12 @@ async def run_produce(session: Session, spec: ProduceSpec, name: str = "produce"
 
 
 @contextlib.asynccontextmanager
-async def _raw_producer(namesrv: str, topics: list[str], queues: int) -> AsyncIterator[_RawProducer]:
-    async with AdminClient(namesrv_addr=namesrv) as admin:
+async def _raw_producer(cluster: Cluster, topics: list[str], queues: int) -> AsyncIterator[_RawProducer]:
+    async with AdminClient(config=cluster.client_config()) as admin:
         route = await admin.topic_route(topics[0])
     addr = next(iter(route.broker_datas[0].broker_addrs.values()))
-    remoting = RemotingClient()
+    creds = cluster.credentials
+    remoting = RemotingClient(before_request=creds.sign if creds else None)
     try:
         yield _RawProducer(remoting, addr, topics, queues)
     finally:
@@ -245,7 +249,7 @@ async def _oneway(
     storage (oneway has no acks, so this is its only flow control).
     """
     perf = time.perf_counter
-    base = await _stored_count(cluster.namesrv_addr, topics)
+    base = await _stored_count(cluster, topics)
     t0 = perf()
     deadline = t0 + spec.duration if spec.duration is not None and not spec.count else float("inf")
     sent = 0
@@ -257,12 +261,12 @@ async def _oneway(
             continue
         sent += 1
         if sent % 20_000 == 0:
-            while sent - (await _stored_count(cluster.namesrv_addr, topics) - base) > 100_000:
+            while sent - (await _stored_count(cluster, topics) - base) > 100_000:
                 await asyncio.sleep(0.01)
     stored = 0
     settle = perf() + 30
     while perf() < settle:
-        stored = await _stored_count(cluster.namesrv_addr, topics) - base
+        stored = await _stored_count(cluster, topics) - base
         counter.done = stored
         if stored >= sent:
             break
@@ -272,8 +276,8 @@ async def _oneway(
     return perf() - t0
 
 
-async def _stored_count(namesrv: str, topics: list[str]) -> int:
-    async with AdminClient(namesrv_addr=namesrv) as admin:
+async def _stored_count(cluster: Cluster, topics: list[str]) -> int:
+    async with AdminClient(config=cluster.client_config()) as admin:
         total = 0
         for t in topics:
             total += sum(q.max_offset - q.min_offset for q in await admin.topic_status(t))

@@ -25,9 +25,7 @@ from rocketq.bench.echo import cpu_seconds, measure_echo
 from rocketq.bench.load import Counter
 from rocketq.bench.report import Baseline, Report, ScenarioResult
 from rocketq.bench.stats import throughput
-from rocketq.client import (
-    AdminClient,
-)
+from rocketq.client import AdminClient, ClientConfig, SessionCredentials
 from rocketq.codes import RequestCode
 from rocketq.protocol.command import RemotingCommand, encode
 from rocketq.protocol.message import BatchItem, encode_batch, encode_properties, record_size
@@ -71,6 +69,8 @@ class CommonOptions:
     baselines: bool = True
     baseline_duration: float = 2.0
     gc_freeze: bool = True  # gc.freeze() the load generator's heap before each measurement
+    #: with -n: the ACL account the scenarios sign with when they run with ACL (--access-key/--secret-key)
+    credentials: SessionCredentials | None = None
 
     @property
     def embedded(self) -> bool:
@@ -103,6 +103,17 @@ def command_line(sub: str, spec: Any, common: CommonOptions, defaults: Any = Non
 
 # ------------------------------------------------------------------------------------------------ session
 
+#: the one account of an embedded broker run with ACL (``--acl``): an admin, so topic creation passes too
+BENCH_ACCOUNT = SessionCredentials("rocketq-bench", "rocketq-bench-secret")
+
+
+def bench_acl_yaml() -> str:
+    return ("accounts:\n"
+            f"  - accessKey: {BENCH_ACCOUNT.access_key}\n"
+            f"    secretKey: {BENCH_ACCOUNT.secret_key}\n"
+            "    admin: true\n")  # fmt: skip
+
+
 
 @dataclass(slots=True)
 class Cluster:
@@ -110,6 +121,13 @@ class Cluster:
     broker: BrokerProcess | None  # None: a running cluster given with -n
     flush: str  # what the broker was started with, or "as configured"
     broker_pid: int | None = None  # -n with --broker-pid: a broker process this machine can read /proc of
+    credentials: SessionCredentials | None = None  # ACL: every client of the scenario signs with this account
+
+    def client_config(self) -> ClientConfig:
+        c = self.credentials
+        return ClientConfig(namesrv_addr=self.namesrv_addr, access_key=c.access_key if c else None,
+                            secret_key=c.secret_key if c else None,
+                            security_token=c.security_token if c else None)  # fmt: skip
 
     @property
     def pid(self) -> int | None:
@@ -135,25 +153,43 @@ class Session:
         self._disk_done = False
 
     @contextlib.asynccontextmanager
-    async def cluster(self, flush: str, *, fresh: bool = False) -> AsyncIterator[Cluster]:
-        """The cluster a scenario runs against. Embedded brokers are shared per flush mode unless ``fresh``."""
+    async def cluster(self, flush: str, *, fresh: bool = False, acl: bool = False) -> AsyncIterator[Cluster]:
+        """The cluster a scenario runs against. Embedded brokers are shared per flush mode (and ACL) unless
+        ``fresh``. ``acl``: the embedded broker runs with aclEnable=true and one admin account, which the
+        scenario's clients sign with (with -n: the account of --access-key/--secret-key)."""
         if self.common.namesrv is not None:
-            yield Cluster(self.common.namesrv, None, "as configured on the broker", self.common.broker_pid)
+            creds = self.common.credentials if acl else None
+            if acl and creds is None:
+                raise ValueError("--acl with -n needs the account: --access-key/--secret-key (or the environment)")
+            yield Cluster(self.common.namesrv, None, "as configured on the broker", self.common.broker_pid, creds)
             return
+        creds = BENCH_ACCOUNT if acl else None
+        key = f"{flush}+acl" if acl else flush
         if fresh:
-            broker = await BrokerProcess(flush=flush, options=self.common.broker_opts).start()
+            broker = await self._start_broker(flush, acl)
             try:
                 await self._measure_disk(broker)
-                yield Cluster(broker.namesrv_addr, broker, flush)
+                yield Cluster(broker.namesrv_addr, broker, flush, credentials=creds)
             finally:
                 await broker.stop()
             return
-        broker_or_none = self._brokers.get(flush)
+        broker_or_none = self._brokers.get(key)
         if broker_or_none is None:
-            broker_or_none = await BrokerProcess(flush=flush, options=self.common.broker_opts).start()
-            self._brokers[flush] = broker_or_none
+            broker_or_none = await self._start_broker(flush, acl)
+            self._brokers[key] = broker_or_none
             await self._measure_disk(broker_or_none)
-        yield Cluster(broker_or_none.namesrv_addr, broker_or_none, flush)
+        yield Cluster(broker_or_none.namesrv_addr, broker_or_none, flush, credentials=creds)
+
+    async def _start_broker(self, flush: str, acl: bool) -> BrokerProcess:
+        options = dict(self.common.broker_opts)
+        broker = BrokerProcess(flush=flush, options=options)
+        if acl:
+            acl_file = broker.base_dir / "plain_acl.yml"
+            acl_file.parent.mkdir(parents=True, exist_ok=True)
+            acl_file.write_text(bench_acl_yaml())
+            options.update({"aclEnable": "true", "aclFilePath": str(acl_file)})
+            broker.options = options
+        return await broker.start()
 
     async def release(self, flush: str) -> None:
         broker = self._brokers.pop(flush, None)
@@ -264,10 +300,15 @@ def run_id() -> str:
     return uuid.uuid4().hex[:8]
 
 
-async def create_topics(namesrv: str, names: list[str], queues: int) -> None:
+async def create_topics(
+    namesrv: str, names: list[str], queues: int, credentials: SessionCredentials | None = None
+) -> None:
     """Create the topics on every cluster's masters, once the name server knows a broker (a broker that has
     just printed its address may not have registered yet)."""
-    async with AdminClient(namesrv_addr=namesrv) as admin:
+    c = credentials
+    config = ClientConfig(namesrv_addr=namesrv, access_key=c.access_key if c else None,
+                          secret_key=c.secret_key if c else None)  # fmt: skip
+    async with AdminClient(config=config) as admin:
         deadline = time.perf_counter() + 30
         while True:
             clusters = sorted((await admin.cluster_info()).get("clusterAddrTable") or {})

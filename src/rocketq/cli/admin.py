@@ -5,8 +5,10 @@
     rocketq cluster list / rocketq broker-status               (cli/cluster.py)
     rocketq message by-id|by-key|peek                          (cli/message.py)
     rocketq send / rocketq consume                             (cli/send_consume.py)
+    rocketq acl list|version|update|delete|white-list          (cli/acl.py)
 
-Every command takes ``-n/--namesrv`` (default ``$NAMESRV_ADDR``), ``--json`` and ``--timeout``. Output and exit
+Every command takes ``-n/--namesrv`` (default ``$NAMESRV_ADDR``), ``--json``, ``--timeout`` and the ACL account
+``--access-key``/``--secret-key``/``--security-token`` (default ``$ROCKETQ_ACCESS_KEY`` ...). Output and exit
 codes follow one convention (cli/output.py, docs/cli.md): a table with a header, or one JSON document with
 ``--json``; 0 success, 1 failed or found nothing (one ``error:`` line on stderr), 2 bad usage.
 """
@@ -17,8 +19,8 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from rocketq.cli import cluster, group, message, send_consume, topic
-from rocketq.cli.command import seconds
+from rocketq.cli import acl, cluster, group, message, send_consume, topic
+from rocketq.cli.command import credential_args, seconds
 from rocketq.cli.tls_args import add_tls_arguments
 
 if TYPE_CHECKING:
@@ -32,5 +34,6 @@ def register(subparsers: Subparsers) -> None:
     common.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     common.add_argument("--timeout", type=seconds, default=5.0, help="request timeout in seconds (default 5)")
     add_tls_arguments(common)
-    for module in (topic, group, cluster, message, send_consume):
+    credential_args(common)
+    for module in (topic, group, cluster, message, send_consume, acl):
         module.register(subparsers, common)

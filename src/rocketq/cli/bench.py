@@ -17,6 +17,7 @@ the report), ``--no-progress`` and ``--no-baselines``. Results print as text on 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import logging
 import sys
@@ -30,6 +31,8 @@ from rocketq.bench.produce import ProduceSpec, run_produce
 from rocketq.bench.report import Report, ScenarioResult
 from rocketq.bench.scenarios import StandardSpec, run_standard
 from rocketq.bench.session import ASYNC_FLUSH, SYNC_FLUSH, CommonOptions, Session
+from rocketq.cli.command import credential_args
+from rocketq.client import SessionCredentials
 
 __all__ = ["broker_pid_problem", "build_common", "register", "spec_from_args"]
 
@@ -74,6 +77,7 @@ def _common_parser() -> argparse.ArgumentParser:
                         help="do not gc.freeze() the load generator's heap before measuring")  # fmt: skip
     common.add_argument("--baseline-duration", type=_positive_float, default=2.0, metavar="S",
                         help="seconds per request/response baseline (default 2)")  # fmt: skip
+    credential_args(common)
     return common
 
 
@@ -98,6 +102,10 @@ def register(subparsers: Any) -> None:
     _flush(p)
     p.add_argument("--client", choices=["sdk", "raw"], default="sdk",
                    help="sdk: rocketq.client.Producer (default); raw: requests over the remoting layer")  # fmt: skip
+    p.add_argument("--acl", choices=["off", "on", "both"], default="off",
+                   help="on: the broker checks ACL (embedded: aclEnable=true and one account; -n: the broker's own, "
+                        "signing with --access-key/--secret-key) and every request is signed; both: the same "
+                        "scenario without, then with ACL, in one run (default off)")  # fmt: skip
     p.set_defaults(bench_func=_produce)
 
     c = sub.add_parser("consume", parents=[common], help="drain a stored backlog, or consume while producing")
@@ -178,7 +186,16 @@ def build_common(args: argparse.Namespace) -> CommonOptions:
         baselines=not args.no_baselines,
         baseline_duration=args.baseline_duration,
         gc_freeze=not args.no_gc_freeze,
+        credentials=_credentials(args),
     )
+
+
+def _credentials(args: argparse.Namespace) -> SessionCredentials | None:
+    if not args.access_key and not args.secret_key:
+        return None
+    if not args.access_key or not args.secret_key:
+        raise SystemExit("rocketq bench: --access-key and --secret-key go together")
+    return SessionCredentials(args.access_key, args.secret_key, args.security_token)
 
 
 def broker_pid_problem(common: CommonOptions) -> str | None:
@@ -201,7 +218,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         return ProduceSpec(
             mode=args.mode, inflight=args.inflight, batch=args.batch, body=args.body, topics=args.topics,
             queues=args.queues, count=args.count, duration=duration, warmup=args.warmup, flush=args.flush,
-            client=args.client,
+            client=args.client, acl="on" if args.acl == "on" else "off",
         )  # fmt: skip
     if cmd == "consume":
         return ConsumeSpec(
@@ -229,6 +246,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"rocketq bench: {problem}", file=sys.stderr)
         return 2
     spec = spec_from_args(args)
+    if getattr(args, "acl", "off") == "both":
+        args.bench_func = _produce_without_and_with_acl
     report = Report(started_at=_now())
     report.target = common.namesrv or "embedded"
     return run_async(lambda: _run(args, common, spec, report))
@@ -264,6 +283,12 @@ async def _run(args: argparse.Namespace, common: CommonOptions, spec: Any, repor
 
 async def _produce(session: Session, spec: ProduceSpec, on_result: Any) -> None:
     on_result(await run_produce(session, spec, f"produce-{spec.mode}"))
+
+
+async def _produce_without_and_with_acl(session: Session, spec: ProduceSpec, on_result: Any) -> None:
+    """The cost of ACL on the send path: the same scenario on a broker without, then with ACL (same run)."""
+    on_result(await run_produce(session, dataclasses.replace(spec, acl="off"), f"produce-{spec.mode}"))
+    on_result(await run_produce(session, dataclasses.replace(spec, acl="on"), f"produce-{spec.mode}-acl"))
 
 
 async def _consume(session: Session, spec: ConsumeSpec, on_result: Any) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -30,6 +31,36 @@ def seconds(text: str) -> float:
     return value
 
 
+#: where the ACL options take their defaults from (flags win; the environment keeps secrets out of ``ps``)
+ACCESS_KEY_ENV = "ROCKETQ_ACCESS_KEY"
+SECRET_KEY_ENV = "ROCKETQ_SECRET_KEY"
+SECURITY_TOKEN_ENV = "ROCKETQ_SECURITY_TOKEN"
+
+
+def credential_args(p: argparse.ArgumentParser) -> None:
+    """``--access-key``/``--secret-key``/``--security-token``: sign every request (brokers with aclEnable=true)."""
+    g = p.add_argument_group("ACL credentials (for brokers with aclEnable=true)")
+    g.add_argument("--access-key", default=os.environ.get(ACCESS_KEY_ENV) or None, metavar="AK",
+                   help=f"sign every request with this account (default ${ACCESS_KEY_ENV})")  # fmt: skip
+    g.add_argument("--secret-key", default=os.environ.get(SECRET_KEY_ENV) or None, metavar="SK",
+                   help=f"the account's secret key (default ${SECRET_KEY_ENV}; prefer the variable: "
+                        "a flag shows in the process list)")  # fmt: skip
+    g.add_argument("--security-token", default=os.environ.get(SECURITY_TOKEN_ENV) or None, metavar="TOKEN",
+                   help=f"optional security token, signed too (default ${SECURITY_TOKEN_ENV})")  # fmt: skip
+
+
+def client_config(args: argparse.Namespace) -> ClientConfig:
+    """The ``ClientConfig`` of a command: its name server and, when given, its TLS options and ACL account."""
+    cfg = ClientConfig(namesrv_addr=args.namesrv, tls=tls_from_args(args),
+                       access_key=getattr(args, "access_key", None), secret_key=getattr(args, "secret_key", None),
+                       security_token=getattr(args, "security_token", None))  # fmt: skip
+    try:
+        cfg.credentials()
+    except ValueError as exc:
+        raise UsageError(f"{exc} (--access-key/--secret-key or ${ACCESS_KEY_ENV}/${SECRET_KEY_ENV})") from None
+    return cfg
+
+
 def run(fn: AsyncCommand) -> Callable[[argparse.Namespace], int]:
     """The command's ``func``: an AdminClient for the coroutine, its failures as one line and exit code 1."""
 
@@ -41,8 +72,7 @@ def run(fn: AsyncCommand) -> Callable[[argparse.Namespace], int]:
             logging.getLogger("rocketq").setLevel(logging.WARNING)
 
         async def main() -> Any:
-            config = ClientConfig(tls=tls_from_args(args))
-            client = AdminClient(namesrv_addr=args.namesrv, config=config, timeout=args.timeout)
+            client = AdminClient(config=client_config(args), timeout=args.timeout)
             try:
                 return await fn(args, client)
             finally:

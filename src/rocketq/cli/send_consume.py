@@ -16,13 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rocketq.cli import args as a
-from rocketq.cli.command import run
+from rocketq.cli.command import client_config, run
 from rocketq.cli.message import MESSAGE_HEADERS, message_row
 from rocketq.cli.output import CommandFailed, StreamTable, UsageError, emit, print_json
-from rocketq.cli.tls_args import tls_from_args
 from rocketq.client import (
     AdminClient,
-    ClientConfig,
     ConsumeFromWhere,
     LitePullConsumer,
     Message,
@@ -96,8 +94,7 @@ async def _send(args: argparse.Namespace, admin: AdminClient) -> int:
         body = args.body.encode()
     props = dict(args.property)
     results = []
-    config = ClientConfig(namesrv_addr=args.namesrv, tls=tls_from_args(args))
-    async with Producer(args.group, config=config, send_msg_timeout=args.timeout) as p:
+    async with Producer(args.group, config=client_config(args), send_msg_timeout=args.timeout) as p:
         for _ in range(args.count):
             msg = Message(args.topic, body, tags=args.tags, keys=args.keys, properties=props,
                           delay_level=args.delay_level)  # fmt: skip
@@ -125,8 +122,7 @@ async def _consume(args: argparse.Namespace, admin: AdminClient) -> int:
         "last": ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET,
         "timestamp": ConsumeFromWhere.CONSUME_FROM_TIMESTAMP,
     }[args.start]
-    config = ClientConfig(namesrv_addr=args.namesrv, tls=tls_from_args(args))
-    consumer = LitePullConsumer(group, config=config, consume_from_where=where,
+    consumer = LitePullConsumer(group, config=client_config(args), consume_from_where=where,
                                 consume_timestamp=args.timestamp, rebalance_interval=2.0,
                                 auto_commit=False)  # fmt: skip
     consumer.subscribe(args.topic, MessageSelector.by_sql(args.sql) if args.sql else args.subscription)

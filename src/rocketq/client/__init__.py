@@ -15,6 +15,7 @@ from rocketq.client.allocate import (
     AllocateMessageQueueStrategy,
 )
 from rocketq.client.config import ClientConfig, ClientTls
+from rocketq.client.credentials import SessionCredentials
 from rocketq.client.errors import (
     BrokerNotFoundError,
     ClientNotStartedError,
@@ -92,6 +93,7 @@ __all__ = [
     "SendResult",
     "SendStatus",
     "SendTimeoutError",
+    "SessionCredentials",
     "TransactionListener",
     "TransactionProducer",
     "TransactionSendResult",

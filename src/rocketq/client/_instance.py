@@ -110,7 +110,9 @@ class ClientInstance:
         self.client_id = config.build_client_id()
         self.dispatcher = RemotingDispatcher("client")
         tls = config.tls.context() if config.tls is not None else None
-        self.remoting = RemotingClient(self.dispatcher, connect_timeout=config.connect_timeout, tls=tls)
+        credentials = config.credentials()
+        self.remoting = RemotingClient(self.dispatcher, connect_timeout=config.connect_timeout, tls=tls,
+                                       before_request=credentials.sign if credentials else None)  # fmt: skip
         self.api = MQClientAPI(self.remoting, config.namesrv_list(), config.language)
         self.routes = RouteCache()
         self.broker_version_table: dict[str, dict[str, int]] = {}

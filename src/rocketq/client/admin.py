@@ -25,6 +25,7 @@ from typing import Any
 from rocketq.client._instance import ClientInstance, unique_instance_name
 from rocketq.client._offset_id import check_message_id, decode_offset_msg_id
 from rocketq.client._uniq_id import id_time_ms
+from rocketq.client.acl import AclAccount, AclConfig, AclVersionInfo
 from rocketq.client.config import ClientConfig
 from rocketq.client.errors import InvalidMessageIdError, NoRouteError
 from rocketq.client.message import MessageExt, SendResult
@@ -232,6 +233,51 @@ class AdminClient:
             await self._api.create_topic(addr, ext, self.timeout)
         if wait_for_route > 0:
             await self._wait_for_route(topic, addrs, wait_for_route)
+        return addrs
+
+    # -- ACL (codes 50–54 of a broker with aclEnable=true; rocketq.client.acl) -------------------------------
+
+    async def acl_config(self, broker_addr: str) -> AclConfig:
+        """GET_BROKER_CLUSTER_ACL_CONFIG: the broker's global white list and accounts."""
+        resp = await self._api.call(broker_addr, RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG, None, self.timeout)
+        return AclConfig.decode(bytes(resp.body))
+
+    async def acl_version(self, broker_addr: str) -> AclVersionInfo:
+        """GET_BROKER_CLUSTER_ACL_INFO: the broker's ACL data version (and each file's)."""
+        resp = await self._api.call(broker_addr, RequestCode.GET_BROKER_CLUSTER_ACL_INFO, None, self.timeout)
+        return AclVersionInfo.from_ext(resp.ext_fields)
+
+    async def update_acl_account(self, broker_addr: str, account: AclAccount) -> None:
+        """UPDATE_AND_CREATE_ACL_CONFIG: create the account, or update the fields given of an existing one."""
+        await self._api.call(broker_addr, RequestCode.UPDATE_AND_CREATE_ACL_CONFIG, account.update_header(),
+                             self.timeout)  # fmt: skip
+
+    async def delete_acl_account(self, broker_addr: str, access_key: str) -> None:
+        """DELETE_ACL_CONFIG."""
+        await self._api.call(broker_addr, RequestCode.DELETE_ACL_CONFIG, {"accessKey": access_key}, self.timeout)
+
+    async def update_global_white_addrs(
+        self, broker_addr: str, addrs: list[str], acl_file: str | None = None
+    ) -> None:
+        """UPDATE_GLOBAL_WHITE_ADDRS_CONFIG: replace the global white list (of ``acl_file``, default file)."""
+        ext = {"globalWhiteAddrs": ",".join(addrs)}
+        if acl_file:
+            ext["aclFileFullPath"] = acl_file
+        await self._api.call(broker_addr, RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, ext, self.timeout)
+
+    async def acl_targets(self, cluster: str | None = None, broker_addr: str | None = None) -> list[str]:
+        """One broker, or every broker (slaves too: each keeps its own ACL file, as mqadmin's ``-c`` reaches
+        them) of ``cluster`` or of the only cluster there is."""
+        if broker_addr:
+            return [broker_addr]
+        if cluster is None:
+            clusters = (await self.cluster_info()).get("clusterAddrTable") or {}
+            if len(clusters) != 1:
+                raise ClientError("specify a cluster (-c) or a broker address (-b)")
+            cluster = str(next(iter(clusters)))
+        addrs = [b.addr for b in await self.brokers(cluster)]
+        if not addrs:
+            raise ClientError(f"no broker in cluster {cluster!r}")
         return addrs
 
     async def _wait_for_route(self, topic: str, addrs: list[str], timeout: float) -> None:

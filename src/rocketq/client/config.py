@@ -6,6 +6,7 @@ import os
 import socket
 from dataclasses import dataclass, field
 
+from rocketq.client.credentials import SessionCredentials
 from rocketq.remoting.tls import ClientTls
 
 __all__ = ["ClientConfig", "ClientTls", "local_ip", "resolve_namesrv_addr"]
@@ -63,6 +64,21 @@ class ClientConfig:
     language: str = "PYTHON"
     #: Dial name servers and brokers with TLS (Java ``tls.enable``); None = plain TCP. See docs/security.md.
     tls: ClientTls | None = None
+    #: ACL account (Java ``AclClientRPCHook``): given an access key and a secret key, every request this client
+    #: sends — to brokers and name servers — is signed; the secret and the token never appear in ``repr``.
+    access_key: str | None = None
+    secret_key: str | None = field(default=None, repr=False)
+    security_token: str | None = field(default=None, repr=False)
+
+    def credentials(self) -> SessionCredentials | None:
+        """The account to sign with, None without one; a half-given account is a ``ValueError``."""
+        if self.access_key is None and self.secret_key is None:
+            if self.security_token is not None:
+                raise ValueError("security_token given without access_key and secret_key")
+            return None
+        if not self.access_key or not self.secret_key:
+            raise ValueError("ACL credentials need both access_key and secret_key")
+        return SessionCredentials(self.access_key, self.secret_key, self.security_token)
 
     def namesrv_list(self) -> list[str]:
         return resolve_namesrv_addr(self.namesrv_addr)

@@ -9,7 +9,8 @@ objects do not fit, and accept that they do less for you.
   ``rocketq.errors.BrokerError`` (``call`` does the same for any request code). Name-server calls move on to
   the next name server when one cannot be reached.
 * ``RemotingClient`` — the connections ``MQClientAPI`` sends over (one per address, opened on first use);
-  ``await close()`` when done.
+  ``await close()`` when done. For a broker with ACL on, give it ``before_request=SessionCredentials(ak,
+  sk).sign`` and every request it sends is signed.
 * ``RawPullResult`` — a pull answer before decoding: status, offsets, and the body of records.
 * ``RouteCache`` — routes by topic and broker addresses by broker name, the tables ``ClientInstance`` keeps:
   the one place that decides which address serves a broker name. It does no I/O; fetch routes with

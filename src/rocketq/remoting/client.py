@@ -3,6 +3,9 @@
 A connection that breaks is dropped from the pool and re-opened on the next call. Requests the peer sends
 to us on a client connection (CHECK_TRANSACTION_STATE, NOTIFY_CONSUMER_IDS_CHANGED, ...) go to
 ``dispatcher``.
+
+``before_request`` (Java's ``RPCHook.doBeforeRequest``) runs on every request this client originates, just
+before it is sent: the client's ACL signing (``rocketq.client.credentials``) plugs in there.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import asyncio
 import logging
 import ssl
 import time
+from collections.abc import Callable
 
 from rocketq.errors import RemotingConnectError, RemotingTimeoutError
 from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE, RemotingCommand
@@ -36,10 +40,12 @@ class RemotingClient:
         idle_timeout: float = 120.0,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         tls: ssl.SSLContext | None = None,
+        before_request: Callable[[RemotingCommand], None] | None = None,
     ) -> None:
         """``tls``: dial every address with TLS using this context (``rocketq.remoting.tls.ClientTls``)."""
         self.tls = tls
         self.dispatcher = dispatcher or RemotingDispatcher("client")
+        self.before_request = before_request
         self.connect_timeout = connect_timeout
         self.idle_timeout = idle_timeout
         self.max_frame_size = max_frame_size
@@ -81,6 +87,8 @@ class RemotingClient:
 
     async def invoke(self, addr: str, cmd: RemotingCommand, timeout: float = 3.0) -> RemotingCommand:
         """Send a request and wait for its response (``RemotingTimeoutError`` after ``timeout`` s)."""
+        if self.before_request is not None:
+            self.before_request(cmd)
         conn = self._conns.get(addr)
         if conn is not None and not conn.closed:  # the common case: no connect, no second clock read
             return await conn.request(cmd, timeout)
@@ -96,6 +104,8 @@ class RemotingClient:
         is already open (a task runs ``invoke`` when it must connect first)."""
         conn = self._conns.get(addr)
         if conn is not None and not conn.closed:
+            if self.before_request is not None:
+                self.before_request(cmd)
             return conn.request_future(cmd, timeout)
         return asyncio.ensure_future(self.invoke(addr, cmd, timeout))
 
@@ -105,6 +115,8 @@ class RemotingClient:
         conn = self._conns.get(addr)
         if conn is None or conn.closed:
             return False
+        if self.before_request is not None:
+            self.before_request(cmd)
         conn.request_waiter(cmd, timeout, waiter)
         return True
 
@@ -112,6 +124,8 @@ class RemotingClient:
         conn = self._conns.get(addr)
         if conn is None or conn.closed:
             conn = await self.connection(addr)
+        if self.before_request is not None:
+            self.before_request(cmd)
         conn.send_oneway(cmd)
 
     def close_connection(self, addr: str) -> None:

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocketq.client import SessionCredentials
+
 #: option name (as documented) → (default, one-line meaning). Defaults are strings, as Spark passes them.
 SOURCE_OPTIONS: dict[str, tuple[str | None, str]] = {
     "nameServer": (None, "name server address(es), host:port[;host:port] (required)"),
@@ -37,6 +39,9 @@ SOURCE_OPTIONS: dict[str, tuple[str | None, str]] = {
                             "checkpoint); also the group read by startingOffsets=group"),
     "pullBatchSize": ("32", "messages asked for per pull request"),
     "pullTimeoutMs": ("10000", "timeout of one request to a broker or the name server"),
+    "accessKey": (None, "ACL account: sign every request with this access key (brokers with aclEnable=true)"),
+    "secretKey": (None, "the ACL account's secret key (required with accessKey)"),
+    "securityToken": (None, "optional ACL security token, signed too"),
 }
 
 SINK_OPTIONS: dict[str, tuple[str | None, str]] = {
@@ -49,6 +54,9 @@ SINK_OPTIONS: dict[str, tuple[str | None, str]] = {
                       "the sink's last committed one stores nothing"),
     "producerGroup": ("rocketq-spark-sink", "producer group of the at-least-once sink"),
     "sendTimeoutMs": ("10000", "timeout of one send or stage request"),
+    "accessKey": (None, "ACL account: sign every request with this access key (brokers with aclEnable=true)"),
+    "secretKey": (None, "the ACL account's secret key (required with accessKey)"),
+    "securityToken": (None, "optional ACL security token, signed too"),
 }
 
 STORE_OPTIONS: dict[str, tuple[str | None, str]] = {
@@ -115,6 +123,20 @@ def _required(opts: dict[str, str], name: str) -> str:
     return value
 
 
+def _credentials(opts: dict[str, str]) -> SessionCredentials | None:
+    """The ACL account of ``accessKey``/``secretKey``/``securityToken``; one without the other is an error."""
+    ak = (opts.get("accessKey") or "").strip()
+    sk = opts.get("secretKey") or ""
+    token = opts.get("securityToken") or None
+    if not ak and not sk:
+        if token:
+            raise OptionError("option 'securityToken' needs the options 'accessKey' and 'secretKey'")
+        return None
+    if not ak or not sk:
+        raise OptionError("options 'accessKey' and 'secretKey' go together: give both or neither")
+    return SessionCredentials(ak, sk, token)
+
+
 def _topics(raw: str) -> tuple[str, ...]:
     topics = tuple(dict.fromkeys(t.strip() for t in raw.split(",") if t.strip()))
     if not topics:
@@ -168,6 +190,8 @@ class SourceOptions:
     consumer_group: str | None
     pull_batch_size: int
     timeout: float
+    #: the ACL account every request is signed with (None: unsigned); its repr hides the secret
+    credentials: SessionCredentials | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
@@ -206,6 +230,7 @@ class SourceOptions:
             consumer_group=group,
             pull_batch_size=_int(opts, "pullBatchSize", 1) or 32,
             timeout=(_int(opts, "pullTimeoutMs", 1) or 10_000) / 1000.0,
+            credentials=_credentials(opts),
         )
 
 
@@ -224,6 +249,7 @@ class SinkOptions:
     batch_id: int | None
     producer_group: str
     timeout: float
+    credentials: SessionCredentials | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -252,6 +278,7 @@ class SinkOptions:
             batch_id=batch_id,
             producer_group=opts["producerGroup"],
             timeout=(_int(opts, "sendTimeoutMs", 1) or 10_000) / 1000.0,
+            credentials=_credentials(opts),
         )
 
 

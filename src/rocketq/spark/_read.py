@@ -161,7 +161,7 @@ class ReadTask:
 def read_range(task: ReadTask, batch_rows: int = DEFAULT_BATCH_ROWS) -> Iterator[Any]:
     """Yield ``pyarrow.RecordBatch``es with the messages of ``task.range`` (offsets ``[start, end)``)."""
     loop = asyncio.new_event_loop()
-    cluster = Cluster(task.opts.name_server, task.opts.timeout)
+    cluster = Cluster(task.opts.name_server, task.opts.timeout, task.opts.credentials)
     try:
         yield from _RangeReader(loop, cluster, task).batches(batch_rows)
     finally:

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from types import TracebackType
 from typing import TypeVar
 
+from rocketq.client import SessionCredentials
 from rocketq.client.lowlevel import (
     MQClientAPI,
     RawPullResult,
@@ -58,9 +59,11 @@ T = TypeVar("T")
 class Cluster:
     """Connections to one name server list and the brokers it names, for one event loop."""
 
-    def __init__(self, name_server: str, timeout: float) -> None:
+    def __init__(self, name_server: str, timeout: float, credentials: SessionCredentials | None = None) -> None:
         self.timeout = timeout
-        self.rc = RemotingClient(connect_timeout=min(timeout, 5.0))
+        # with an ACL account, every request (name server and brokers) is signed as the client SDK's are
+        self.rc = RemotingClient(connect_timeout=min(timeout, 5.0),
+                                 before_request=credentials.sign if credentials else None)  # fmt: skip
         self.api = MQClientAPI(self.rc, [a.strip() for a in name_server.split(";") if a.strip()])
         self.routes = RouteCache()
         #: topics the name server did not know when last asked (asked again only on refresh)

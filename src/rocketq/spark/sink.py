@@ -49,6 +49,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from rocketq.client.config import ClientConfig
 from rocketq.client.lowlevel import UniqIdGenerator, check_message
 from rocketq.client.message import RESERVED_PROPERTIES, Message
 from rocketq.client.producer import Producer
@@ -232,7 +233,11 @@ def write_partition(
 
 async def _send_all(rows: Iterator[_Row], opts: SinkOptions, partition: int) -> int:
     """At least once: rows grouped per queue (order kept within a queue), queues sent concurrently."""
-    async with Producer(opts.producer_group, namesrv_addr=opts.name_server, send_msg_timeout=opts.timeout) as p:
+    creds = opts.credentials
+    config = ClientConfig(namesrv_addr=opts.name_server, access_key=creds.access_key if creds else None,
+                          secret_key=creds.secret_key if creds else None,
+                          security_token=creds.security_token if creds else None)  # fmt: skip
+    async with Producer(opts.producer_group, config=config, send_msg_timeout=opts.timeout) as p:
         queues_of: dict[str, list[tuple[QueueKey, MessageQueue]]] = {}
         counter = [partition * 7919]
         total = 0
@@ -295,7 +300,7 @@ async def _stage_all(
     ids = UniqIdGenerator("127.0.0.1")
     staged: dict[str, list[tuple[int, int, int]]] = {}
     total = 0
-    async with Cluster(opts.name_server, opts.timeout) as cluster:
+    async with Cluster(opts.name_server, opts.timeout, opts.credentials) as cluster:
         queues_of: dict[str, list[tuple[QueueKey, str]]] = {}
         counter = [partition * 7919]
         pending: dict[str, list[tuple[_Row, BatchItem]]] = {}
@@ -361,7 +366,7 @@ def commit_exactly_once(opts: SinkOptions, messages: list[Any], batch_id: int) -
     sink_id = sink_ids.pop()
 
     async def commit_all() -> list[bool]:
-        async with Cluster(opts.name_server, opts.timeout) as cluster:
+        async with Cluster(opts.name_server, opts.timeout, opts.credentials) as cluster:
             return list(await asyncio.gather(
                 *(cluster.commit_batch(addr, sink_id, batch_id, rs) for addr, rs in sorted(ranges.items()))
             ))

@@ -104,7 +104,7 @@ class RocketMQBatchReader(DataSourceReader):
         opts = self.opts
 
         async def plan() -> list[RangePartition]:
-            async with Cluster(opts.name_server, opts.timeout) as cluster:
+            async with Cluster(opts.name_server, opts.timeout, opts.credentials) as cluster:
                 keys = await queues_of(cluster, opts, must_exist=True)
                 start = await resolve(cluster, opts, keys, opts.starting, opts.starting_timestamp, is_end=False)
                 end = await resolve(cluster, opts, keys, opts.ending, opts.ending_timestamp, is_end=True)
@@ -139,7 +139,7 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             opts = self.opts
 
             async def initial() -> Offsets:
-                async with Cluster(opts.name_server, opts.timeout) as cluster:
+                async with Cluster(opts.name_server, opts.timeout, opts.credentials) as cluster:
                     keys = await queues_of(cluster, opts, must_exist=False)
                     return await resolve(cluster, opts, keys, opts.starting, opts.starting_timestamp, is_end=False)
 
@@ -157,7 +157,7 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         opts = self.opts
 
         async def latest() -> Offsets:
-            async with Cluster(opts.name_server, opts.timeout) as cluster:
+            async with Cluster(opts.name_server, opts.timeout, opts.credentials) as cluster:
                 keys = await queues_of(cluster, opts, must_exist=False)
                 mins = await cluster.gather(keys, cluster.min_offset)
                 maxs = await cluster.gather(keys, cluster.max_offset)
@@ -191,7 +191,7 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         opts = self.opts
 
         async def first() -> int:
-            async with Cluster(opts.name_server, opts.timeout) as cluster:
+            async with Cluster(opts.name_server, opts.timeout, opts.credentials) as cluster:
                 return await cluster.min_offset(key)
 
         return run(first)
@@ -209,7 +209,7 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return []
 
         async def plan() -> list[RangePartition]:
-            async with Cluster(opts.name_server, opts.timeout) as cluster:
+            async with Cluster(opts.name_server, opts.timeout, opts.credentials) as cluster:
                 parts: list[RangePartition] = await _partitions(cluster, opts, begin, finish)
                 return parts
 
@@ -237,7 +237,7 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         opts = self.opts
 
         async def commit() -> None:
-            async with Cluster(opts.name_server, opts.timeout) as cluster:
+            async with Cluster(opts.name_server, opts.timeout, opts.credentials) as cluster:
                 await cluster.gather(list(changed), lambda k: cluster.commit_offset(group, k, changed[k]))
 
         try:

@@ -137,3 +137,19 @@ def test_broker_pid_is_measured_like_the_embedded_broker() -> None:
     assert result.extra["broker_cpu_us_per_msg"] > 0
     without = Cluster("127.0.0.1:9876", None, "as configured on the broker")
     assert without.pid is None and without.cpu() is None and without.rss() is None
+
+
+def test_produce_acl_option_and_credentials() -> None:
+    assert spec_from_args(parse("produce")).acl == "off"
+    args = parse("produce", "--acl", "on", "-n", "10.0.0.1:9876", "--access-key", "bench-user", "--secret-key",
+                 "bench-secret")  # fmt: skip
+    spec = spec_from_args(args)
+    assert spec.acl == "on" and "ACL on" in spec.title() and spec.targets() == []
+    common = build_common(args)
+    assert common.credentials is not None and common.credentials.access_key == "bench-user"
+    assert "bench-secret" not in " ".join(common.target_args())  # a report's command line holds no secret
+    from rocketq.bench.session import command_line
+
+    assert "--acl on" in command_line("produce", spec, common)
+    # 'both': the spec of each half is 'off' then 'on'; the parsed spec itself is the unsigned one
+    assert spec_from_args(parse("produce", "--acl", "both")).acl == "off"

@@ -117,3 +117,21 @@ def test_readme_documents_every_option_and_column() -> None:
             assert f"`{name}`" in section, f"option {name} is not in the README's Spark section"
     for name, kind, _ in READ_COLUMNS:
         assert f"| {name} | {kind.replace(', ', ',')} |" in section, f"column {name} is not in the schema table"
+
+
+def test_acl_options_make_credentials_and_go_together() -> None:
+    base = {"nameServer": "h:1", "topic": "T"}
+    assert SourceOptions.parse(base, streaming=False).credentials is None
+    src = SourceOptions.parse({**base, "accessKey": "rocketq-user", "secretKey": "s3cret-key", "securityToken": "tk"},
+                              streaming=False)  # fmt: skip
+    assert src.credentials is not None
+    assert (src.credentials.access_key, src.credentials.secret_key, src.credentials.security_token) == (
+        "rocketq-user", "s3cret-key", "tk")
+    assert "s3cret-key" not in repr(src)  # options may be logged: the secret is not in their repr
+    sink = SinkOptions.parse({**base, "accesskey": "rocketq-user", "secretkey": "s3cret-key"}, streaming=False)
+    assert sink.credentials is not None and sink.credentials.security_token is None
+    for bad in ({"accessKey": "rocketq-user"}, {"secretKey": "s3cret-key"}, {"securityToken": "tk"}):
+        with pytest.raises(OptionError, match="accessKey"):
+            SourceOptions.parse({**base, **bad}, streaming=False)
+        with pytest.raises(OptionError, match="accessKey"):
+            SinkOptions.parse({**base, **bad}, streaming=False)
