@@ -14,24 +14,13 @@ import pytest
 from rocketq.errors import ConfigError
 from rocketq.namesrv import NamesrvConfig, NamesrvServer
 from rocketq.remoting.exposure import is_loopback
-from rocketq.testing.process import StandaloneProcess
+from rocketq.testing.process import StandaloneProcess, run_process
 
 WAIT = 60.0  # interpreter start-up on a busy 2-core machine
 
 
 async def rocketq(*args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "rocketq", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    try:
-        async with asyncio.timeout(WAIT):
-            out, err = await proc.communicate()
-    finally:
-        if proc.returncode is None:  # it started after all: the test fails below, the process must not live on
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    return await run_process([sys.executable, "-m", "rocketq", *args], timeout=WAIT)
 
 
 @pytest.mark.parametrize(
