@@ -97,6 +97,23 @@ class EmbeddedCluster:
             self.brokers.append(controller)
         return controller
 
+    def slave_config(self, index: int = 0, broker_id: int = 1, **overrides: Any) -> BrokerConfig:
+        """The config of slave ``broker_id`` of broker ``index`` (same brokerName, its own store)."""
+        values = dict(TEST_BROKER_DEFAULTS)
+        name = f"broker-{chr(ord('a') + index)}"
+        values.update(self.overrides)
+        values.update(
+            brokerName=name, brokerId=str(broker_id), brokerRole="SLAVE", namesrvAddr=self.namesrv_addr,
+            storePathRootDir=str(self.base_dir / f"{name}-s{broker_id}"),
+        )  # fmt: skip
+        values.update({k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in overrides.items()})
+        return BrokerConfig.from_mapping(values)
+
+    async def start_slave(self, index: int = 0, broker_id: int = 1, **overrides: Any) -> BrokerController:
+        """Start a slave of broker ``index``; it finds its master's HA address through the name server."""
+        controller = await self.start_broker(len(self.brokers), self.slave_config(index, broker_id, **overrides))
+        return controller
+
     async def restart_broker(self, index: int = 0) -> BrokerController:
         """Graceful restart on a fresh port with the same store and config files."""
         old = self.brokers[index]

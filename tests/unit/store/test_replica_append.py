@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.unit.store.test_dispatch import _fill, _index_bytes, _units
 
 from rocketq.store import MessageStore, StoreConfig, StoreMessage
 from rocketq.store.replica import ReplicaOffsetError
-from tests.unit.store.test_dispatch import _fill, _index_bytes, _units
 
 StoreFactory = Callable[..., MessageStore]
 
@@ -64,8 +64,9 @@ def test_a_replica_fed_the_masters_bytes_is_byte_identical(
     assert _index_bytes(replica_cfg) == _index_bytes(master_cfg) != []
 
 
-def test_a_split_message_is_dispatched_when_its_rest_arrives(open_store: StoreFactory, tmp_path: Path,
-                                                             store_config: Callable[..., StoreConfig]) -> None:  # fmt: skip
+def test_a_split_message_is_dispatched_when_its_rest_arrives(
+    open_store: StoreFactory, tmp_path: Path, store_config: Callable[..., StoreConfig]
+) -> None:
     master = open_store(store_config(store_path_root_dir=str(tmp_path / "m")))
     replica = open_store(store_config(store_path_root_dir=str(tmp_path / "r")))
     r = master.put_message(StoreMessage(topic="T", queue_id=0, body=b"x" * 200, properties={"KEYS": "k"}))
