@@ -226,6 +226,7 @@ class BrokerController:
         poller = BusyPoller(cfg.busyPollMaxMicros / 1e6) if cfg.busyPollMaxMicros > 0 else None
         # one ledger for both ports too: the connection count and the unfinished-frame budget are the broker's
         ledger = ConnectionLedger(cfg.server_limits(), "broker")
+        requested_port = cfg.listenPort  # 0: any free port, and then any free HA port too
         main = RemotingServer(
             self.dispatcher, cfg.listenHost, cfg.listenPort, max_frame_size=cfg.maxFrameSize, busy_poller=poller,
             ledger=ledger, tls=cfg.server_tls(),
@@ -248,8 +249,9 @@ class BrokerController:
                 log.warning("broker.fast_port_unavailable port=%s error=%s", cfg.listenPort - 2, exc)
         self.ctx.store_host = (cfg.brokerIP1, cfg.listenPort)
         try:
-            # an ephemeral main port (tests) gets an ephemeral HA port; the registration advertises the bound one
-            ha_port = cfg.ha_port if self._fixed_port or cfg.haListenPort else 0
+            # an ephemeral main port (tests, listenPort=0) gets an ephemeral HA port; the registration advertises
+            # the bound one
+            ha_port = cfg.ha_port if (self._fixed_port and requested_port) or cfg.haListenPort else 0
             cfg.haListenPort = await self.ha.start(cfg.listenHost, ha_port)
         except BaseException:
             for server in self.servers:
@@ -384,6 +386,7 @@ class BrokerController:
         if not self._started:
             return
         if after.role is not BrokerRole.SLAVE:
+            self.ha.client.update_master_address(None)  # a master follows nobody
             self._start_master_services()
         else:
             self._tasks.spawn(self._stop_master_services(), "stop-master-services")
