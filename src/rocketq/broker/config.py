@@ -250,6 +250,8 @@ class BrokerConfig:
             out["secretKey"] = "******"
         out["haListenPort"] = str(self.ha_port)
         out["brokerIP2"] = self.brokerIP2 or self.brokerIP1
+        if not self.haMasterAddress:  # Java's null: its properties leave the key out
+            del out["haMasterAddress"]
         out.update(self.extra)
         return out
 

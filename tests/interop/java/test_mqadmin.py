@@ -474,6 +474,8 @@ ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
         # ACL (docs/security.md): the file (Java: system property rocketmq.acl.plain.file), its poll, the
         # stricter admin-only code and resource sets
         "aclFilePath", "aclReloadIntervalMills", "aclStrictAdmin", "aclStrictResources",
+        # replication (docs/replication.md): a slave's pause before reconnecting (Java hard-codes 5 s)
+        "haReconnectInterval",
     }
 )  # fmt: skip
 
