@@ -103,8 +103,12 @@ async def test_a_slave_ends_byte_identical_and_resumes_from_its_own_end(tmp_path
         assert mine == theirs, f"{sub} differs"
 
 
-async def test_sync_master_answers_after_the_slave_has_the_bytes(tmp_path: Path, rc: RemotingClient) -> None:
-    async with EmbeddedCluster(tmp_path, brokerRole="SYNC_MASTER", slaveTimeout=30_000, **HA) as cluster:
+@pytest.mark.parametrize("flush", ["ASYNC_FLUSH", "SYNC_FLUSH"])  # SYNC_FLUSH: the flush wait, then the slave's
+async def test_sync_master_answers_after_the_slave_has_the_bytes(
+    tmp_path: Path, rc: RemotingClient, flush: str
+) -> None:
+    async with EmbeddedCluster(tmp_path, brokerRole="SYNC_MASTER", slaveTimeout=30_000, flushDiskType=flush,
+                               **HA) as cluster:  # fmt: skip
         master = cluster.broker
         slave = await cluster.start_slave()
         await until(lambda: master.ha.master.connection_count == 1 and slave.ha.client.reported >= 0)
