@@ -386,7 +386,9 @@ class BrokerController:
         if not self._started:
             return
         if after.role is not BrokerRole.SLAVE:
-            self.ha.client.update_master_address(None)  # a master follows nobody
+            self.ha.client.update_master_address(None)  # a master follows nobody: no frame is applied after this
+            if before.role is BrokerRole.SLAVE:
+                self.store.drop_replica_tail()  # local puts must start after the last complete message
             self._start_master_services()
         else:
             self._tasks.spawn(self._stop_master_services(), "stop-master-services")

@@ -104,7 +104,7 @@ class HAClient:
         self.connects += 1
         log.info("ha.slave.connected master=%s from=%d", addr, self.store.get_max_phy_offset())
         try:
-            await self._stream(reader, writer)
+            await self._stream(addr, reader, writer)
         except (OSError, ValueError, TimeoutError) as exc:
             log.warning("ha.slave.disconnected master=%s: %s", addr, exc)
         finally:
@@ -112,7 +112,7 @@ class HAClient:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    async def _stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _stream(self, addr: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         cfg = self.config
         loop = asyncio.get_running_loop()
         heartbeat = cfg.heartbeat_interval_ms / 1000
@@ -145,6 +145,8 @@ class HAClient:
             if not data:
                 raise ConnectionResetError("master closed the connection")
             last_read = now
+            if self._master != addr:  # told to follow another master, or none (promoted): apply nothing more
+                raise ConnectionAbortedError(f"no longer following {addr}")
             for frame in frames.feed(data):
                 own = store.get_max_phy_offset()
                 if own != 0 and own != frame.offset:

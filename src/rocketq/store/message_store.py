@@ -434,6 +434,12 @@ class MessageStore:
     def put_messages_and_wait(self, batch: StoreBatch) -> PutMessageResult:
         return self._wait_durable(self.put_messages(batch), batch.wait_store_msg_ok)
 
+    def drop_replica_tail(self) -> int:
+        """Before a replica appends on its own (promoted to master): cut a message its master sent only in part.
+        Returns the bytes dropped (0 when the log ends on a complete record)."""
+        replica = self._replica
+        return replica.drop_partial_tail() if replica is not None else 0
+
     # ===================================================================================== reading
 
     def _check_readable(self) -> None:

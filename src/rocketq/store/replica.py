@@ -64,6 +64,19 @@ class ReplicaAppender:
                 pos += n
             return self._reput()
 
+    def drop_partial_tail(self) -> int:
+        """Cut the bytes after the last complete record (a message the master had not finished sending), so the
+        log can be appended to locally (a promoted slave); returns the bytes dropped."""
+        cl = self.commit_log
+        with cl.put_lock:
+            self._reput()
+            end = cl.get_max_offset()
+            if self.reput_from >= end or not cl.mfq.mapped_files:
+                return 0
+            log.warning("replica.partial_tail_dropped from=%d to=%d", self.reput_from, end)
+            cl.set_end(self.reput_from)
+            return end - self.reput_from
+
     def _reput(self) -> int:
         """Dispatch every complete record from ``reput_from``; stop at a partial one (caller holds put_lock)."""
         cl = self.commit_log

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rocketq.broker.controller import BrokerController
+from rocketq.broker.role import BrokerRole
 from rocketq.codes import ResponseCode
 from rocketq.remoting.client import RemotingClient
 from rocketq.replication.frames import encode_report
@@ -155,3 +156,23 @@ async def test_sync_master_without_a_slave_answers_java_statuses(tmp_path: Path,
         await until(lambda: master.ha.master.connection_count == 0)
         resp = await wire.send("TNoSlave", b"d")
         assert resp.code == ResponseCode.SLAVE_NOT_AVAILABLE
+
+
+async def test_a_slave_turned_master_stops_following_and_takes_sends(tmp_path: Path, rc: RemotingClient) -> None:
+    async with EmbeddedCluster(tmp_path, **HA) as cluster:
+        master = cluster.broker
+        slave = await cluster.start_slave()
+        wire = Wire(rc, cluster.broker_addr)
+        assert set(await load(wire, 50)) == {ResponseCode.SUCCESS}
+        await until(lambda: synced(master, slave))
+        copied = slave.store.get_max_offset_in_queue("THa", 1)
+        assert copied > 0
+
+        slave.role.change(BrokerRole.ASYNC_MASTER, epoch=1, broker_id=0)  # what a failover does
+        await until(lambda: not slave.ha.client.connected and master.ha.master.connection_count == 0)
+        assert slave.ha.client.master_address is None
+        assert set(await load(wire, 10)) == {ResponseCode.SUCCESS}  # the old master's new bytes stay there
+        own = Wire(rc, slave.config.broker_addr)
+        resp = await own.send("THa", b"on the new master", queue_id=1)
+        assert resp.code == ResponseCode.SUCCESS
+        assert int(resp.ext_fields["queueOffset"]) == copied  # its queues go on from the replicated ones

@@ -125,3 +125,33 @@ def test_a_reopened_replica_resumes_at_its_own_end(
     master.shutdown()
     replica.shutdown()
     assert _files(replica_cfg.commit_log_dir) == _files(master_cfg.commit_log_dir)
+
+
+def test_a_promoted_replica_drops_a_split_message_and_appends_after_the_last_whole_one(
+    open_store: StoreFactory, store_config: Callable[..., StoreConfig], tmp_path: Path
+) -> None:
+    master = open_store(store_config(store_path_root_dir=str(tmp_path / "m")))
+    replica_cfg = store_config(store_path_root_dir=str(tmp_path / "r"))
+    replica = open_store(replica_cfg)
+    for i in range(3):
+        assert master.put_message(StoreMessage(topic="T", queue_id=0, body=b"%d" % i * 100)).is_ok
+    res = master.get_commit_log_data(0)
+    assert res is not None
+    data = bytes(res.view)
+    res.release()
+    cut = len(data) - 40  # the third message arrives in part
+    replica.append_replica(0, data[:cut])
+    assert replica.get_max_offset_in_queue("T", 0) == 2
+    third = master.get_commit_log_offset_in_queue("T", 0, 2)
+    assert 0 < third < cut
+    assert replica.drop_replica_tail() == cut - third
+    assert replica.get_max_phy_offset() == third
+    assert replica.drop_replica_tail() == 0
+    put = replica.put_message(StoreMessage(topic="T", queue_id=0, body=b"local"))
+    assert put.append_result is not None and put.append_result.wrote_offset == third
+    assert put.append_result.logics_offset == 2  # the queue goes on where the replicated messages ended
+    replica.shutdown()
+    replica = open_store(replica_cfg)  # and the log recovers whole
+    assert replica.get_max_offset_in_queue("T", 0) == 3
+    rec = replica.look_message_by_offset(third)
+    assert rec is not None and rec.body == b"local"
