@@ -176,3 +176,32 @@ async def test_a_slave_turned_master_stops_following_and_takes_sends(tmp_path: P
         resp = await own.send("THa", b"on the new master", queue_id=1)
         assert resp.code == ResponseCode.SUCCESS
         assert int(resp.ext_fields["queueOffset"]) == copied  # its queues go on from the replicated ones
+
+
+async def test_foreign_bytes_on_the_ha_port_leave_no_traceback(
+    tmp_path: Path, rc: RemotingClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with EmbeddedCluster(tmp_path, brokerRole="SYNC_MASTER", slaveTimeout=200, **HA) as cluster:
+        master = cluster.broker
+        port = master.config.haListenPort
+        for junk in (b"GET / HTTP/1.1\r\n\r\n", (-5).to_bytes(8, "big", signed=True) * 3, b"\xff" * 8 + b"\x01" * 16):
+            _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(junk)
+            await writer.drain()
+            await asyncio.sleep(0.05)
+            writer.close()
+        await until(lambda: master.ha.master.connection_count == 0)
+        # a slave whose master sends nonsense reconnects instead of failing
+        slave_cfg = cluster.slave_config(haMasterAddress="127.0.0.1:1")  # nobody listens there
+        slave = await cluster.start_broker(len(cluster.brokers), slave_cfg)
+        server = await asyncio.start_server(
+            lambda r, w: w.write(b"\x00" * 8 + b"\xff\xff\xff\xff"), "127.0.0.1", 0  # a negative body size
+        )
+        try:
+            slave.ha.client.update_master_address(f"127.0.0.1:{server.sockets[0].getsockname()[1]}")
+            await until(lambda: slave.ha.client.connects >= 2)
+        finally:
+            server.close()
+        resp = await Wire(rc, cluster.broker_addr).send("TJunk", b"still serving")
+        assert resp.code == ResponseCode.SLAVE_NOT_AVAILABLE
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
