@@ -14,7 +14,7 @@ from rocketq.broker.controller import BrokerController
 from rocketq.broker.role import BrokerRole
 from rocketq.codes import ResponseCode
 from rocketq.remoting.client import RemotingClient
-from rocketq.replication.frames import encode_report
+from rocketq.replication.frames import encode_report, encode_transfer_header
 from rocketq.testing import EmbeddedCluster
 from rocketq.testing.wire import Wire
 
@@ -205,3 +205,43 @@ async def test_foreign_bytes_on_the_ha_port_leave_no_traceback(
         resp = await Wire(rc, cluster.broker_addr).send("TJunk", b"still serving")
         assert resp.code == ResponseCode.SLAVE_NOT_AVAILABLE
     assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+
+
+async def test_keep_alives_and_housekeeping_close_on_both_sides(tmp_path: Path) -> None:
+    quick = {**HA, "haSendHeartbeatInterval": 100, "haHousekeepingInterval": 600}
+    async with EmbeddedCluster(tmp_path, **quick) as cluster:
+        master = cluster.broker
+        # the master sends an empty frame at its own end when idle, and closes a slave silent for 600 ms
+        reader, writer = await asyncio.open_connection("127.0.0.1", master.config.haListenPort)
+        try:
+            writer.write(encode_report(0))
+            await writer.drain()
+            header = await asyncio.wait_for(reader.readexactly(12), 10)
+            assert header == encode_transfer_header(0, 0)
+            await asyncio.wait_for(reader.read(), 10)  # EOF: closed for silence (only keep-alives came)
+            assert master.ha.master.connection_count == 0
+        finally:
+            writer.close()
+
+        # a slave keeps reporting while idle, and leaves a master that never sends anything
+        reports: list[bytes] = []
+        seen = asyncio.Event()
+
+        async def mute_master(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            try:
+                while data := await r.read(64):
+                    reports.append(data)
+                    if len(b"".join(reports)) >= 16:
+                        seen.set()
+            finally:
+                w.close()
+
+        server = await asyncio.start_server(mute_master, "127.0.0.1", 0)
+        try:
+            addr = f"127.0.0.1:{server.sockets[0].getsockname()[1]}"
+            slave = await cluster.start_broker(1, cluster.slave_config(haMasterAddress=addr, **quick))
+            await asyncio.wait_for(seen.wait(), 10)  # the first report at once, then keep-alives
+            assert set(b"".join(reports)[:16]) == {0}  # an empty slave reports 0
+            await until(lambda: slave.ha.client.connects >= 2)  # gave up on the mute master, connected again
+        finally:
+            server.close()
