@@ -88,10 +88,10 @@ async def test_a_slave_ends_byte_identical_and_resumes_from_its_own_end(tmp_path
         # a restarted slave asks for the bytes after its own end, and only those
         slave_cfg = slave.config
         own_end = slave.store.get_max_phy_offset()
-        await slave.shutdown()
+        await slave.shutdown()  # (a second shutdown by restart_broker does nothing)
         assert set(await load(wire, 150)) == {ResponseCode.SUCCESS}
-        slave = await cluster.start_broker(len(cluster.brokers) - 1, cluster.slave_config())
-        assert slave_cfg.storePathRootDir == slave.config.storePathRootDir
+        slave = await cluster.restart_broker(1)  # shut down already: the restart starts it again
+        assert slave_cfg.storePathRootDir == slave.config.storePathRootDir and slave.role.is_slave
         await until(lambda: synced(master, slave))
         requests = [c.request_offset for c in master.ha.master.connections]
         assert requests == [own_end]
