@@ -31,12 +31,15 @@ ALLOWED: dict[str, frozenset[str]] = {
     "store": frozenset({"protocol"}),
     "remoting": frozenset({"protocol"}),
     "namesrv": frozenset({"remoting", "protocol", "acl"}),
-    "broker": frozenset({"store", "filter", "remoting", "protocol", "acl"}),
+    "replication": frozenset({"store", "remoting", "protocol"}),
+    "broker": frozenset({"store", "filter", "remoting", "protocol", "acl", "replication"}),
     "client": frozenset({"remoting", "filter", "protocol", "acl"}),
     "cli": frozenset({"client", "protocol", "broker", "namesrv", "bench", "acl"}),
     "spark": frozenset({"client", "protocol"}),
     "bench": frozenset({"client", "remoting", "protocol"}),
-    "testing": frozenset({"broker", "namesrv", "client", "remoting", "protocol", "store", "filter", "acl"}),
+    "testing": frozenset(
+        {"broker", "namesrv", "client", "remoting", "protocol", "store", "filter", "acl", "replication"}
+    ),
     "__main__": frozenset({"cli"}),
     "__init__": frozenset(),
 }

@@ -115,6 +115,14 @@ class BrokerConfig:
     flushCommitLogLeastPages: int = 4
     flushCommitLogThoroughInterval: int = 10_000
     syncFlushTimeout: int = 5_000
+    # replication (Java's MessageStoreConfig names; docs/replication.md)
+    haMasterAddress: str = ""  # a slave's static master HA address (else learned from the name server)
+    haSendHeartbeatInterval: int = 5_000
+    haHousekeepingInterval: int = 20_000
+    haTransferBatchSize: int = 32 * 1024
+    haSlaveFallbehindMax: int = 256 * 1024 * 1024
+    slaveTimeout: int = 3_000  # SYNC_MASTER's wait for a slave's ack (4.9.3+)
+    haReconnectInterval: int = 5_000  # rocketq: a slave's pause before connecting again (Java hard-codes 5 s)
     fileReservedTime: int = 72
     deleteWhen: str = "04"
     diskMaxUsedSpaceRatio: int = 75
@@ -242,6 +250,8 @@ class BrokerConfig:
             out["secretKey"] = "******"
         out["haListenPort"] = str(self.ha_port)
         out["brokerIP2"] = self.brokerIP2 or self.brokerIP1
+        if not self.haMasterAddress:  # Java's null: its properties leave the key out
+            del out["haMasterAddress"]
         out.update(self.extra)
         return out
 
@@ -293,6 +303,12 @@ class BrokerConfig:
     def validate(self) -> None:
         if self.brokerRole not in ("ASYNC_MASTER", "SYNC_MASTER", "SLAVE"):
             raise ConfigError("brokerRole", f"must be ASYNC_MASTER, SYNC_MASTER or SLAVE, not {self.brokerRole!r}")
+        if self.brokerRole == "SLAVE" and self.brokerId <= 0:
+            raise ConfigError("brokerId", f"a SLAVE needs a brokerId > 0, not {self.brokerId}")
+        for key in ("haSendHeartbeatInterval", "haHousekeepingInterval", "haTransferBatchSize", "slaveTimeout",
+                    "haReconnectInterval"):  # fmt: skip
+            if getattr(self, key) <= 0:
+                raise ConfigError(key, f"must be > 0, not {getattr(self, key)}")
         if self.flushDiskType not in ("ASYNC_FLUSH", "SYNC_FLUSH"):
             raise ConfigError("flushDiskType", f"must be ASYNC_FLUSH or SYNC_FLUSH, not {self.flushDiskType!r}")
         if not 0 <= self.listenPort < 65536:

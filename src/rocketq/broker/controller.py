@@ -61,6 +61,7 @@ from rocketq.remoting.exposure import check_bind, is_loopback
 from rocketq.remoting.limits import ConnectionLedger
 from rocketq.remoting.server import RemotingDispatcher, RemotingServer
 from rocketq.remoting.tasks import TaskSet
+from rocketq.replication import HAConfig, HAService
 from rocketq.store import FlushDiskType, MessageStore, StoreConfig
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,8 @@ class BrokerController:
         self.role = BrokerRoleState(BrokerRole.parse(config.brokerRole), broker_id=config.brokerId)
         self.store = MessageStore(store_config_from(config))
         self.dispatcher = RemotingDispatcher("broker")
+        #: replication: the HA port, the slaves' acks (SYNC_MASTER), and following a master as a slave
+        self.ha = HAService(self.store, ha_config_from(config))
         client_tls = config.client_tls()
         self.remoting_client = RemotingClient(tls=client_tls.context() if client_tls is not None else None)
         topics = TopicConfigManager(
@@ -223,6 +226,7 @@ class BrokerController:
         poller = BusyPoller(cfg.busyPollMaxMicros / 1e6) if cfg.busyPollMaxMicros > 0 else None
         # one ledger for both ports too: the connection count and the unfinished-frame budget are the broker's
         ledger = ConnectionLedger(cfg.server_limits(), "broker")
+        requested_port = cfg.listenPort  # 0: any free port, and then any free HA port too
         main = RemotingServer(
             self.dispatcher, cfg.listenHost, cfg.listenPort, max_frame_size=cfg.maxFrameSize, busy_poller=poller,
             ledger=ledger, tls=cfg.server_tls(),
@@ -244,6 +248,18 @@ class BrokerController:
             except OSError as exc:
                 log.warning("broker.fast_port_unavailable port=%s error=%s", cfg.listenPort - 2, exc)
         self.ctx.store_host = (cfg.brokerIP1, cfg.listenPort)
+        try:
+            # an ephemeral main port (tests, listenPort=0) gets an ephemeral HA port; the registration advertises
+            # the bound one
+            ha_port = cfg.ha_port if (self._fixed_port and requested_port) or cfg.haListenPort else 0
+            cfg.haListenPort = await self.ha.start(cfg.listenHost, ha_port)
+        except BaseException:
+            for server in self.servers:
+                await server.close()
+            await self._undo_start()
+            raise
+        if self.role.is_slave and len(cfg.haMasterAddress) >= 6:  # Java's rule for a static master address
+            self.ha.client.update_master_address(cfg.haMasterAddress)
         self.send.start()
         if self.role.is_master:
             self._start_master_services()
@@ -333,6 +349,7 @@ class BrokerController:
         for server in self.servers:
             await step("server", server.close)
         await step("send", self.send.stop)
+        await step("replication", self.ha.stop)
         await step("remoting-client", self.remoting_client.close)
         # Background writes still running finish first: the final writes below are synchronous and complete.
         await step("persister", self.persister.close)
@@ -369,6 +386,9 @@ class BrokerController:
         if not self._started:
             return
         if after.role is not BrokerRole.SLAVE:
+            self.ha.client.update_master_address(None)  # a master follows nobody: no frame is applied after this
+            if before.role is BrokerRole.SLAVE:
+                self.store.drop_replica_tail()  # local puts must start after the last complete message
             self._start_master_services()
         else:
             self._tasks.spawn(self._stop_master_services(), "stop-master-services")
@@ -377,6 +397,9 @@ class BrokerController:
     def _on_register_result(self, result: RegisterBrokerResult) -> None:
         """A slave learns its master from the name server's REGISTER_BROKER answer."""
         self.role.learn_master(result.master_addr)
+        cfg = self.config
+        if self.role.is_slave and len(cfg.haMasterAddress) < 6 and result.ha_server_addr:
+            self.ha.client.update_master_address(result.ha_server_addr)
 
     # ------------------------------------------------------------------------------------ background
 
@@ -425,3 +448,14 @@ class BrokerController:
             ch.conn.send_oneway(
                 RemotingCommand.request(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, dict(ext), language="JAVA")
             )
+
+
+def ha_config_from(config: BrokerConfig) -> HAConfig:
+    return HAConfig(
+        heartbeat_interval_ms=config.haSendHeartbeatInterval,
+        housekeeping_interval_ms=config.haHousekeepingInterval,
+        transfer_batch_size=config.haTransferBatchSize,
+        slave_fallbehind_max=config.haSlaveFallbehindMax,
+        slave_timeout_ms=config.slaveTimeout,
+        reconnect_interval_ms=config.haReconnectInterval,
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import copy
 import signal
 import sys
 from collections.abc import Callable, Coroutine
@@ -39,6 +40,9 @@ def register(sub: Any) -> None:
                    help="protect the name server with this account file (rocketq namesrv --acl-file); the broker "
                         "signs its registrations with accessKey/secretKey")  # fmt: skip
     s.add_argument("--insecure", action="store_true", help=_INSECURE_HELP)
+    s.add_argument("--replicas", type=int, default=1, metavar="N",
+                   help="run the broker as a master and N-1 slaves (brokerId 1..N-1, stores DIR/store-slaveI, "
+                        "listenPort + 100*I; docs/replication.md)")  # fmt: skip
     s.add_argument("overrides", nargs="*", metavar="key=value", help="broker.conf properties")
     s.set_defaults(func=_run_standalone)
 
@@ -159,6 +163,14 @@ def _run_standalone(args: argparse.Namespace) -> int:
         return 2
     if args.print_config:
         return _print_config(cfg)
+    if args.replicas < 1:
+        print("rocketq standalone: --replicas must be at least 1", file=sys.stderr)
+        return 2
+    if args.replicas > 1 and cfg.brokerRole == "SLAVE":
+        print("rocketq standalone: with --replicas the first broker is the master (brokerRole=SLAVE given)",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    slave_cfgs = [_slave_config(cfg, i) for i in range(1, args.replicas)]
 
     async def main() -> bool:
         limits = cfg.server_limits()  # the embedded name server takes the broker's remoting limits
@@ -184,16 +196,41 @@ def _run_standalone(args: argparse.Namespace) -> int:
         from rocketq.broker.controller import BrokerController
 
         broker = BrokerController(cfg)
+        slaves: list[BrokerController] = []
         try:
             await _start_broker(broker, "broker: ")
+            for scfg in slave_cfgs:  # after the master: their first registration already names its HA address
+                scfg.namesrvAddr = cfg.namesrvAddr
+                slave = BrokerController(scfg)
+                slaves.append(slave)
+                await _start_broker(slave, f"slave {scfg.brokerId}: ")
             stop = _stop_on_signal()
             print(f"name server listening on {', '.join(namesrv.listen_addresses)}", flush=True)
             print(f"{_broker_line(broker)} (store {cfg.storePathRootDir})", flush=True)
+            for slave in slaves:
+                print(f"slave {slave.config.brokerId} of {_broker_line(slave)} (store {slave.config.storePathRootDir})",
+                      flush=True)  # fmt: skip
             await stop.wait()
         finally:
-            saved = await broker.shutdown()
+            saved = True
+            for slave in reversed(slaves):
+                saved = await slave.shutdown() and saved
+            saved = await broker.shutdown() and saved
             await namesrv.close()
         return saved
 
-    dirs = (("--dir", data), ("storePathRootDir", Path(cfg.storePathRootDir)), ("--dir", data / "namesrv"))
+    dirs = (("--dir", data), ("storePathRootDir", Path(cfg.storePathRootDir)), ("--dir", data / "namesrv"),
+            *(("storePathRootDir", Path(s.storePathRootDir)) for s in slave_cfgs))  # fmt: skip
     return _run("standalone", main, *dirs)
+
+
+def _slave_config(master: BrokerConfig, i: int) -> BrokerConfig:
+    """Slave ``i`` of ``rocketq standalone --replicas``: the master's settings, its own id, role, store and ports."""
+    cfg = copy.deepcopy(master)
+    cfg.brokerId = i
+    cfg.brokerRole = "SLAVE"
+    cfg.storePathRootDir = f"{master.storePathRootDir}-slave{i}"
+    cfg.listenPort = master.listenPort + 100 * i if master.listenPort else 0
+    cfg.haListenPort = 0  # its own listenPort + 1 (or any free port)
+    cfg.validate()
+    return cfg

@@ -70,6 +70,7 @@ from rocketq.store.mapped_file import SelectMappedBufferResult
 from rocketq.store.message import PlainMessage, StoreBatch, StoreMessage
 from rocketq.store.reader import MessageReader
 from rocketq.store.recovery import recover
+from rocketq.store.replica import ReplicaAppender
 from rocketq.store.results import (
     FlushCallback,
     GetMessageResult,
@@ -134,6 +135,7 @@ class MessageStore:
         #: the write side: put_message, put_plain_messages, put_messages (``rocketq.store.append``)
         self.appender = Appender(config, self.commit_log, self.dispatcher, self.flags, self.stats_service, clock)
         self._replication: ReplicationHook = NoReplication()
+        self._replica: ReplicaAppender | None = None  # made at the first replicated append
         self._flusher = CommitLogFlusher(self.commit_log.mfq, lambda: self.commit_log.last_store_timestamp)
         self._flush_service: FlushRealTimeService | GroupCommitService | None = None
         self._logics_service: FlushLogicsService | None = None
@@ -376,8 +378,26 @@ class MessageStore:
         """``callback(True)`` once replicas have ``offset`` (immediately: no HA yet, see ``rocketq.store.ha``)."""
         self._replication.add_replication_waiter(offset, callback)
 
+    def is_replica_ok(self, offset: int) -> bool:
+        """Whether a replica can be waited for at ``offset`` (Java's ``isSlaveOK``: a slave is connected and
+        does not lag by ``haSlaveFallbehindMax`` or more); False means SLAVE_NOT_AVAILABLE at once."""
+        return self._replication.is_replica_ok(offset)
+
     def set_replication_hook(self, hook: ReplicationHook) -> None:
         self._replication = hook
+
+    def append_replica(self, offset: int, data: bytes | memoryview) -> int:
+        """A replica's write: the master's raw commit-log bytes at the master's ``offset`` (the end of this log,
+        or anything while it is empty), dispatched to consume queues and index as the master's puts were;
+        returns the messages dispatched (a message split by ``data`` waits for its rest). Raises
+        ``ReplicaOffsetError`` (nothing written) when ``offset`` is not the end of the log."""
+        self._check_readable()
+        replica = self._replica
+        if replica is None:
+            replica = self._replica = ReplicaAppender(self.commit_log, self.dispatcher)
+        n = replica.append(offset, data)
+        self.dispatcher.last_dispatched_store_timestamp = self.commit_log.last_store_timestamp
+        return n
 
     def _wait(self, register: Callable[[FlushCallback], None]) -> bool:
         done = threading.Event()
@@ -398,6 +418,8 @@ class MessageStore:
         end = ar.end_offset
         if not self._wait(lambda cb: self.request_flush(end, cb)):
             return PutMessageResult(PutMessageStatus.FLUSH_DISK_TIMEOUT, ar)
+        if not self.is_replica_ok(end):
+            return PutMessageResult(PutMessageStatus.SLAVE_NOT_AVAILABLE, ar)
         if not self._wait(lambda cb: self.add_replication_waiter(end, cb)):
             return PutMessageResult(PutMessageStatus.FLUSH_SLAVE_TIMEOUT, ar)
         return result
@@ -411,6 +433,12 @@ class MessageStore:
 
     def put_messages_and_wait(self, batch: StoreBatch) -> PutMessageResult:
         return self._wait_durable(self.put_messages(batch), batch.wait_store_msg_ok)
+
+    def drop_replica_tail(self) -> int:
+        """Before a replica appends on its own (promoted to master): cut a message its master sent only in part.
+        Returns the bytes dropped (0 when the log ends on a complete record)."""
+        replica = self._replica
+        return replica.drop_partial_tail() if replica is not None else 0
 
     # ===================================================================================== reading
 

@@ -49,6 +49,8 @@ class EmbeddedCluster:
         self.overrides = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in overrides.items()}
         self.namesrv: NamesrvServer | None = None
         self.brokers: list[BrokerController] = []
+        #: position in ``brokers`` → (master's index, brokerId, overrides) of each slave started by start_slave
+        self._slaves: dict[int, tuple[int, int, dict[str, Any]]] = {}
 
     @property
     def namesrv_addr(self) -> str:
@@ -97,11 +99,31 @@ class EmbeddedCluster:
             self.brokers.append(controller)
         return controller
 
+    def slave_config(self, index: int = 0, broker_id: int = 1, **overrides: Any) -> BrokerConfig:
+        """The config of slave ``broker_id`` of broker ``index`` (same brokerName, its own store)."""
+        values = dict(TEST_BROKER_DEFAULTS)
+        name = f"broker-{chr(ord('a') + index)}"
+        values.update(self.overrides)
+        values.update(
+            brokerName=name, brokerId=str(broker_id), brokerRole="SLAVE", namesrvAddr=self.namesrv_addr,
+            storePathRootDir=str(self.base_dir / f"{name}-s{broker_id}"),
+        )  # fmt: skip
+        values.update({k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in overrides.items()})
+        return BrokerConfig.from_mapping(values)
+
+    async def start_slave(self, index: int = 0, broker_id: int = 1, **overrides: Any) -> BrokerController:
+        """Start a slave of broker ``index``; it finds its master's HA address through the name server."""
+        at = len(self.brokers)
+        controller = await self.start_broker(at, self.slave_config(index, broker_id, **overrides))
+        self._slaves[at] = (index, broker_id, overrides)
+        return controller
+
     async def restart_broker(self, index: int = 0) -> BrokerController:
         """Graceful restart on a fresh port with the same store and config files."""
         old = self.brokers[index]
         await old.shutdown()
-        cfg = self.broker_config(index)
+        slave = self._slaves.get(index)
+        cfg = self.slave_config(slave[0], slave[1], **slave[2]) if slave else self.broker_config(index)
         return await self.start_broker(index, cfg)
 
     async def stop(self) -> None:

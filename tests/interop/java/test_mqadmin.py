@@ -487,6 +487,8 @@ ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
         "tlsEnable", "tlsClientTrustCertPath", "tlsClientAuthServer",
         "tls.server.mode", "tls.server.certPath", "tls.server.keyPath", "tls.server.need.client.auth",
         "tls.server.trustCertPath",
+        # replication (docs/replication.md): a slave's pause before reconnecting (Java hard-codes 5 s)
+        "haReconnectInterval",
     }
 )  # fmt: skip
 

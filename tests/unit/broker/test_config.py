@@ -138,3 +138,17 @@ def test_remoting_limits_are_set_by_their_keys() -> None:
     assert (limits.max_connections, limits.max_partial_frame_bytes) == (50, 32 * 1024 * 1024)
     assert (limits.write_high_water, limits.write_low_water, limits.max_write_buffer) == (65536, 1024, 1048576)
     assert BrokerConfig().server_limits() == ServerLimits()  # the defaults are the remoting layer's
+
+
+def test_replication_keys_have_java_defaults_and_are_checked() -> None:
+    cfg = BrokerConfig()
+    got = (cfg.brokerRole, cfg.haSendHeartbeatInterval, cfg.haHousekeepingInterval, cfg.haTransferBatchSize,
+           cfg.haSlaveFallbehindMax, cfg.slaveTimeout)  # fmt: skip
+    assert got == ("ASYNC_MASTER", 5000, 20000, 32768, 256 << 20, 3000)
+    assert "haMasterAddress" not in cfg.as_properties()  # Java's null is left out of its properties
+    slave = BrokerConfig.from_mapping({"brokerRole": "SLAVE", "brokerId": "2", "haMasterAddress": "10.0.0.1:10912"})
+    assert slave.as_properties()["haMasterAddress"] == "10.0.0.1:10912"
+    with pytest.raises(ConfigError, match="brokerId"):  # Java's broker exits: a slave needs an id > 0
+        BrokerConfig.from_mapping({"brokerRole": "SLAVE"})
+    with pytest.raises(ConfigError, match="slaveTimeout"):
+        BrokerConfig.from_mapping({"slaveTimeout": "0"})

@@ -227,6 +227,10 @@ def test_offsets_and_the_young_queue_rule(ctx: BrokerContext) -> None:
 class _HeldReplication:
     def __init__(self) -> None:
         self.waiting: list[tuple[int, object]] = []
+        self.slave_ok = True
+
+    def is_replica_ok(self, offset: int) -> bool:
+        return self.slave_ok
 
     def add_replication_waiter(self, offset: int, callback: object) -> None:
         self.waiting.append((offset, callback))
@@ -257,6 +261,16 @@ async def test_put_ack_waits_for_a_slave_on_a_sync_master(tmp_path: Path) -> Non
                 break
             await asyncio.sleep(0.01)
         assert codes == [ResponseCode.FLUSH_SLAVE_TIMEOUT]
+
+        replication.slave_ok = False  # no slave connected, or too far behind: answered without a wait
+        codes.clear()
+        out = svc.send(header("TSync"), b"y", HOST, client_version=409, remote="r")
+        assert c.put_ack.wait(out.end_offset, codes.append)
+        for _ in range(50):
+            if codes:
+                break
+            await asyncio.sleep(0.01)
+        assert codes == [ResponseCode.SLAVE_NOT_AVAILABLE] and len(replication.waiting) == 1
     finally:
         c.store.shutdown()
 

@@ -4,7 +4,8 @@ bytes (SYNC_MASTER) — Java's ``CommitLog.handleDiskFlush`` followed by ``handl
 Every put path (single sends, batches, plain runs, sink commits) asks this one place, so the flush wait and
 the replication wait are written once. ``wait(end_offset, done)`` calls ``done(code)`` on the event loop with
 the answer's code: SUCCESS, FLUSH_DISK_TIMEOUT (the flush took longer than ``syncFlushTimeout``) or
-FLUSH_SLAVE_TIMEOUT (no slave acknowledged in time).
+FLUSH_SLAVE_TIMEOUT (no slave acknowledged in time) or SLAVE_NOT_AVAILABLE (no slave connected, or it lags
+by ``haSlaveFallbehindMax`` or more).
 
 The store calls back from its flush thread once per request. Those completions go into a thread-safe deque and
 reach the loop through one ``call_soon_threadsafe`` per batch (the first completion of a batch schedules the
@@ -31,6 +32,7 @@ AckDone = Callable[[int], None]
 _SUCCESS = int(ResponseCode.SUCCESS)
 _FLUSH_DISK_TIMEOUT = int(ResponseCode.FLUSH_DISK_TIMEOUT)
 _FLUSH_SLAVE_TIMEOUT = int(ResponseCode.FLUSH_SLAVE_TIMEOUT)
+_SLAVE_NOT_AVAILABLE = int(ResponseCode.SLAVE_NOT_AVAILABLE)
 
 
 def _not_awaited(ok: bool) -> None:
@@ -79,14 +81,21 @@ class PutAck:
             else:  # the common SYNC_FLUSH case: the flush is the only wait
                 self._store.request_flush(end_offset, partial(self._flushed_only, done))
         else:
-            self._store.add_replication_waiter(end_offset, lambda ok: self._replicated(done, ok))
+            self._await_replica(end_offset, done)
         return True
+
+    def _await_replica(self, end_offset: int, done: AckDone) -> None:
+        """Java's ``submitReplicaRequest``: no usable slave answers SLAVE_NOT_AVAILABLE without waiting."""
+        if self._store.is_replica_ok(end_offset):
+            self._store.add_replication_waiter(end_offset, lambda ok: self._replicated(done, ok))
+        else:
+            self._complete(done, _SLAVE_NOT_AVAILABLE)
 
     def _flushed(self, end_offset: int, done: AckDone, ok: bool) -> None:  # a store thread
         if not ok:
             self._complete(done, _FLUSH_DISK_TIMEOUT)
         elif self._role.waits_for_slave:
-            self._store.add_replication_waiter(end_offset, lambda ok2: self._replicated(done, ok2))
+            self._await_replica(end_offset, done)
         else:
             self._complete(done, _SUCCESS)
 

@@ -234,7 +234,8 @@ class SendService:
         if not cfg.brokerPermission & PERM_WRITE:
             return refused(ResponseCode.NO_PERMISSION, f"the broker[{cfg.brokerIP1}] sending message is forbidden")
         if ctx.role.is_slave:
-            return refused(ResponseCode.SERVICE_NOT_AVAILABLE, "the broker is a slave, send refused")
+            # Java's store refuses the put (checkStoreStatus) and the answer carries that status's remark
+            return refused(ResponseCode.SERVICE_NOT_AVAILABLE, service_not_available_remark(ctx.store.disk_util()))
         topic = header.topic
         if topic not in self._valid_topics:  # the name rules are a pure function of the name: checked once
             error = topic_name_error(topic)

@@ -1,0 +1,74 @@
+"""A broker's replication: the master side (listening, the slaves' acks, SYNC_MASTER's waits) and the slave
+side (following a master), switched with the broker's role. It is the store's ``ReplicationHook``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from rocketq.replication.config import HAConfig
+from rocketq.replication.master import HAMaster
+from rocketq.replication.slave import HAClient
+from rocketq.replication.waiters import ReplicaWaiters
+from rocketq.store import MessageStore
+from rocketq.store.results import FlushCallback
+
+log = logging.getLogger(__name__)
+
+
+class HAService:
+    def __init__(self, store: MessageStore, config: HAConfig) -> None:
+        self.store = store
+        self.config = config
+        self.master = HAMaster(store, config, self._on_ack)
+        self.client = HAClient(store, config)
+        self._waiters: ReplicaWaiters | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        #: the highest offset any slave reported (Java's push2SlaveMaxOffset: a maximum, never lowered)
+        self.push2slave_max = 0
+
+    async def start(self, host: str, port: int) -> int:
+        """Listen on the HA port (every broker does, as in Java) and start the client (idle without a master)."""
+        self._loop = asyncio.get_running_loop()
+        self._waiters = ReplicaWaiters(self._loop, self.config.slave_timeout_ms / 1000)
+        port = await self.master.start(host, port)
+        self.store.set_replication_hook(self)
+        self.client.start()
+        return port
+
+    async def stop(self) -> None:
+        await self.client.stop()
+        await self.master.stop()
+        if self._waiters is not None:
+            self._waiters.close()
+
+    def _on_ack(self, offset: int) -> None:
+        if offset > self.push2slave_max:
+            self.push2slave_max = offset
+            if self._waiters is not None:
+                self._waiters.ack(offset)
+
+    # ------------------------------------------------------------------ ReplicationHook (SYNC_MASTER)
+
+    def is_replica_ok(self, offset: int) -> bool:
+        """Java's ``isSlaveOK``: a slave is connected and lags by less than ``haSlaveFallbehindMax``."""
+        return (
+            self.master.connection_count > 0
+            and offset - self.push2slave_max < self.config.slave_fallbehind_max
+        )
+
+    def add_replication_waiter(self, offset: int, callback: FlushCallback) -> None:
+        waiters, loop = self._waiters, self._loop
+        if waiters is None or loop is None:
+            callback(False)
+            return
+        waiters.add(offset, callback)
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self.master.wakeup_all()
+        else:
+            loop.call_soon_threadsafe(self.master.wakeup_all)
