@@ -30,13 +30,16 @@ ALLOWED: dict[str, frozenset[str]] = {
     "acl": frozenset({"protocol"}),
     "store": frozenset({"protocol"}),
     "remoting": frozenset({"protocol"}),
-    "namesrv": frozenset({"remoting", "protocol", "acl"}),
+    "replication": frozenset({"store", "remoting", "protocol"}),
+    "namesrv": frozenset({"remoting", "protocol", "acl", "replication"}),
     "broker": frozenset({"store", "filter", "remoting", "protocol", "acl"}),
     "client": frozenset({"remoting", "filter", "protocol", "acl"}),
-    "cli": frozenset({"client", "protocol", "broker", "namesrv", "bench", "acl"}),
+    "cli": frozenset({"client", "protocol", "broker", "namesrv", "bench", "acl", "replication"}),
     "spark": frozenset({"client", "protocol"}),
     "bench": frozenset({"client", "remoting", "protocol"}),
-    "testing": frozenset({"broker", "namesrv", "client", "remoting", "protocol", "store", "filter", "acl"}),
+    "testing": frozenset(
+        {"broker", "namesrv", "client", "remoting", "protocol", "store", "filter", "acl", "replication"}
+    ),
     "__main__": frozenset({"cli"}),
     "__init__": frozenset(),
 }
