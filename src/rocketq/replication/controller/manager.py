@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rocketq.codes import ControllerResponseCode as CRC
@@ -161,6 +161,8 @@ class ReplicasManager:
         group = self.state.groups.get(req.broker_name)
         if group is None:
             return Decision(CRC.CONTROLLER_BROKER_NEED_TO_BE_REGISTERED, "Broker hasn't been registered")
+        if req.broker_id is not None and req.broker_id < 0:  # newer 5.x Java sends -1 for "no broker"
+            req = replace(req, broker_id=None)
         lookup = lambda i: live(group.cluster_name, group.broker_name, i)  # noqa: E731
         new_master: int | None = None
         if group.first_election and req.broker_id is not None and req.broker_id in group.addresses:

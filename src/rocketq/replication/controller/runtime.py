@@ -58,7 +58,7 @@ class ControllerRuntime:
 
     def deliver_notices(self) -> None:
         notices, self.controller.notices = self.controller.notices, []
-        if self._client is None:
+        if self._client is None or self._sends.closed:
             return
         for notice in notices:
             for addr in notice.member_addresses:
