@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import zlib
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from rocketq.replication.controller.epoch import (
     EpochFileError,
     decode_epoch_file,
     encode_epoch_file,
+    epoch_cache_body,
     truncation_offset,
 )
 
@@ -102,3 +104,16 @@ def test_the_file_is_saved_with_a_backup_read_when_the_main_copy_is_damaged(tmp_
         f.load()
     with pytest.raises(EpochFileError):
         EpochCache([EpochEntry(2, 0), EpochEntry(1, 5)])
+
+
+def test_epoch_cache_body_ends_the_last_epoch_at_the_max_offset() -> None:
+    c = cache((1, 0), (3, 500))
+    body = json.loads(epoch_cache_body("C", "broker-a", 2, c, 900))
+    assert body == {
+        "clusterName": "C", "brokerName": "broker-a", "brokerId": 2, "maxOffset": 900,
+        "epochList": [
+            {"epoch": 1, "startOffset": 0, "endOffset": 500},
+            {"epoch": 3, "startOffset": 500, "endOffset": 900},
+        ],
+    }  # fmt: skip
+    assert c.entries[-1].end_offset == OPEN_END  # the cache itself is left alone

@@ -15,6 +15,7 @@ File (``<storePathRootDir>/epochFileCheckpoint``, and a ``.bak`` copy), text lin
 
 from __future__ import annotations
 
+import json
 import os
 import zlib
 from dataclasses import dataclass
@@ -106,6 +107,21 @@ def truncation_offset(local: EpochCache, local_max: int, master: EpochCache, mas
     mine.set_last_end(local_max)
     theirs.set_last_end(master_max)
     return mine.consistent_point(theirs)
+
+
+def epoch_cache_body(
+    cluster_name: str, broker_name: str, broker_id: int, cache: EpochCache, max_offset: int
+) -> bytes:
+    """The body a broker answers GET_BROKER_EPOCH_CACHE (1007) with (Java ``EpochEntryCache``): its entries, the
+    last one ending at ``max_offset``."""
+    entries = [EpochEntry(e.epoch, e.start_offset, e.end_offset) for e in cache.entries]
+    if entries:
+        entries[-1].end_offset = max_offset
+    return json.dumps({
+        "clusterName": cluster_name, "brokerName": broker_name, "brokerId": broker_id,
+        "epochList": [{"epoch": e.epoch, "startOffset": e.start_offset, "endOffset": e.end_offset} for e in entries],
+        "maxOffset": max_offset,
+    }, separators=(",", ":")).encode()  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------- the file
