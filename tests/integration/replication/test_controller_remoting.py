@@ -16,9 +16,11 @@ from rocketq.codes import ControllerResponseCode as CRC
 from rocketq.codes import ResponseCode
 from rocketq.namesrv import NamesrvConfig, NamesrvServer
 from rocketq.protocol import RemotingCommand
+from rocketq.protocol.controller_headers import BrokerHeartbeatRequestHeader
 from rocketq.remoting import RemotingClient
 from rocketq.remoting.connection import Connection
 from rocketq.remoting.server import RemotingDispatcher, RemotingServer
+from rocketq.replication.controller.client import ControllerClient, ControllerError
 from rocketq.replication.controller.config import ControllerConfig
 from rocketq.replication.controller.server import ControllerServer, ControllerServerConfig
 
@@ -214,3 +216,35 @@ async def test_standalone_controller_serves_the_same_codes(tmp_path: Path, clien
         assert (tmp_path / "controller-state.json").exists()
     finally:
         await server.close()
+
+
+async def test_the_typed_client_drives_a_failover(tmp_path: Path, client: RemotingClient) -> None:
+    clock = Clock()
+    async with NamesrvServer(namesrv_config(tmp_path), clock=clock) as server:
+        cc = ControllerClient(client, server.address, timeout=WAIT)
+        assert await cc.leader_address() == server.address
+        for expected_id, address in ((1, "10.0.0.1:10911"), (2, "10.0.0.2:10911")):
+            broker_id = await cc.next_broker_id(CLUSTER, GROUP)
+            assert broker_id == expected_id
+            await cc.apply_broker_id(CLUSTER, GROUP, broker_id, f"{address};1")
+            info = await cc.register(CLUSTER, GROUP, broker_id, address)
+            assert info.master_id is None  # nobody elected yet
+            await cc.heartbeat(BrokerHeartbeatRequestHeader(
+                cluster_name=CLUSTER, broker_addr=address, broker_name=GROUP, broker_id=broker_id,
+                heartbeat_timeout_mills=3000))  # fmt: skip
+        with pytest.raises(ControllerError) as refused:
+            await cc.apply_broker_id(CLUSTER, GROUP, 2, "10.9.9.9:1;1")
+        assert refused.value.code == CRC.CONTROLLER_BROKER_ID_INVALID and "BROKER_ID_INVALID" in str(refused.value)
+
+        first = await cc.elect(CLUSTER, GROUP, 1)
+        assert (first.master_id, first.master_epoch, first.sync_state_set) == (1, 1, frozenset({1}))
+        assert await cc.alter_sync_state_set(GROUP, 1, 1, frozenset({1, 2}), 1) == 2
+        stays = await cc.elect(CLUSTER, GROUP, 2)
+        assert (stays.master_id, stays.master_epoch) == (1, 1)
+        switched = await cc.elect(CLUSTER, GROUP, 2, designate=True)
+        assert (switched.master_id, switched.master_address, switched.master_epoch) == (2, "10.0.0.2:10911", 2)
+        info = await cc.replica_info(GROUP)
+        assert (info.master_id, info.sync_state_set, info.sync_state_set_epoch) == (2, frozenset({2}), 3)
+        with pytest.raises(ControllerError) as fenced:
+            await cc.alter_sync_state_set(GROUP, 2, 1, frozenset({1, 2}), 3)
+        assert fenced.value.code == CRC.CONTROLLER_FENCED_MASTER_EPOCH
