@@ -214,6 +214,16 @@ async def test_standalone_controller_serves_the_same_codes(tmp_path: Path, clien
                            {"clusterName": CLUSTER, "brokerName": GROUP, "brokerId": "1"})  # fmt: skip
         assert again.code == CRC.CONTROLLER_MASTER_STILL_EXIST and again.ext_fields["masterEpoch"] == "1"
         assert (tmp_path / "controller-state.json").exists()
+
+        conf = await call(client, addr, Code.GET_CONTROLLER_CONFIG)
+        assert "enableElectUncleanMaster=false\n" in bytes(conf.body).decode()
+        bad = await call(client, addr, Code.UPDATE_CONTROLLER_CONFIG, body=b"enableElectUncleanMaster=maybe\n")
+        assert bad.code == ResponseCode.SYSTEM_ERROR and "enableElectUncleanMaster" in (bad.remark or "")
+        ok = await call(client, addr, Code.UPDATE_CONTROLLER_CONFIG, body=b"# comment\nenableElectUncleanMaster=true\n")
+        assert ok.code == ResponseCode.SUCCESS
+        assert server.controller.manager.elect_unclean and server.controller.config.enable_elect_unclean_master
+        conf = await call(client, addr, Code.GET_CONTROLLER_CONFIG)
+        assert "enableElectUncleanMaster=true\n" in bytes(conf.body).decode()
     finally:
         await server.close()
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from rocketq.codes import ControllerRequestCode as Code
 from rocketq.codes import ResponseCode
-from rocketq.errors import ProtocolError
+from rocketq.errors import ConfigError, ProtocolError
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.controller_headers import (
     AlterSyncStateSetRequestHeader,
@@ -48,6 +48,8 @@ class ControllerProcessor:
             Code.CONTROLLER_GET_METADATA_INFO: self.get_metadata_info,
             Code.CONTROLLER_GET_SYNC_STATE_DATA: self.get_sync_state_data,
             Code.CLEAN_BROKER_DATA: self.clean_broker_data,
+            Code.GET_CONTROLLER_CONFIG: self.get_controller_config,
+            Code.UPDATE_CONTROLLER_CONFIG: self.update_controller_config,
             Code.CONTROLLER_GET_NEXT_BROKER_ID: self.get_next_broker_id,
             Code.CONTROLLER_APPLY_BROKER_ID: self.apply_broker_id,
         }
@@ -115,3 +117,23 @@ class ControllerProcessor:
     def apply_broker_id(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
         h = ApplyBrokerIdRequestHeader.from_ext(req.ext_fields)
         return self._answer(req, lambda: self.controller.apply_broker_id(h))
+
+    def get_controller_config(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
+        return req.response(ResponseCode.SUCCESS, None, {}, self.controller.config_text().encode())
+
+    def update_controller_config(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
+        try:
+            text = bytes(req.body).decode()
+        except UnicodeDecodeError:
+            raise ProtocolError("body is not UTF-8 properties text") from None
+        props = {}
+        for raw in text.splitlines():
+            line = raw.strip()
+            if line and line[0] not in "#!":
+                key, _, value = line.partition("=")
+                props[key.strip()] = value.strip()
+        try:
+            self.controller.update_config(props)
+        except ConfigError as exc:
+            return req.response(ResponseCode.SYSTEM_ERROR, str(exc))
+        return req.response(ResponseCode.SUCCESS)

@@ -142,6 +142,19 @@ class Controller:
             self.liveness.forget(req.broker_name, ids)
         return decision
 
+    def config_text(self) -> str:
+        """GET_CONTROLLER_CONFIG: ``key=value`` lines with Java's property names."""
+        return "".join(f"{k}={v}\n" for k, v in self.config.to_properties().items())
+
+    def update_config(self, props: dict[str, str]) -> list[str]:
+        """UPDATE_CONTROLLER_CONFIG: apply the known keys (all checked first; ConfigError changes nothing)."""
+        staged = copy.copy(self.config)
+        applied = staged.update_from_properties(props)
+        for key in ("enable_elect_unclean_master", "notify_broker_role_changed", "scan_not_active_broker_interval"):
+            setattr(self.config, key, getattr(staged, key))  # the store path is fixed once started
+        self.manager.elect_unclean = self.config.enable_elect_unclean_master
+        return applied
+
     def metadata(self) -> Decision:
         addr = self.address
         return Decision(
