@@ -116,7 +116,7 @@ async def replica_info(client: RemotingClient, addr: str) -> tuple[dict[str, str
 
 
 async def test_embedded_controller_elects_fences_fails_over_and_survives_a_restart(
-    tmp_path: Path, brokers: list[FakeBroker], client: RemotingClient
+    tmp_path: Path, brokers: list[FakeBroker], client: RemotingClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     clock = Clock()
     home = tmp_path / "namesrv"
@@ -177,6 +177,14 @@ async def test_embedded_controller_elects_fences_fails_over_and_survives_a_resta
         assert missing.code == ResponseCode.SYSTEM_ERROR and "brokerName" in (missing.remark or "")
         garbage = await call(client, addr, Code.CONTROLLER_ALTER_SYNC_STATE_SET, alter, b"{not json")
         assert garbage.code == ResponseCode.SYSTEM_ERROR
+        deep = b"[" * 100_000 + b"]" * 100_000
+        for code, ext in ((Code.CONTROLLER_ALTER_SYNC_STATE_SET, alter), (Code.CONTROLLER_GET_SYNC_STATE_DATA, {})):
+            for bad_body in (deep, b'{"syncStateSet":["x"]}', b'["a", 1]', b"\xff"):
+                answer = await call(client, addr, code, ext, bad_body)
+                assert answer.code == ResponseCode.SYSTEM_ERROR, (code, bad_body[:20], answer.remark)
+        bad_ids = await call(client, addr, Code.CLEAN_BROKER_DATA, {"brokerName": GROUP, "brokerIdSetToClean": "1;x"})
+        assert bad_ids.code == CRC.CONTROLLER_INVALID_REQUEST
+        assert not [r for r in caplog.records if r.exc_info], "a client mistake logged a traceback"
         unknown = await call(client, addr, Code.CONTROLLER_GET_REPLICA_INFO, {"brokerName": "nope"})
         assert unknown.code == CRC.CONTROLLER_BROKER_METADATA_NOT_EXIST
     finally:

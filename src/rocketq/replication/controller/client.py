@@ -6,7 +6,6 @@ typed value or raises ``ControllerError`` with the controller's code and remark.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from rocketq.codes import ControllerRequestCode as Code
@@ -27,6 +26,7 @@ from rocketq.protocol.controller_headers import (
     MasterInfoHeader,
     RegisterBrokerToControllerRequestHeader,
 )
+from rocketq.protocol.fastjson import loads_lenient
 from rocketq.protocol.headers import Header
 from rocketq.remoting.client import RemotingClient
 from rocketq.replication.controller.manager import decode_sync_state_set, sync_state_set_body
@@ -124,8 +124,8 @@ class ControllerClient:
         ids: frozenset[int] = frozenset()
         if resp.code == ResponseCode.SUCCESS and resp.body:
             try:
-                ids = frozenset(int(i) for i in json.loads(bytes(resp.body)).get("syncStateSet") or [])
-            except (ValueError, TypeError, AttributeError) as exc:
+                ids = frozenset(int(i) for i in loads_lenient(resp.body).get("syncStateSet") or [])
+            except (ProtocolError, ValueError, TypeError, AttributeError) as exc:
                 raise ProtocolError(f"bad CONTROLLER_ELECT_MASTER body: {exc}") from None
         return MasterInfo(h.master_broker_id, h.master_address, h.master_epoch or 0, ids, h.sync_state_set_epoch or 0)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from rocketq.codes import ControllerResponseCode as CRC
 from rocketq.codes import ResponseCode
+from rocketq.errors import ProtocolError
 from rocketq.protocol.controller_headers import (
     AlterSyncStateSetRequestHeader,
     AlterSyncStateSetResponseHeader,
@@ -26,6 +27,7 @@ from rocketq.protocol.controller_headers import (
     MasterInfoHeader,
     RegisterBrokerToControllerRequestHeader,
 )
+from rocketq.protocol.fastjson import loads_lenient
 from rocketq.protocol.headers import Header
 from rocketq.replication.controller.elect import elect
 from rocketq.replication.controller.liveness import BrokerLive
@@ -70,10 +72,10 @@ def sync_state_set_body(ids: set[int] | frozenset[int], epoch: int) -> bytes:
 def decode_sync_state_set(body: bytes) -> tuple[frozenset[int], int]:
     """The ids and epoch of a ``SyncStateSet`` body; ValueError when it is not one."""
     try:
-        raw = json.loads(body)
+        raw = loads_lenient(body)  # orjson underneath: bounded nesting, no RecursionError
         ids = frozenset(int(i) for i in raw.get("syncStateSet") or [])
         return ids, int(raw.get("syncStateSetEpoch", 0))
-    except (ValueError, TypeError, AttributeError) as exc:
+    except (ProtocolError, ValueError, TypeError, AttributeError) as exc:
         raise ValueError(f"not a SyncStateSet body: {exc}") from None
 
 

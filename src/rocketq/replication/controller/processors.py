@@ -6,7 +6,6 @@ A state that cannot be persisted is answered SYSTEM_ERROR and nothing is applied
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 from rocketq.codes import ControllerRequestCode as Code
@@ -23,6 +22,7 @@ from rocketq.protocol.controller_headers import (
     GetReplicaInfoRequestHeader,
     RegisterBrokerToControllerRequestHeader,
 )
+from rocketq.protocol.fastjson import loads_lenient
 from rocketq.remoting.connection import Connection
 from rocketq.remoting.server import RemotingDispatcher
 from rocketq.replication.controller.manager import Decision, decode_sync_state_set
@@ -98,10 +98,7 @@ class ControllerProcessor:
         return self._answer(req, self.controller.metadata)
 
     def get_sync_state_data(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
-        try:
-            names = json.loads(bytes(req.body) or b"[]")
-        except ValueError as exc:
-            raise ProtocolError(f"body is not a JSON list of broker names: {exc}") from None
+        names = loads_lenient(bytes(req.body) or b"[]")  # ProtocolError: the gate's client mistake
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise ProtocolError("body is not a JSON list of broker names")
         return self._answer(req, lambda: self.controller.sync_state_data(names))
