@@ -266,3 +266,41 @@ async def test_the_typed_client_drives_a_failover(tmp_path: Path, client: Remoti
         with pytest.raises(ControllerError) as fenced:
             await cc.alter_sync_state_set(GROUP, 2, 1, frozenset({1, 2}), 3)
         assert fenced.value.code == CRC.CONTROLLER_FENCED_MASTER_EPOCH
+
+
+async def test_a_master_whose_connection_closes_is_replaced_without_waiting_for_its_timeout(tmp_path: Path) -> None:
+    clock = Clock()  # never moves: only the closed connection can make the master dead
+    async with NamesrvServer(namesrv_config(tmp_path), clock=clock) as server:
+        addr = server.address
+        master, slave = RemotingClient(), RemotingClient()
+        try:
+            assert await join(master, addr, "10.0.0.1:10911") == 1
+            assert await join(slave, addr, "10.0.0.2:10911") == 2
+            cc = ControllerClient(slave, addr, timeout=WAIT)
+            assert (await cc.elect(CLUSTER, GROUP, 1)).master_id == 1
+            assert await cc.alter_sync_state_set(GROUP, 1, 1, frozenset({1, 2}), 1) == 2
+            await master.close()  # the master's process dies: its connection closes
+            info = await cc.replica_info(GROUP)
+            for _ in range(200):  # bounded: the server sees the close on its next loop turns
+                if info.master_id == 2:
+                    break
+                await asyncio.sleep(0.02)
+                info = await cc.replica_info(GROUP)
+            assert (info.master_id, info.master_epoch, info.sync_state_set) == (2, 2, frozenset({2}))
+            third = RemotingClient()
+            try:
+                assert await join(third, addr, "10.0.0.3:10911") == 3
+                assert await cc.alter_sync_state_set(GROUP, 2, 2, frozenset({2, 3}), 3) == 4
+                await server.close()  # closing drops every connection: that is no broker's death
+            finally:
+                await third.close()
+        finally:
+            await master.close()
+            await slave.close()
+    reader = RemotingClient()
+    try:
+        async with NamesrvServer(namesrv_config(tmp_path), clock=clock) as again:
+            info = await ControllerClient(reader, again.address, timeout=WAIT).replica_info(GROUP)
+            assert (info.master_id, info.master_epoch, info.sync_state_set) == (2, 2, frozenset({2, 3}))
+    finally:
+        await reader.close()

@@ -310,3 +310,19 @@ def test_events_round_trip_through_json() -> None:
     with pytest.raises(ValueError):
         event_from_json({"type": "Nope"})
     assert ControllerState.from_json({"groups": []}).groups == {}
+
+
+def test_a_closed_connection_is_the_death_of_the_brokers_on_it(three: Controller, clock: Clock) -> None:
+    conn_1, conn_2 = object(), object()
+    for broker_id, conn in ((1, conn_1), (2, conn_2)):
+        d = three.heartbeat(
+            BrokerHeartbeatRequestHeader(
+                cluster_name=CLUSTER, broker_addr=addr(broker_id), broker_name=GROUP, broker_id=broker_id, max_offset=9
+            ),
+            conn,
+        )
+        assert d.ok
+    assert three.on_channel_closed(object()) == []  # nobody heartbeated over it
+    assert three.on_channel_closed(conn_2) == [] and group(three).master_id == 1  # a slave: no election
+    [decision] = three.on_channel_closed(conn_1)  # the master: elected at once, no timeout waited
+    assert decision.ok and group(three).master_id == 3 and group(three).master_epoch == 2

@@ -25,6 +25,8 @@ class BrokerLive:
     max_offset: int = 0
     confirm_offset: int = 0
     election_priority: int = 0
+    #: the connection its heartbeats came over (closing it is the broker's death, as in Java)
+    channel: object | None = None
 
 
 Key = tuple[str, str, int]  # (clusterName, brokerName, brokerId)
@@ -47,6 +49,7 @@ class LivenessTable:
         max_offset: int | None = None,
         confirm_offset: int | None = None,
         election_priority: int | None = None,
+        channel: object | None = None,
     ) -> None:
         key = (cluster_name, broker_name, broker_id)
         live = self.brokers.get(key)
@@ -56,6 +59,8 @@ class LivenessTable:
             )
         live.address = address
         live.last_seen = self.clock()
+        if channel is not None:
+            live.channel = channel
         if timeout is not None and timeout > 0:
             live.timeout = timeout
         # Absent fields keep what the broker said before (Java updates only the values it was given).
@@ -82,6 +87,13 @@ class LivenessTable:
         for live in dead:
             del self.brokers[(live.cluster_name, live.broker_name, live.broker_id)]
         return dead
+
+    def drop_channel(self, channel: object) -> list[BrokerLive]:
+        """Drop and return the brokers whose heartbeats came over ``channel`` (it closed)."""
+        gone = [live for live in self.brokers.values() if live.channel is channel]
+        for live in gone:
+            del self.brokers[(live.cluster_name, live.broker_name, live.broker_id)]
+        return gone
 
     def forget(self, broker_name: str, broker_ids: frozenset[int] = frozenset()) -> None:
         for key in [k for k in self.brokers if k[1] == broker_name and (not broker_ids or k[2] in broker_ids)]:

@@ -72,7 +72,7 @@ class ControllerProcessor:
 
     def heartbeat(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
         h = BrokerHeartbeatRequestHeader.from_ext(req.ext_fields)
-        return self._answer(req, lambda: self.controller.heartbeat(h))
+        return self._answer(req, lambda: self.controller.heartbeat(h, conn))
 
     def alter_sync_state_set(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
         h = AlterSyncStateSetRequestHeader.from_ext(req.ext_fields)

@@ -12,6 +12,7 @@ from rocketq.codes import ControllerRequestCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.controller_headers import NotifyBrokerRoleChangedRequestHeader
 from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.connection import Connection
 from rocketq.remoting.server import RemotingDispatcher
 from rocketq.remoting.tasks import TaskSet
 from rocketq.replication.controller.manager import sync_state_set_body
@@ -26,15 +27,19 @@ class ControllerRuntime:
         self.controller = controller
         self.processor = ControllerProcessor(controller, after_request=self.deliver_notices)
         self.processor.register(dispatcher)
+        dispatcher.close_listeners.append(self._on_connection_closed)
         self._client: RemotingClient | None = None
         self._scan_task: asyncio.Task[None] | None = None
         self._sends = TaskSet(log)
+        self._closing = False
 
     def start(self) -> None:
         self._client = RemotingClient(connect_timeout=1.0)
         self._scan_task = asyncio.get_running_loop().create_task(self._scan_loop(), name="controller-scan")
 
     async def close(self) -> None:
+        # From here on a closed connection is our own shutdown, not a broker's death: no more elections.
+        self._closing = True
         if self._scan_task is not None:
             self._scan_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -46,6 +51,15 @@ class ControllerRuntime:
     def scan_now(self) -> None:
         """One dead-broker pass (the scan loop calls it)."""
         self.controller.scan()
+        self.deliver_notices()
+
+    def _on_connection_closed(self, conn: Connection) -> None:
+        if self._closing:
+            return
+        try:
+            self.controller.on_channel_closed(conn)
+        except Exception:  # a store error: the periodic scan retries the election
+            log.exception("controller.disconnect_election_failed remote=%s", conn.remote)
         self.deliver_notices()
 
     async def _scan_loop(self) -> None:

@@ -95,7 +95,7 @@ class Controller:
 
     # ------------------------------------------------------------------------------------------ requests
 
-    def heartbeat(self, req: BrokerHeartbeatRequestHeader) -> Decision:
+    def heartbeat(self, req: BrokerHeartbeatRequestHeader, channel: object | None = None) -> Decision:
         if req.broker_id is None:
             return Decision(CRC.CONTROLLER_INVALID_REQUEST, "heartbeat without brokerId")
         timeout = None if req.heartbeat_timeout_mills is None else req.heartbeat_timeout_mills / 1000.0
@@ -109,6 +109,7 @@ class Controller:
             max_offset=req.max_offset,
             confirm_offset=req.confirm_offset,
             election_priority=req.election_priority,
+            channel=channel,
         )
         return Decision()
 
@@ -168,15 +169,21 @@ class Controller:
     def scan(self) -> list[Decision]:
         """Drop brokers whose heartbeat expired; elect for every group whose master is no longer alive while
         some member of it is (Java: the inactive-broker scan, then ``ElectMaster`` by the controller)."""
-        dead = self.liveness.expire()
-        for live in dead:
-            log.info(
-                "controller.broker_expired cluster=%s group=%s id=%s addr=%s",
-                live.cluster_name,
-                live.broker_name,
-                live.broker_id,
-                live.address,
-            )
+        for live in self.liveness.expire():
+            log.info("controller.broker_expired cluster=%s group=%s id=%s addr=%s",
+                     live.cluster_name, live.broker_name, live.broker_id, live.address)  # fmt: skip
+        return self.elect_for_dead_masters()
+
+    def on_channel_closed(self, channel: object) -> list[Decision]:
+        """A connection closed: the brokers that heartbeated over it are dead now (Java
+        ``onBrokerChannelClose``), without waiting for their timeout; elect where a master was among them."""
+        gone = self.liveness.drop_channel(channel)
+        for live in gone:
+            log.info("controller.broker_disconnected cluster=%s group=%s id=%s addr=%s",
+                     live.cluster_name, live.broker_name, live.broker_id, live.address)  # fmt: skip
+        return self.elect_for_dead_masters() if gone else []
+
+    def elect_for_dead_masters(self) -> list[Decision]:
         decisions = []
         for name, group in sorted(self.state.groups.items()):
             if group.master_id is None or self.live(group.cluster_name, name, group.master_id) is not None:
