@@ -74,6 +74,19 @@ class RegisterBrokerToControllerRequestHeader(Header):
 
 
 @dataclass(**_KW)
+class RegisterBrokerToControllerResponseHeader(Header):
+    """The answer of CONTROLLER_REGISTER_BROKER (Java ``RegisterSuccessResponseHeader``): the group, and its
+    master when one is alive."""
+
+    cluster_name: str | None = wire("clusterName", None)
+    broker_name: str | None = wire("brokerName", None)
+    master_broker_id: int | None = wire("masterBrokerId", None)
+    master_address: str | None = wire("masterAddress", None)
+    master_epoch: int | None = wire("masterEpoch", None, int32=True)
+    sync_state_set_epoch: int | None = wire("syncStateSetEpoch", None, int32=True)
+
+
+@dataclass(**_KW)
 class GetReplicaInfoRequestHeader(Header):
     broker_name: str = wire("brokerName")
 

@@ -26,6 +26,7 @@ from rocketq.protocol.controller_headers import (
     GetReplicaInfoResponseHeader,
     MasterInfoHeader,
     RegisterBrokerToControllerRequestHeader,
+    RegisterBrokerToControllerResponseHeader,
 )
 from rocketq.protocol.fastjson import loads_lenient
 from rocketq.protocol.headers import Header
@@ -141,9 +142,10 @@ class ReplicasManager:
                 CRC.CONTROLLER_BROKER_NEED_TO_BE_REGISTERED,
                 f"BrokerId: {req.broker_id} hasn't been registered in broker-set: {req.broker_name}",
             )
-        header = MasterInfoHeader()
+        header = RegisterBrokerToControllerResponseHeader(cluster_name=req.cluster_name, broker_name=req.broker_name)
         if group.master_id is not None and live(group.cluster_name, group.broker_name, group.master_id):
-            header = MasterInfoHeader(
+            header = replace(
+                header,
                 master_broker_id=group.master_id,
                 master_address=group.address_of(group.master_id),
                 master_epoch=group.master_epoch,
