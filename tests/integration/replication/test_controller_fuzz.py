@@ -67,7 +67,7 @@ async def test_random_controller_requests_are_answered_without_a_traceback(
                 codes.add(resp.code)
                 assert resp.code != ResponseCode.REQUEST_CODE_NOT_SUPPORTED
             assert server.controller is not None
-            server.controller.scan_now()
+            await server.controller.scan_now()
             ok = await client.invoke(server.address, RemotingCommand.request(Code.CONTROLLER_GET_METADATA_INFO), WAIT)
             assert ok.code == ResponseCode.SUCCESS
             assert ResponseCode.SUCCESS in codes and ResponseCode.SYSTEM_ERROR in codes and len(codes) > 4

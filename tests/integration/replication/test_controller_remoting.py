@@ -150,7 +150,7 @@ async def test_embedded_controller_elects_fences_fails_over_and_survives_a_resta
         clock.now += 5
         await heartbeat(client, addr, 2, b.addr, max_offset=42)
         assert server.controller is not None
-        server.controller.scan_now()
+        await server.controller.scan_now()
         header, sync = await replica_info(client, addr)
         assert (header["masterBrokerId"], header["masterAddress"], header["masterEpoch"]) == ("2", b.addr, "2")
         assert sync == {"syncStateSet": [2], "syncStateSetEpoch": 3}

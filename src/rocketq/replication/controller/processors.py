@@ -6,7 +6,7 @@ A state that cannot be persisted is answered SYSTEM_ERROR and nothing is applied
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from rocketq.codes import ControllerRequestCode as Code
 from rocketq.codes import ResponseCode
@@ -24,12 +24,10 @@ from rocketq.protocol.controller_headers import (
 )
 from rocketq.protocol.fastjson import loads_lenient
 from rocketq.remoting.connection import Connection
-from rocketq.remoting.server import RemotingDispatcher
+from rocketq.remoting.server import Processor, RemotingDispatcher
 from rocketq.replication.controller.manager import Decision, decode_sync_state_set
 from rocketq.replication.controller.service import Controller
 from rocketq.replication.controller.store import MetadataStoreError
-
-Handler = Callable[[Connection, RemotingCommand], RemotingCommand]
 
 
 class ControllerProcessor:
@@ -38,7 +36,7 @@ class ControllerProcessor:
         #: run after every answered request (the runtime delivers queued role changes there)
         self.after_request = after_request
 
-    def handlers(self) -> dict[int, Handler]:
+    def handlers(self) -> dict[int, Processor]:
         return {
             Code.BROKER_HEARTBEAT: self.heartbeat,
             Code.CONTROLLER_ALTER_SYNC_STATE_SET: self.alter_sync_state_set,
@@ -58,62 +56,65 @@ class ControllerProcessor:
         for code, handler in self.handlers().items():
             dispatcher.register(code, handler)
 
-    def _answer(self, req: RemotingCommand, call: Callable[[], Decision]) -> RemotingCommand:
-        try:
-            d = call()
-        except MetadataStoreError as exc:
-            return req.response(ResponseCode.SYSTEM_ERROR, f"controller state not persisted: {exc}")
+    def _answer(self, req: RemotingCommand, d: Decision) -> RemotingCommand:
         if self.after_request is not None:
             self.after_request()
         ext = d.header.to_ext() if d.header is not None else {}
         return req.response(d.code, d.remark, ext, d.body)
 
+    async def _change(self, req: RemotingCommand, change: Awaitable[Decision]) -> RemotingCommand:
+        try:
+            d = await change
+        except MetadataStoreError as exc:
+            return req.response(ResponseCode.SYSTEM_ERROR, f"controller state not persisted: {exc}")
+        return self._answer(req, d)
+
     # -------------------------------------------------------------------------------------------- codes
 
     def heartbeat(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
         h = BrokerHeartbeatRequestHeader.from_ext(req.ext_fields)
-        return self._answer(req, lambda: self.controller.heartbeat(h, conn))
+        return self._answer(req, self.controller.heartbeat(h, conn))
 
-    def alter_sync_state_set(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
+    async def alter_sync_state_set(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
         h = AlterSyncStateSetRequestHeader.from_ext(req.ext_fields)
         try:
             ids, epoch = decode_sync_state_set(bytes(req.body))
         except ValueError as exc:
             raise ProtocolError(str(exc)) from None
-        return self._answer(req, lambda: self.controller.alter_sync_state_set(h, ids, epoch))
+        return await self._change(req, self.controller.alter_sync_state_set(h, ids, epoch))
 
-    def elect_master(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
+    async def elect_master(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
         h = ElectMasterRequestHeader.from_ext(req.ext_fields)
-        return self._answer(req, lambda: self.controller.elect_master(h))
+        return await self._change(req, self.controller.elect_master(h))
 
-    def register_broker(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
+    async def register_broker(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
         h = RegisterBrokerToControllerRequestHeader.from_ext(req.ext_fields)
-        return self._answer(req, lambda: self.controller.register_broker(h))
+        return await self._change(req, self.controller.register_broker(h))
 
     def get_replica_info(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
         h = GetReplicaInfoRequestHeader.from_ext(req.ext_fields)
-        return self._answer(req, lambda: self.controller.replica_info(h.broker_name))
+        return self._answer(req, self.controller.replica_info(h.broker_name))
 
     def get_metadata_info(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
-        return self._answer(req, self.controller.metadata)
+        return self._answer(req, self.controller.metadata())
 
     def get_sync_state_data(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
         names = loads_lenient(bytes(req.body) or b"[]")  # ProtocolError: the gate's client mistake
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise ProtocolError("body is not a JSON list of broker names")
-        return self._answer(req, lambda: self.controller.sync_state_data(names))
+        return self._answer(req, self.controller.sync_state_data(names))
 
-    def clean_broker_data(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
+    async def clean_broker_data(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
         h = CleanBrokerDataRequestHeader.from_ext(req.ext_fields)
-        return self._answer(req, lambda: self.controller.clean_broker_data(h))
+        return await self._change(req, self.controller.clean_broker_data(h))
 
     def get_next_broker_id(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
         h = GetNextBrokerIdRequestHeader.from_ext(req.ext_fields)
-        return self._answer(req, lambda: self.controller.next_broker_id(h))
+        return self._answer(req, self.controller.next_broker_id(h))
 
-    def apply_broker_id(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
+    async def apply_broker_id(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
         h = ApplyBrokerIdRequestHeader.from_ext(req.ext_fields)
-        return self._answer(req, lambda: self.controller.apply_broker_id(h))
+        return await self._change(req, self.controller.apply_broker_id(h))
 
     def get_controller_config(self, conn: Connection, req: RemotingCommand) -> RemotingCommand:
         return req.response(ResponseCode.SUCCESS, None, {}, self.controller.config_text().encode())

@@ -48,16 +48,19 @@ class ControllerRuntime:
         if self._client is not None:
             await self._client.close()
 
-    def scan_now(self) -> None:
+    async def scan_now(self) -> None:
         """One dead-broker pass (the scan loop calls it)."""
-        self.controller.scan()
+        await self.controller.scan()
         self.deliver_notices()
 
     def _on_connection_closed(self, conn: Connection) -> None:
-        if self._closing:
+        if self._closing or self._sends.closed:
             return
+        self._sends.spawn(self._after_close(conn), name="controller-disconnect")
+
+    async def _after_close(self, conn: Connection) -> None:
         try:
-            self.controller.on_channel_closed(conn)
+            await self.controller.on_channel_closed(conn)
         except Exception:  # a store error: the periodic scan retries the election
             log.exception("controller.disconnect_election_failed remote=%s", conn.remote)
         self.deliver_notices()
@@ -66,7 +69,7 @@ class ControllerRuntime:
         while True:
             await asyncio.sleep(self.controller.config.scan_not_active_broker_interval)
             try:
-                self.scan_now()
+                await self.scan_now()
             except Exception:  # keep scanning whatever one pass hit (a store error is logged and retried)
                 log.exception("controller.scan_failed")
 

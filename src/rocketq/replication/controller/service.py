@@ -1,15 +1,18 @@
 """The controller: decisions (``manager``), liveness (``liveness``) and persistence (``store``) together.
 
-Transport-neutral and synchronous: typed headers in, ``Decision`` out. A decision's events are made durable
-by the store first and applied after, so an answer never reports a change a restart would forget. The
-periodic ``scan`` finds dead brokers and elects for groups whose master is among them; the role changes it
-(and any election) produces are queued in ``notices`` for the transport to deliver.
+Transport-neutral: typed headers in, ``Decision`` out. A change is decided, made durable by the store and
+applied under one lock, so decisions never race and an answer never reports a change a restart would forget
+(the store may take its time: a file write runs off the loop, a replicated store waits for its quorum).
+Reads and heartbeats need no lock. The periodic ``scan`` (and a closed broker connection) finds dead brokers
+and elects for groups whose master is among them; role changes are queued in ``notices`` for the transport.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rocketq.codes import ControllerResponseCode as CRC
@@ -49,13 +52,14 @@ class Controller:
     def __init__(self, config: ControllerConfig, store: MetadataStore | None = None, *, clock: Clock) -> None:
         self.config = config
         self.store: MetadataStore = store if store is not None else MemoryMetadataStore()
-        self.state: ControllerState = self.store.load()
+        self.state: ControllerState = self.store.load()  # once, before serving
         self.liveness = LivenessTable(clock)
         self.manager = ReplicasManager(self.state, elect_unclean=config.enable_elect_unclean_master)
         #: role changes not yet delivered (the transport drains it)
         self.notices: list[RoleChange] = []
         #: this controller's address, as GET_METADATA_INFO names the leader (a single controller leads)
         self.address: str | None = None
+        self._lock = asyncio.Lock()
 
     # ------------------------------------------------------------------------------------------- helpers
 
@@ -64,34 +68,30 @@ class Controller:
             return self.liveness.get(cluster_name, broker_name, broker_id)
         return None
 
-    def _commit(self, decision: Decision) -> Decision:
-        if not decision.events:
+    async def _change(self, decide: Callable[[], Decision]) -> Decision:
+        """Decide, persist the decision's events, apply them — one change at a time."""
+        async with self._lock:
+            decision = decide()
+            if not decision.events:
+                return decision
+            after = copy.deepcopy(self.state)
+            for event in decision.events:
+                after.apply(event)
+            await self.store.commit(after, decision.events)  # raises: nothing applied, the caller answers
+            for event in decision.events:
+                self.state.apply(event)
+                if isinstance(event, ElectMaster):
+                    self._note_role_change(event.broker_name)
             return decision
-        after = copy.deepcopy(self.state)
-        for event in decision.events:
-            after.apply(event)
-        self.store.commit(after, decision.events)  # raises: nothing applied, the caller answers an error
-        for event in decision.events:
-            self.state.apply(event)
-            if isinstance(event, ElectMaster):
-                self._note_role_change(event.broker_name)
-        return decision
 
     def _note_role_change(self, broker_name: str) -> None:
         group = self.state.groups.get(broker_name)
         if group is None or not self.config.notify_broker_role_changed:
             return
-        self.notices.append(
-            RoleChange(
-                broker_name,
-                group.master_id,
-                group.address_of(group.master_id),
-                group.master_epoch,
-                frozenset(group.sync_state_set),
-                group.sync_state_set_epoch,
-                tuple(sorted(group.addresses.values())),
-            )
-        )
+        self.notices.append(RoleChange(
+            broker_name, group.master_id, group.address_of(group.master_id), group.master_epoch,
+            frozenset(group.sync_state_set), group.sync_state_set_epoch, tuple(sorted(group.addresses.values())),
+        ))  # fmt: skip
 
     # ------------------------------------------------------------------------------------------ requests
 
@@ -100,35 +100,28 @@ class Controller:
             return Decision(CRC.CONTROLLER_INVALID_REQUEST, "heartbeat without brokerId")
         timeout = None if req.heartbeat_timeout_mills is None else req.heartbeat_timeout_mills / 1000.0
         self.liveness.heartbeat(
-            req.cluster_name,
-            req.broker_name,
-            req.broker_id,
-            req.broker_addr,
-            timeout=timeout,
-            epoch=req.epoch,
-            max_offset=req.max_offset,
-            confirm_offset=req.confirm_offset,
-            election_priority=req.election_priority,
+            req.cluster_name, req.broker_name, req.broker_id, req.broker_addr, timeout=timeout, epoch=req.epoch,
+            max_offset=req.max_offset, confirm_offset=req.confirm_offset, election_priority=req.election_priority,
             channel=channel,
-        )
+        )  # fmt: skip
         return Decision()
 
     def next_broker_id(self, req: GetNextBrokerIdRequestHeader) -> Decision:
         return self.manager.next_broker_id(req)
 
-    def apply_broker_id(self, req: ApplyBrokerIdRequestHeader) -> Decision:
-        return self._commit(self.manager.apply_broker_id(req))
+    async def apply_broker_id(self, req: ApplyBrokerIdRequestHeader) -> Decision:
+        return await self._change(lambda: self.manager.apply_broker_id(req))
 
-    def register_broker(self, req: RegisterBrokerToControllerRequestHeader) -> Decision:
-        return self._commit(self.manager.register_broker(req, self.live))
+    async def register_broker(self, req: RegisterBrokerToControllerRequestHeader) -> Decision:
+        return await self._change(lambda: self.manager.register_broker(req, self.live))
 
-    def elect_master(self, req: ElectMasterRequestHeader) -> Decision:
-        return self._commit(self.manager.elect_master(req, self.live))
+    async def elect_master(self, req: ElectMasterRequestHeader) -> Decision:
+        return await self._change(lambda: self.manager.elect_master(req, self.live))
 
-    def alter_sync_state_set(
+    async def alter_sync_state_set(
         self, req: AlterSyncStateSetRequestHeader, new_set: frozenset[int], set_epoch: int
     ) -> Decision:
-        return self._commit(self.manager.alter_sync_state_set(req, new_set, set_epoch, self.live))
+        return await self._change(lambda: self.manager.alter_sync_state_set(req, new_set, set_epoch, self.live))
 
     def replica_info(self, broker_name: str) -> Decision:
         return self.manager.replica_info(broker_name)
@@ -136,12 +129,19 @@ class Controller:
     def sync_state_data(self, broker_names: list[str]) -> Decision:
         return self.manager.sync_state_data(broker_names, self.live)
 
-    def clean_broker_data(self, req: CleanBrokerDataRequestHeader) -> Decision:
-        decision = self._commit(self.manager.clean_broker_data(req, self.live))
+    async def clean_broker_data(self, req: CleanBrokerDataRequestHeader) -> Decision:
+        decision = await self._change(lambda: self.manager.clean_broker_data(req, self.live))
         if decision.ok:
             ids = frozenset(int(i) for i in (req.broker_id_set_to_clean or "").split(";") if i.strip())
             self.liveness.forget(req.broker_name, ids)
         return decision
+
+    def metadata(self) -> Decision:
+        addr = self.address
+        header = GetMetaDataResponseHeader(
+            group=None, controller_leader_id="0", controller_leader_address=addr, is_leader=True, peers=addr
+        )
+        return Decision(header=header)
 
     def config_text(self) -> str:
         """GET_CONTROLLER_CONFIG: ``key=value`` lines with Java's property names."""
@@ -156,51 +156,36 @@ class Controller:
         self.manager.elect_unclean = self.config.enable_elect_unclean_master
         return applied
 
-    def metadata(self) -> Decision:
-        addr = self.address
-        return Decision(
-            header=GetMetaDataResponseHeader(
-                group=None, controller_leader_id="0", controller_leader_address=addr, is_leader=True, peers=addr
-            )
-        )
-
     # ----------------------------------------------------------------------------------------------- scan
 
-    def scan(self) -> list[Decision]:
+    async def scan(self) -> list[Decision]:
         """Drop brokers whose heartbeat expired; elect for every group whose master is no longer alive while
         some member of it is (Java: the inactive-broker scan, then ``ElectMaster`` by the controller)."""
         for live in self.liveness.expire():
             log.info("controller.broker_expired cluster=%s group=%s id=%s addr=%s",
                      live.cluster_name, live.broker_name, live.broker_id, live.address)  # fmt: skip
-        return self.elect_for_dead_masters()
+        return await self.elect_for_dead_masters()
 
-    def on_channel_closed(self, channel: object) -> list[Decision]:
+    async def on_channel_closed(self, channel: object) -> list[Decision]:
         """A connection closed: the brokers that heartbeated over it are dead now (Java
         ``onBrokerChannelClose``), without waiting for their timeout; elect where a master was among them."""
         gone = self.liveness.drop_channel(channel)
         for live in gone:
             log.info("controller.broker_disconnected cluster=%s group=%s id=%s addr=%s",
                      live.cluster_name, live.broker_name, live.broker_id, live.address)  # fmt: skip
-        return self.elect_for_dead_masters() if gone else []
+        return await self.elect_for_dead_masters() if gone else []
 
-    def elect_for_dead_masters(self) -> list[Decision]:
+    async def elect_for_dead_masters(self) -> list[Decision]:
         decisions = []
-        for name, group in sorted(self.state.groups.items()):
-            if group.master_id is None or self.live(group.cluster_name, name, group.master_id) is not None:
+        for name in sorted(self.state.groups):
+            group = self.state.groups.get(name)
+            if group is None or group.master_id is None or self.live(group.cluster_name, name, group.master_id):
                 continue
             if not any(self.live(group.cluster_name, name, i) for i in group.addresses):
                 continue  # nobody to elect, nobody to tell: wait for a member to come back
-            decision = self._commit(
-                self.manager.elect_master(
-                    ElectMasterRequestHeader(cluster_name=group.cluster_name, broker_name=name), self.live
-                )
-            )
-            log.info(
-                "controller.elect group=%s code=%s master=%s epoch=%s",
-                name,
-                decision.code,
-                group.master_id,
-                group.master_epoch,
-            )
+            req = ElectMasterRequestHeader(cluster_name=group.cluster_name, broker_name=name)
+            decision = await self.elect_master(req)  # decided again under the lock: the state may have moved
+            log.info("controller.elect group=%s code=%s master=%s epoch=%s",
+                     name, decision.code, group.master_id, group.master_epoch)  # fmt: skip
             decisions.append(decision)
         return decisions

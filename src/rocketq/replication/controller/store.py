@@ -8,6 +8,7 @@ put of the snapshot under one key, or an append to a key prefix) implements the 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -24,11 +25,12 @@ class MetadataStoreError(RuntimeError):
 
 class MetadataStore(Protocol):
     def load(self) -> ControllerState:
-        """The persisted state (empty at first start)."""
+        """The persisted state (empty at first start). Called once, before the controller serves."""
         ...
 
-    def commit(self, state: ControllerState, events: list[Event]) -> None:
-        """Make ``events`` durable; ``state`` is the state they lead to (already applied to a copy)."""
+    async def commit(self, state: ControllerState, events: list[Event]) -> None:
+        """Make ``events`` durable; ``state`` is the state they lead to (already applied to a copy). The
+        controller answers only after this returns, and applies nothing when it raises."""
         ...
 
 
@@ -41,7 +43,7 @@ class MemoryMetadataStore:
     def load(self) -> ControllerState:
         return ControllerState()
 
-    def commit(self, state: ControllerState, events: list[Event]) -> None:
+    async def commit(self, state: ControllerState, events: list[Event]) -> None:
         self.commits += 1
 
 
@@ -57,8 +59,11 @@ class FileMetadataStore:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise MetadataStoreError(f"{self.path}: cannot read the controller state: {exc}") from exc
 
-    def commit(self, state: ControllerState, events: list[Event]) -> None:
+    async def commit(self, state: ControllerState, events: list[Event]) -> None:
         text = json.dumps(state.to_json(), indent=1, sort_keys=True)
+        await asyncio.to_thread(self._write, text)  # fsync off the loop
+
+    def _write(self, text: str) -> None:
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
