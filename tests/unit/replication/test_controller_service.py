@@ -290,8 +290,15 @@ async def test_state_survives_a_restart_and_a_failed_write_changes_nothing(tmp_p
     again = Controller(ControllerConfig(), FileMetadataStore(tmp_path), clock=clock)
     assert again.state.to_json() == before
     assert again.state.groups[GROUP].sync_state_set == {1, 2} and again.state.groups[GROUP].master_epoch == 1
-    # nothing is alive after the restart until heartbeats come: the old master is kept, not replaced
+    # nothing is alive after the restart until heartbeats come: the old master is kept, not replaced, and a
+    # slave heard first does not replace it while the master may still be on its way (one heartbeat timeout)
     assert await again.scan() == [] and again.state.groups[GROUP].master_id == 1
+    beat(again, 2, max_offset=5)
+    assert await again.scan() == [] and again.state.groups[GROUP].master_id == 1
+    clock.now += 9
+    beat(again, 2, max_offset=5)
+    assert await again.scan() == [] and again.state.groups[GROUP].master_id == 1
+    clock.now += 2  # the grace is over and the master never came
     beat(again, 2, max_offset=5)
     await again.scan()
     assert again.state.groups[GROUP].master_id == 2 and again.state.groups[GROUP].master_epoch == 2
@@ -299,6 +306,7 @@ async def test_state_survives_a_restart_and_a_failed_write_changes_nothing(tmp_p
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("")
     c.store = FileMetadataStore(blocker)  # its directory is a file: the write fails
+    beat(c, 1)  # the change itself is valid: only its write fails
     with pytest.raises(MetadataStoreError):
         await c.alter_sync_state_set(
             AlterSyncStateSetRequestHeader(broker_name=GROUP, master_broker_id=1, master_epoch=1), frozenset({1}), 2

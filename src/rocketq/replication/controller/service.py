@@ -27,7 +27,7 @@ from rocketq.protocol.controller_headers import (
     RegisterBrokerToControllerRequestHeader,
 )
 from rocketq.replication.controller.config import ControllerConfig
-from rocketq.replication.controller.liveness import BrokerLive, Clock, LivenessTable
+from rocketq.replication.controller.liveness import DEFAULT_HEARTBEAT_TIMEOUT, BrokerLive, Clock, LivenessTable
 from rocketq.replication.controller.manager import Decision, ReplicasManager
 from rocketq.replication.controller.state import ControllerState, ElectMaster
 from rocketq.replication.controller.store import MemoryMetadataStore, MetadataStore
@@ -49,7 +49,14 @@ class RoleChange:
 
 
 class Controller:
-    def __init__(self, config: ControllerConfig, store: MetadataStore | None = None, *, clock: Clock) -> None:
+    def __init__(
+        self,
+        config: ControllerConfig,
+        store: MetadataStore | None = None,
+        *,
+        clock: Clock,
+        startup_grace: float = DEFAULT_HEARTBEAT_TIMEOUT,
+    ) -> None:
         self.config = config
         self.store: MetadataStore = store if store is not None else MemoryMetadataStore()
         self.state: ControllerState = self.store.load()  # once, before serving
@@ -60,6 +67,10 @@ class Controller:
         #: this controller's address, as GET_METADATA_INFO names the leader (a single controller leads)
         self.address: str | None = None
         self._lock = asyncio.Lock()
+        #: after a (re)start, brokers get one heartbeat timeout to be heard before a silent master counts as
+        #: dead: the state survived the restart, the liveness table did not
+        self._grace_until = clock() + startup_grace
+        self._heard: set[tuple[str, str, int]] = set()
 
     # ------------------------------------------------------------------------------------------- helpers
 
@@ -104,6 +115,7 @@ class Controller:
             max_offset=req.max_offset, confirm_offset=req.confirm_offset, election_priority=req.election_priority,
             channel=channel,
         )  # fmt: skip
+        self._heard.add((req.cluster_name, req.broker_name, req.broker_id))
         return Decision()
 
     def next_broker_id(self, req: GetNextBrokerIdRequestHeader) -> Decision:
@@ -183,6 +195,9 @@ class Controller:
                 continue
             if not any(self.live(group.cluster_name, name, i) for i in group.addresses):
                 continue  # nobody to elect, nobody to tell: wait for a member to come back
+            never_heard = (group.cluster_name, name, group.master_id) not in self._heard
+            if never_heard and self.liveness.clock() < self._grace_until:
+                continue  # a master not heard from since our start may just not have sent its heartbeat yet
             req = ElectMasterRequestHeader(cluster_name=group.cluster_name, broker_name=name)
             decision = await self.elect_master(req)  # decided again under the lock: the state may have moved
             log.info("controller.elect group=%s code=%s master=%s epoch=%s",
