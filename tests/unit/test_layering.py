@@ -30,11 +30,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "acl": frozenset({"protocol"}),
     "store": frozenset({"protocol"}),
     "remoting": frozenset({"protocol"}),
-    "namesrv": frozenset({"remoting", "protocol", "acl"}),
+    "namesrv": frozenset({"remoting", "protocol", "acl", "replication"}),
     "replication": frozenset({"store", "remoting", "protocol"}),
     "broker": frozenset({"store", "filter", "remoting", "protocol", "acl", "replication"}),
     "client": frozenset({"remoting", "filter", "protocol", "acl"}),
-    "cli": frozenset({"client", "protocol", "broker", "namesrv", "bench", "acl"}),
+    "cli": frozenset({"client", "protocol", "broker", "namesrv", "bench", "acl", "replication"}),
     "spark": frozenset({"client", "protocol"}),
     "bench": frozenset({"client", "remoting", "protocol"}),
     "testing": frozenset(

@@ -35,6 +35,7 @@ class ServerLike(Protocol):
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_namesrv_command(subparsers)
+    add_controller_command(subparsers)
 
 
 # ------------------------------------------------------------------------------------------- namesrv
@@ -88,7 +89,61 @@ def cmd_namesrv(args: argparse.Namespace) -> int:
     except StartupError as exc:
         print(f"rocketq namesrv: {exc}", file=sys.stderr)
         return 1
-    return run_async(lambda: serve("namesrv", NamesrvServer(config), args.host, args.port))
+    from rocketq.replication.controller.store import MetadataStoreError
+
+    try:
+        server = NamesrvServer(config)  # with the embedded controller: reads its state file
+    except MetadataStoreError as exc:
+        print(f"rocketq namesrv: {exc}", file=sys.stderr)
+        return 1
+    return run_async(lambda: serve("namesrv", server, args.host, args.port))
+
+
+# ---------------------------------------------------------------------------------------- controller
+
+
+def add_controller_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "controller", help="run a 5.x controller (automatic failover)",
+        description="Run a single RocketMQ 5.x controller: broker groups, masters, in-sync sets, elections.",
+    )  # fmt: skip
+    p.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=9878, help="listen port, 0 for any free port (default 9878)")
+    p.add_argument("--store", default="./data/controller",
+                   help="directory of the controller's state (controllerStorePath, default ./data/controller)")
+    p.add_argument("--insecure", action="store_true",
+                   help="listen on a non-loopback --host (the controller has no access control)")
+    p.add_argument("settings", nargs="*", metavar="key=value",
+                   help="controller properties by their Java names, e.g. enableElectUncleanMaster=true")  # fmt: skip
+    p.set_defaults(func=cmd_controller)
+
+
+def cmd_controller(args: argparse.Namespace) -> int:
+    from rocketq.errors import ConfigError
+    from rocketq.replication.controller.config import ControllerConfig
+    from rocketq.replication.controller.server import ControllerServer, ControllerServerConfig
+    from rocketq.replication.controller.store import MetadataStoreError
+
+    try:
+        config = ControllerConfig(controller_store_path=Path(args.store))
+        settings = {}
+        for item in args.settings:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise ConfigError(item, "expected key=value")
+            settings[key.strip()] = value.strip()
+        unknown = set(settings) - set(config.update_from_properties(settings))
+        if unknown:
+            raise ConfigError(sorted(unknown)[0], "unknown controller setting")
+        usable_directory("--store", Path(args.store))
+        server = ControllerServer(ControllerServerConfig(args.host, args.port, args.insecure), config)
+    except ConfigError as exc:
+        print(f"rocketq controller: {exc}", file=sys.stderr)
+        return 2
+    except (StartupError, MetadataStoreError) as exc:
+        print(f"rocketq controller: {exc}", file=sys.stderr)
+        return 1
+    return run_async(lambda: serve("controller", server, args.host, args.port))
 
 
 # ------------------------------------------------------------------------------------------- helpers

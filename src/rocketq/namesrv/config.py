@@ -66,6 +66,13 @@ class NamesrvConfig:
     #: name server protection: the account file write requests are checked against (namesrv.protection)
     acl_file: Path | None = None
     acl_reload_interval: float = 5.0
+    #: serve the 5.x controller's codes from this name server (Java ``enableControllerInNamesrv``)
+    enable_controller_in_namesrv: bool = False
+    #: the embedded controller: elect outside the in-sync set when nobody in it is alive
+    enable_elect_unclean_master: bool = False
+    notify_broker_role_changed: bool = True
+    #: where the embedded controller keeps its state (default ``<home_dir>/controller``)
+    controller_store_path: Path | None = None
 
     def __post_init__(self) -> None:
         self.home_dir = Path(self.home_dir)
@@ -73,6 +80,8 @@ class NamesrvConfig:
             self.kv_config_path = Path(self.kv_config_path)
         if self.acl_file is not None:
             self.acl_file = Path(self.acl_file)
+        if self.controller_store_path is not None:
+            self.controller_store_path = Path(self.controller_store_path)
         if not 0 <= self.listen_port <= 65535:
             raise ConfigError("listen_port", f"{self.listen_port} is not a TCP port")
         for name in ("scan_interval", "broker_expiry", "idle_timeout", "acl_reload_interval"):
@@ -95,6 +104,10 @@ class NamesrvConfig:
             self.max_connections, self.max_partial_frame_bytes, self.write_high_water, self.write_low_water,
             self.max_write_buffer,
         )  # fmt: skip
+
+    @property
+    def resolved_controller_store_path(self) -> Path:
+        return self.controller_store_path if self.controller_store_path is not None else self.home_dir / "controller"
 
     @property
     def resolved_kv_config_path(self) -> Path:
@@ -209,6 +222,18 @@ _PROPERTIES: dict[str, _Property] = {
     "allowInsecureBind": _Property(lambda c: str(c.allow_insecure_bind).lower(), "allow_insecure_bind", _bool),
     "aclFile": _Property(lambda c: str(c.acl_file or ""), "acl_file", lambda text: Path(text) if text else None),
     "aclReloadIntervalMills": _Property(lambda c: _ms(c.acl_reload_interval), "acl_reload_interval", _reload_ms),
+    "enableControllerInNamesrv": _Property(
+        lambda c: str(c.enable_controller_in_namesrv).lower(), "enable_controller_in_namesrv", _bool
+    ),
+    "enableElectUncleanMaster": _Property(
+        lambda c: str(c.enable_elect_unclean_master).lower(), "enable_elect_unclean_master", _bool
+    ),
+    "notifyBrokerRoleChanged": _Property(
+        lambda c: str(c.notify_broker_role_changed).lower(), "notify_broker_role_changed", _bool
+    ),
+    "controllerStorePath": _Property(
+        lambda c: str(c.resolved_controller_store_path), "controller_store_path", lambda t: Path(t) if t else None
+    ),
     SERVER_MODE_KEY: _Property(lambda c: c.tls_mode, "tls_mode"),
     SERVER_CERT_KEY: _Property(lambda c: c.tls_cert_path, "tls_cert_path"),
     SERVER_KEY_KEY: _Property(lambda c: c.tls_key_path, "tls_key_path"),
@@ -221,7 +246,7 @@ CONFIG_BLACK_LIST = frozenset({"configBlackList", "configStorePath", "kvConfigPa
 # Security settings: given at start-up only (command line); a remote UPDATE_NAMESRV_CONFIG ignores them
 START_ONLY_KEYS = frozenset(
     {
-        "allowInsecureBind", "aclFile", "aclReloadIntervalMills",
+        "allowInsecureBind", "aclFile", "aclReloadIntervalMills", "enableControllerInNamesrv", "controllerStorePath",
         SERVER_MODE_KEY, SERVER_CERT_KEY, SERVER_KEY_KEY, SERVER_TRUST_KEY, SERVER_CLIENT_AUTH_KEY,
     }
 )  # fmt: skip

@@ -97,6 +97,9 @@ class RouteInfoManager:
         filter_server_list: Sequence[str] | None,
         channel: object,
     ) -> RegisterBrokerResult:
+        wrapper = topic_config_wrapper if topic_config_wrapper is not None else TopicConfigSerializeWrapper()
+        if self._is_stale(broker_name, broker_addr, broker_id, wrapper.data_version):
+            return RegisterBrokerResult()
         self.cluster_addr_table.setdefault(cluster_name, set()).add(broker_name)
 
         register_first = False
@@ -117,7 +120,6 @@ class RouteInfoManager:
             )  # fmt: skip
         register_first = register_first or old_addr is None
 
-        wrapper = topic_config_wrapper if topic_config_wrapper is not None else TopicConfigSerializeWrapper()
         if (
             topic_config_wrapper is not None
             and broker_id == MASTER_ID
@@ -147,6 +149,26 @@ class RouteInfoManager:
                 if master_live is not None:
                     return RegisterBrokerResult(master_addr=master_addr, ha_server_addr=master_live.ha_server_addr)
         return RegisterBrokerResult()
+
+    def _is_stale(self, broker_name: str, broker_addr: str, broker_id: int, version: DataVersion) -> bool:
+        """Java 5.x fencing: another alive address holds ``broker_id`` with a higher ``stateVersion`` (a newer
+        master epoch), so this registration comes from a stale master. It is dropped: its address leaves the
+        live table and every id of the group, and the answer names no master (Java answers an empty result)."""
+        data = self.broker_addr_table.get(broker_name)
+        holder = data.broker_addrs.get(broker_id) if data is not None else None
+        if data is None or holder is None or holder == broker_addr:
+            return False
+        live = self.broker_live_table.get(holder)
+        if live is None or live.data_version.state_version <= version.state_version:
+            return False
+        log.warning(
+            "broker.stale_registration_refused broker=%s id=%s addr=%s stateVersion=%s holder=%s holderVersion=%s",
+            broker_name, broker_id, broker_addr, version.state_version, holder, live.data_version.state_version,
+        )  # fmt: skip
+        addrs = {bid: addr for bid, addr in data.broker_addrs.items() if addr != broker_addr}
+        self.broker_addr_table[broker_name] = replace(data, broker_addrs=addrs)
+        self.broker_live_table.pop(broker_addr, None)
+        return True
 
     def is_broker_topic_config_changed(self, broker_addr: str, data_version: DataVersion) -> bool:
         prev = self.query_broker_topic_config(broker_addr)

@@ -27,6 +27,10 @@ from rocketq.namesrv.route_info import Clock, RouteInfoManager
 from rocketq.remoting.connection import Connection
 from rocketq.remoting.exposure import check_bind, is_loopback
 from rocketq.remoting.server import RemotingDispatcher, RemotingServer
+from rocketq.replication.controller.config import ControllerConfig
+from rocketq.replication.controller.runtime import ControllerRuntime
+from rocketq.replication.controller.service import Controller
+from rocketq.replication.controller.store import FileMetadataStore
 
 log = logging.getLogger("rocketq.namesrv.server")
 
@@ -46,6 +50,10 @@ class NamesrvServer:
         )
         self.processor.register(self.dispatcher)
         self.dispatcher.close_listeners.append(self._on_connection_closed)
+        #: the embedded 5.x controller (``enableControllerInNamesrv``), on this server's port
+        self.controller: ControllerRuntime | None = None
+        if self.config.enable_controller_in_namesrv:
+            self.controller = ControllerRuntime(self._build_controller(clock), self.dispatcher)
         #: name server protection (set at start when ``acl_file`` is given)
         self.protection: NamesrvProtection | None = None
         self._remoting: RemotingServer | None = None
@@ -98,6 +106,9 @@ class NamesrvServer:
         self.config.listen_port = port
         self._remoting = remoting
         self._scan_task = asyncio.get_running_loop().create_task(self._scan_loop(), name="namesrv-scan")
+        if self.controller is not None:
+            self.controller.controller.address = self.address
+            self.controller.start()
         log.info("namesrv.started listen=%s home=%s protected=%s", ",".join(remoting.bound_addresses),
                  self.config.home_dir, self.protected)  # fmt: skip
         if not is_loopback(self.config.listen_host) and not self.protected:  # allowInsecureBind said so
@@ -121,6 +132,8 @@ class NamesrvServer:
             self._scan_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._scan_task
+        if self.controller is not None:
+            await self.controller.close()
         if self._remoting is not None:
             await self._remoting.close()
         log.info("namesrv.stopped")
@@ -143,6 +156,16 @@ class NamesrvServer:
                 self.scan_not_active_brokers()
             except Exception:  # keep scanning whatever one pass hit
                 log.exception("scan.failed")
+
+    def _build_controller(self, clock: Clock) -> Controller:
+        c = self.config
+        config = ControllerConfig(
+            enable_elect_unclean_master=c.enable_elect_unclean_master,
+            notify_broker_role_changed=c.notify_broker_role_changed,
+            scan_not_active_broker_interval=c.scan_interval,
+            controller_store_path=c.resolved_controller_store_path,
+        )
+        return Controller(config, FileMetadataStore(c.resolved_controller_store_path), clock=clock)
 
     def scan_not_active_brokers(self) -> int:
         """One expiry pass (the scan task calls it); returns how many brokers were dropped."""

@@ -258,14 +258,19 @@ def decode_lock_ok(body: bytes | bytearray | memoryview) -> list[MessageQueue]:
 class DataVersion:
     timestamp: int = 0
     counter: int = 0
+    #: 5.x: a controller-mode master's epoch; the name server refuses a registration older than the one it holds
+    state_version: int = 0
 
     def to_json(self) -> dict[str, int]:
-        return {"counter": self.counter, "timestamp": self.timestamp}
+        out = {"counter": self.counter, "timestamp": self.timestamp}
+        if self.state_version:  # 4.9 never sends it: keep 4.9's bytes when it is unused
+            out["stateVersion"] = self.state_version
+        return out
 
     @classmethod
     def from_json(cls, obj: Any) -> DataVersion:
         o = _obj(obj, "DataVersion")
-        return cls(int(o.get("timestamp", 0)), int(o.get("counter", 0)))
+        return cls(int(o.get("timestamp", 0)), int(o.get("counter", 0)), int(o.get("stateVersion", 0)))
 
 
 PERM_INHERIT = 1

@@ -267,7 +267,11 @@ class RegisterBrokerResult:
 
 def decode_data_version(obj: Any) -> DataVersion:
     o = _obj(obj, "DataVersion")
-    return DataVersion(timestamp=_int(o.get("timestamp", 0), "timestamp"), counter=_int(o.get("counter", 0), "counter"))
+    return DataVersion(
+        timestamp=_int(o.get("timestamp", 0), "timestamp"),
+        counter=_int(o.get("counter", 0), "counter"),
+        state_version=_int(o.get("stateVersion", 0), "stateVersion"),
+    )
 
 
 def encode_data_version(version: DataVersion) -> bytes:

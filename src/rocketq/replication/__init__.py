@@ -4,7 +4,8 @@ physical offset (``MessageStore.get_commit_log_data``), a slave appends the byte
 
 ``frames`` is the wire format (sans-I/O), ``waiters`` the group commit of SYNC_MASTER's waits, ``master`` the
 listening side, ``slave`` the connecting side, ``service`` puts them together for a broker. The store knows
-nothing of the network; the broker's controller owns an ``HAService``.
+nothing of the network; the broker's controller owns an ``HAService``. ``controller`` is the 5.x controller
+(election, epochs, fencing) that the name server may embed.
 """
 
 from rocketq.replication.config import HAConfig
