@@ -18,6 +18,7 @@ turns into "allow".
 from __future__ import annotations
 
 import ipaddress
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from rocketq.acl.errors import AclConfigError
@@ -48,13 +49,13 @@ def normalize(address: str) -> str:
     return address
 
 
-class AddressPattern:
-    """A compiled pattern: ``matches(client_ip)``."""
+class AddressPattern(ABC):
+    """A compiled pattern: ``matches(client_ip)``; one subclass per form of the table above."""
 
     text: str
 
-    def matches(self, address: str) -> bool:
-        raise NotImplementedError
+    @abstractmethod
+    def matches(self, address: str) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
