@@ -90,7 +90,7 @@ async def test_ten_thousand_messages_clustering_broadcasting_backlog_and_pull(
         namesrv=ns, home=tmp_path / "late",
     )  # fmt: skip
     drivers.append(late)
-    assert await late.wait(150) == 0
+    assert await late.wait(150) == 0, late.lines[-5:]
     assert {m["msg_id"] for m in late.messages} == sent_ids
 
     # A pull consumer reading each queue from offset 0 gets all of them.
@@ -99,7 +99,7 @@ async def test_ten_thousand_messages_clustering_broadcasting_backlog_and_pull(
         namesrv=ns, home=tmp_path / "pull",
     )  # fmt: skip
     drivers.append(puller)
-    assert await puller.wait(150) == 0
+    assert await puller.wait(150) == 0, puller.lines[-5:]
     pulled = puller.messages
     assert {m["msg_id"] for m in pulled} == sent_ids
     m = next(x for x in pulled if x["props"].get("idx") == "7")
@@ -142,8 +142,8 @@ async def test_orderly_send_and_orderly_consume(
         "--shard-count", "4", "--prop", "seq={i}", "--timeout", "60", namesrv=ns, home=tmp_path / "op",
     )  # fmt: skip
     drivers.append(producer)
-    assert await producer.wait(90) == 0
-    assert await consumer.wait(120) == 0
+    assert await producer.wait(90) == 0, producer.lines[-5:]
+    assert await consumer.wait(120) == 0, consumer.lines[-5:]
     per_queue: dict[int, list[int]] = {}
     for m in consumer.messages:
         per_queue.setdefault(m["queue_id"], []).append(int(m["props"]["seq"]))
@@ -163,8 +163,8 @@ async def test_oneway_and_batch_send(cluster: EmbeddedCluster, drivers: list[Dri
         "--batch-size", "16", "--keys-prefix", "bk-", "--timeout", "60", namesrv=ns, home=tmp_path / "bt",
     )  # fmt: skip
     drivers.extend([oneway, batch])
-    assert await oneway.wait(90) == 0
-    assert await batch.wait(90) == 0
+    assert await oneway.wait(90) == 0, oneway.lines[-5:]
+    assert await batch.wait(90) == 0, batch.lines[-5:]
     store = cluster.broker.store
     await wait_until(
         lambda: sum(store.get_max_offset_in_queue("OneTopic", q) for q in range(4)) == 50, 20, "oneway messages"
@@ -175,5 +175,5 @@ async def test_oneway_and_batch_send(cluster: EmbeddedCluster, drivers: list[Dri
         namesrv=ns, home=tmp_path / "bp",
     )  # fmt: skip
     drivers.append(puller)
-    assert await puller.wait(90) == 0
+    assert await puller.wait(90) == 0, puller.lines[-5:]
     assert sorted(m["keys"] for m in puller.messages) == sorted(f"bk-{i}" for i in range(64))

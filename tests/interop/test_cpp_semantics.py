@@ -42,10 +42,10 @@ async def test_delay_level_and_tag_subscription(
         "--delay-level", "3", "--timeout", "60", namesrv=ns, home=tmp_path / "p",
     )  # fmt: skip
     drivers.append(producer)
-    assert await producer.wait(90) == 0
+    assert await producer.wait(90) == 0, producer.lines[-5:]
     sent_at = {m["msg_id"]: m for m in producer.messages}
     assert len(sent_at) == 20
-    assert await consumer.wait(90) == 0
+    assert await consumer.wait(90) == 0, consumer.lines[-5:]
     got = consumer.messages
     assert {m["tags"] for m in got} == {"TagA"}
     assert len({m["msg_id"] for m in got}) == 10
@@ -72,7 +72,7 @@ async def test_reconsume_later_redelivers_with_higher_count(
         "--timeout", "60", namesrv=ns, home=tmp_path / "p",
     )  # fmt: skip
     drivers.append(producer)
-    assert await producer.wait(90) == 0
+    assert await producer.wait(90) == 0, producer.lines[-5:]
     ids = {m["msg_id"] for m in producer.messages}
 
     def redelivered() -> bool:

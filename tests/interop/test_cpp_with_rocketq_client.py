@@ -37,7 +37,7 @@ async def test_cpp_push_consumer_reads_what_our_producer_sent(
             msg = Message("FromPython", body(i).encode(), tags="T" + str(i % 3), keys=[f"k{i}"])
             msg.properties["idx"] = str(i)
             sent.append((await producer.send(msg)).msg_id)
-    assert await consumer.wait(90) == 0
+    assert await consumer.wait(90) == 0, consumer.lines[-5:]
     got = {m["props"]["idx"]: m for m in consumer.messages}
     assert len(got) == N
     for i in range(N):
@@ -57,7 +57,7 @@ async def test_our_consumer_reads_what_the_cpp_producer_sent(
         "--timeout", "60", namesrv=ns, home=tmp_path / "p",
     )  # fmt: skip
     drivers.append(producer)
-    assert await producer.wait(90) == 0
+    assert await producer.wait(90) == 0, producer.lines[-5:]
     sent_ids = {m["msg_id"] for m in producer.messages}
     consumer = LitePullConsumer(
         "G_PY_READS", namesrv_addr=ns, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
