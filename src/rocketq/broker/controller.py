@@ -20,6 +20,7 @@ from rocketq.acl.errors import AclConfigError
 from rocketq.acl.store import AclStore
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.context import BrokerContext
+from rocketq.broker.ha_access import HAPeerPolicy
 from rocketq.broker.managers.client_manager import ConsumerGroupInfo, ConsumerManager, ProducerManager
 from rocketq.broker.managers.lock_manager import QueueLockManager
 from rocketq.broker.managers.offset_manager import ConsumerOffsetManager
@@ -112,7 +113,8 @@ class BrokerController:
         self.store = MessageStore(store_config_from(config))
         self.dispatcher = RemotingDispatcher("broker")
         #: replication: the HA port, the slaves' acks (SYNC_MASTER), and following a master as a slave
-        self.ha = HAService(self.store, ha_config_from(config))
+        self.ha_peers = HAPeerPolicy.parse(config.haAllowedAddresses)
+        self.ha = HAService(self.store, ha_config_from(config), admit=self.ha_peers.allows)
         client_tls = config.client_tls()
         self.remoting_client = RemotingClient(tls=client_tls.context() if client_tls is not None else None)
         topics = TopicConfigManager(
@@ -284,6 +286,9 @@ class BrokerController:
             cfg.namesrvAddr,
             cfg.storePathRootDir,
         )
+        if not is_loopback(cfg.listenHost):
+            log.info("broker.ha_peers listen=%s:%d admitted=%s", cfg.listenHost, cfg.haListenPort,
+                     self.ha_peers.describe())  # fmt: skip
         if not is_loopback(cfg.listenHost) and not cfg.aclEnable:  # allowInsecureBind said so
             log.warning(
                 "broker.insecure_bind listen=%s: allowInsecureBind=true and aclEnable=false, so anyone who can reach "

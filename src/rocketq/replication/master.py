@@ -21,6 +21,8 @@ log = logging.getLogger(__name__)
 
 #: called on the loop with each report a slave sends
 AckListener = Callable[[int], None]
+#: whether a peer (its IP address) may connect to the HA port; the broker decides (``broker/ha_access.py``)
+PeerFilter = Callable[[str], bool]
 
 
 class SlaveConnection:
@@ -151,10 +153,15 @@ class SlaveConnection:
 class HAMaster:
     """Listens on the HA port; keeps the connected slaves and the highest offset any of them acknowledged."""
 
-    def __init__(self, store: MessageStore, config: HAConfig, on_ack: AckListener) -> None:
+    def __init__(
+        self, store: MessageStore, config: HAConfig, on_ack: AckListener, admit: PeerFilter | None = None
+    ) -> None:
         self.store = store
         self.config = config
         self._on_ack = on_ack
+        self._admit = admit
+        #: connections closed because ``admit`` refused the peer
+        self.refused = 0
         self.connections: set[SlaveConnection] = set()
         self._server: asyncio.Server | None = None
         self._done: set[asyncio.Future[None]] = set()  # one per connection handler, resolved when it ends
@@ -176,6 +183,16 @@ class HAMaster:
             conn.wakeup()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        host = str(peer[0]) if isinstance(peer, tuple) else str(peer)
+        if self._admit is not None and not self._admit(host):
+            # before a single byte is read or sent: a stranger learns nothing but that the port exists
+            self.refused += 1
+            log.warning("ha.master.peer_refused peer=%s: not loopback and not in haAllowedAddresses", host)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+            return
         conn = SlaveConnection(self.store, self.config, reader, writer, self._on_ack)
         self.connections.add(conn)
         log.info("ha.master.slave_connected peer=%s", conn.peer)
