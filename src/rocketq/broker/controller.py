@@ -39,6 +39,7 @@ from rocketq.broker.processors.acl import AclGate, AclProcessors
 from rocketq.broker.processors.admin import AdminProcessors
 from rocketq.broker.processors.clients import ClientProcessors
 from rocketq.broker.processors.end_transaction import EndTransactionProcessor
+from rocketq.broker.processors.ha_status import HAStatusProcessor
 from rocketq.broker.processors.pull import PullProcessor
 from rocketq.broker.processors.query import QueryProcessors
 from rocketq.broker.processors.reply import ReplyProcessor
@@ -63,6 +64,7 @@ from rocketq.remoting.limits import ConnectionLedger
 from rocketq.remoting.server import RemotingDispatcher, RemotingServer
 from rocketq.remoting.tasks import TaskSet
 from rocketq.replication import HAConfig, HAService
+from rocketq.replication.status import ha_runtime_info
 from rocketq.store import FlushDiskType, MessageStore, StoreConfig
 
 log = logging.getLogger(__name__)
@@ -189,6 +191,7 @@ class BrokerController:
                 send_queue_head_wait_ms=self.send.head_wait_ms,
             ),
             AclProcessors(ctx, self.acl),
+            HAStatusProcessor(ctx, lambda: ha_runtime_info(self.ha, is_slave=self.role.is_slave)),
         )
         if self.acl is not None:  # checked first at the gate, on both ports
             self.dispatcher.request_hooks.insert(0, AclGate(self.acl))

@@ -43,6 +43,8 @@ class SlaveConnection:
         self.ack_offset = -1
         #: the next commit-log byte to send
         self.next_transfer = -1
+        #: where streaming started (Java's transferFromWhere); -1 until the first report
+        self.transfer_from = -1
         self._first = asyncio.Event()
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -114,7 +116,7 @@ class SlaveConnection:
         loop = asyncio.get_running_loop()
         heartbeat = cfg.heartbeat_interval_ms / 1000
         poll = cfg.transfer_poll_ms / 1000
-        self.next_transfer = self._start_offset()
+        self.next_transfer = self.transfer_from = self._start_offset()
         last_write = loop.time()
         writer = self._writer
         while True:

@@ -49,6 +49,11 @@ class HAService:
             if self._waiters is not None:
                 self._waiters.ack(offset)
 
+    def is_in_sync(self, master_max: int, ack_offset: int) -> bool:
+        """A connected slave counts as in sync when it acked and lags by less than ``haSlaveFallbehindMax``
+        (Java 5's DefaultHAService: ``haMaxGapNotInSync``, the same 256 MiB by default)."""
+        return ack_offset >= 0 and master_max - ack_offset < self.config.slave_fallbehind_max
+
     # ------------------------------------------------------------------ ReplicationHook (SYNC_MASTER)
 
     def is_replica_ok(self, offset: int) -> bool:
