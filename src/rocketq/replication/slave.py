@@ -112,6 +112,7 @@ class HAClient:
         except (OSError, ValueError, TimeoutError) as exc:
             log.warning("ha.slave.disconnected master=%s: %s", addr, exc)
         finally:
+            self.connected = False  # also when cancelled (stop, a new master): status must not say "following"
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
