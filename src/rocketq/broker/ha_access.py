@@ -1,12 +1,13 @@
-"""Who may connect to the HA port (beyond Java): loopback, plus the addresses in ``haAllowedAddresses``.
+"""Who may connect to the HA port (beyond Java): this machine, plus the addresses in ``haAllowedAddresses``.
 
 The HA socket has no handshake and no authentication: whoever connects and sends eight bytes receives the
 commit log, every message of every topic. ACL does not cover it (ACL checks remoting requests; the HA socket
-speaks none). So a master admits a peer only when it connects from loopback or matches one of the operator's
-patterns (plain ACL's address syntax, ``rocketq.acl.patterns``; several separated by ``;`` because a pattern
-may itself hold commas). The default is empty: a broker listening on loopback (``standalone --replicas``,
-tests) just works, and an exposed master never streams its log to a stranger; a slave on another machine must
-be listed. Java's master accepts anyone.
+speaks none). So a master admits a peer only when it connects from this machine (loopback, or the very
+address it connected to: a slave next to a broker that advertises its network address comes through that
+address) or matches one of the operator's patterns (plain ACL's address syntax, ``rocketq.acl.patterns``;
+several separated by ``;`` because a pattern may itself hold commas). The default is empty: a group on one
+machine (``standalone --replicas``, tests) just works, and an exposed master never streams its log to a
+stranger; a slave on another machine must be listed. Java's master accepts anyone.
 """
 
 from __future__ import annotations
@@ -45,9 +46,13 @@ class HAPeerPolicy:
         except AclConfigError as exc:
             raise ValueError(str(exc)) from None
 
-    def allows(self, host: str) -> bool:
+    def allows(self, host: str, local: str = "") -> bool:
+        """Whether a peer at ``host`` may follow; ``local`` is the connection's own address: a peer with the
+        same address is this machine (it connected to one of our own non-loopback addresses)."""
         ip = peer_ip(host)
-        return is_loopback(ip) or any(p.matches(ip) for p in self.patterns)
+        if is_loopback(ip) or (local and ip == peer_ip(local)):
+            return True
+        return any(p.matches(ip) for p in self.patterns)
 
     def describe(self) -> str:
         return ";".join(p.text for p in self.patterns) or "(loopback only)"

@@ -21,8 +21,9 @@ log = logging.getLogger(__name__)
 
 #: called on the loop with each report a slave sends
 AckListener = Callable[[int], None]
-#: whether a peer (its IP address) may connect to the HA port; the broker decides (``broker/ha_access.py``)
-PeerFilter = Callable[[str], bool]
+#: whether a peer may connect to the HA port, given its IP address and the connection's own (local) address;
+#: the broker decides (``broker/ha_access.py``)
+PeerFilter = Callable[[str, str], bool]
 
 
 class SlaveConnection:
@@ -185,12 +186,13 @@ class HAMaster:
             conn.wakeup()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        peer = writer.get_extra_info("peername")
+        peer, own = writer.get_extra_info("peername"), writer.get_extra_info("sockname")
         host = str(peer[0]) if isinstance(peer, tuple) else str(peer)
-        if self._admit is not None and not self._admit(host):
+        local = str(own[0]) if isinstance(own, tuple) else ""
+        if self._admit is not None and not self._admit(host, local):
             # before a single byte is read or sent: a stranger learns nothing but that the port exists
             self.refused += 1
-            log.warning("ha.master.peer_refused peer=%s: not loopback and not in haAllowedAddresses", host)
+            log.warning("ha.master.peer_refused peer=%s: not this machine and not in haAllowedAddresses", host)
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()

@@ -1,5 +1,10 @@
-"""The HA port admits loopback and the listed addresses only: a stranger connecting from another address is
-closed before it gets a byte of the commit log; a listed non-loopback slave follows its master."""
+"""The HA port admits this machine and the listed addresses only: a peer from another address is closed before
+it gets a byte of the commit log, a listed one is served, and a slave next to its master follows it through
+the master's network address with nothing configured.
+
+A "stranger" is a connection to the loopback listener from this machine's non-loopback address (its source
+address is then neither loopback nor the address it connected to), which is what a peer on another machine
+looks like to the master."""
 
 from __future__ import annotations
 
@@ -23,9 +28,11 @@ async def until(predicate: Callable[[], bool]) -> None:
             await asyncio.sleep(0.01)
 
 
-async def first_bytes(host: str, port: int) -> bytes:
-    """Connect to ``host``, ask for the log from the start, and return what comes first (b"": closed)."""
-    reader, writer = await asyncio.open_connection(host, port)
+async def first_bytes(port: int, source: str | None = None) -> bytes:
+    """Connect to 127.0.0.1:``port`` (from ``source``), ask for the log from the start, and return what comes
+    first (b"": closed)."""
+    local = (source, 0) if source else None
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=local)
     try:
         writer.write(encode_report(0))
         await writer.drain()
@@ -53,15 +60,23 @@ async def test_a_stranger_is_refused_and_loopback_is_served(tmp_path: Path) -> N
         port = master.config.haListenPort
         assert master.ha.master._server is not None
         assert {s.getsockname()[0] for s in master.ha.master._server.sockets} <= {"0.0.0.0", "::"}  # listenHost
-        assert await first_bytes(ip, port) == b""  # closed without a frame
+        assert await first_bytes(port, source=ip) == b""  # closed without a frame
         assert master.ha.master.refused == 1 and master.ha.master.connection_count == 0
-        assert len(await first_bytes("127.0.0.1", port)) == 12  # a frame header (a keep-alive at least)
+        assert len(await first_bytes(port)) == 12  # a frame header (a keep-alive at least)
         assert master.ha.master.refused == 1
 
 
-async def test_a_listed_slave_on_another_address_follows(tmp_path: Path) -> None:
+async def test_a_listed_address_is_served(tmp_path: Path) -> None:
     ip = own_ip()
-    async with EmbeddedCluster(tmp_path, **HA, haAllowedAddresses=ip) as cluster:
+    async with EmbeddedCluster(tmp_path, **HA, haAllowedAddresses=f"203.0.113.7;{ip}") as cluster:
+        master = cluster.broker
+        assert len(await first_bytes(master.config.haListenPort, source=ip)) == 12
+        assert master.ha.master.refused == 0
+
+
+async def test_a_slave_next_to_its_master_follows_through_its_network_address(tmp_path: Path) -> None:
+    ip = own_ip()
+    async with EmbeddedCluster(tmp_path, **HA) as cluster:  # haAllowedAddresses empty
         master = cluster.broker
         slave = await cluster.start_slave(haMasterAddress=f"{ip}:{master.config.haListenPort}")
         await until(lambda: slave.ha.client.connected and master.ha.master.connection_count == 1)

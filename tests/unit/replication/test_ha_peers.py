@@ -1,4 +1,5 @@
-"""Who may connect to the HA port: loopback always, anyone else only when ``haAllowedAddresses`` lists it."""
+"""Who may connect to the HA port: this machine always (loopback, or a peer with the connection's own address),
+anyone else only when ``haAllowedAddresses`` lists it."""
 
 from __future__ import annotations
 
@@ -16,6 +17,14 @@ def test_an_empty_list_admits_loopback_only() -> None:
     for host in ("10.0.0.5", "192.0.2.2", "fd00::2", "::ffff:10.0.0.5", "0.0.0.0"):
         assert not policy.allows(host), host
     assert policy.describe() == "(loopback only)"
+
+
+def test_a_peer_with_the_connections_own_address_is_this_machine() -> None:
+    policy = HAPeerPolicy.parse("")
+    assert policy.allows("192.0.2.2", "192.0.2.2")
+    assert policy.allows("::ffff:192.0.2.2", "192.0.2.2") and policy.allows("192.0.2.2", "::ffff:192.0.2.2")
+    assert not policy.allows("192.0.2.3", "192.0.2.2")
+    assert not policy.allows("192.0.2.2", "")
 
 
 def test_listed_patterns_admit_their_addresses_only() -> None:
