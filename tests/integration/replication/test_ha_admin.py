@@ -22,10 +22,10 @@ from rocketq.cli.main import main
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol import RemotingCommand
 from rocketq.protocol.bodies import loads
-from rocketq.protocol.controller_headers import BrokerHeartbeatRequestHeader
 from rocketq.remoting import RemotingClient
 from rocketq.replication.controller.client import ControllerClient
 from rocketq.testing import EmbeddedCluster
+from rocketq.testing.controller import register_group
 from rocketq.testing.wire import Wire
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -108,18 +108,9 @@ async def register_with_controller(env: Env) -> str:
     the in-sync set; both alive."""
     addr = env.cluster.namesrv_addr
     ctl = ControllerClient(env.rc, addr, timeout=WAIT)
-    cluster = env.master.config.brokerClusterName
-    for broker in (env.master, env.slave):
-        broker_id = await ctl.next_broker_id(cluster, env.name)
-        await ctl.apply_broker_id(cluster, env.name, broker_id, f"{broker.config.broker_addr};1")
-        await ctl.register(cluster, env.name, broker_id, broker.config.broker_addr)
-        await ctl.heartbeat(BrokerHeartbeatRequestHeader(
-            cluster_name=cluster, broker_addr=broker.config.broker_addr, broker_name=env.name, broker_id=broker_id,
-            epoch=0, max_offset=broker.store.get_max_phy_offset(), heartbeat_timeout_mills=600_000,
-        ))  # fmt: skip
-    first = await ctl.elect(cluster, env.name, 1)
-    assert first.master_id == 1
-    await ctl.alter_sync_state_set(env.name, 1, first.master_epoch, frozenset({1, 2}), first.sync_state_set_epoch)
+    group = await register_group(ctl, env.master.config.brokerClusterName, env.name,
+                                 [env.master.config.broker_addr, env.slave.config.broker_addr])  # fmt: skip
+    assert group.master_id == 1 and group.sync_state_set == frozenset({1, 2})
     return addr
 
 
