@@ -13,6 +13,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 
+from rocketq.common.ratelog import RateLimitedLog
 from rocketq.replication.config import HAConfig
 from rocketq.replication.frames import encode_transfer_header, last_report
 from rocketq.store import MessageStore
@@ -165,6 +166,7 @@ class HAMaster:
         self._admit = admit
         #: connections closed because ``admit`` refused the peer
         self.refused = 0
+        self._refusals = RateLimitedLog(log)  # a peer retrying every second gets one line a minute
         self.connections: set[SlaveConnection] = set()
         self._server: asyncio.Server | None = None
         self._done: set[asyncio.Future[None]] = set()  # one per connection handler, resolved when it ends
@@ -192,7 +194,8 @@ class HAMaster:
         if self._admit is not None and not self._admit(host, local):
             # before a single byte is read or sent: a stranger learns nothing but that the port exists
             self.refused += 1
-            log.warning("ha.master.peer_refused peer=%s: not this machine and not in haAllowedAddresses", host)
+            self._refusals.warning(host, "ha.master.peer_refused peer=%s: not this machine and not in "
+                                   "haAllowedAddresses", host)  # fmt: skip
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()

@@ -13,6 +13,8 @@ import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from rocketq.remoting.local_address import local_address
 from rocketq.replication.frames import encode_report
 from rocketq.testing import EmbeddedCluster
@@ -53,7 +55,7 @@ def own_ip() -> str:
     return ip
 
 
-async def test_a_stranger_is_refused_and_loopback_is_served(tmp_path: Path) -> None:
+async def test_a_stranger_is_refused_and_loopback_is_served(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     ip = own_ip()
     async with EmbeddedCluster(tmp_path, **HA, haAllowedAddresses="203.0.113.7") as cluster:
         master = cluster.broker
@@ -64,6 +66,10 @@ async def test_a_stranger_is_refused_and_loopback_is_served(tmp_path: Path) -> N
         assert master.ha.master.refused == 1 and master.ha.master.connection_count == 0
         assert len(await first_bytes(port)) == 12  # a frame header (a keep-alive at least)
         assert master.ha.master.refused == 1
+        assert await first_bytes(port, source=ip) == b""  # a retry: refused again, but no second line
+        assert master.ha.master.refused == 2
+    refusals = [r for r in caplog.records if "ha.master.peer_refused" in r.getMessage()]
+    assert len(refusals) == 1 and refusals[0].levelname == "WARNING" and ip in refusals[0].getMessage()
 
 
 async def test_a_listed_address_is_served(tmp_path: Path) -> None:
