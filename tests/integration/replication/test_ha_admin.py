@@ -87,6 +87,9 @@ async def ha_status(env: Env, addr: str) -> dict[str, Any]:
 
 
 async def test_the_master_and_the_slave_answer_their_ha_runtime_info(env: Env) -> None:
+    server = env.master.ha.master._server
+    assert server is not None and env.master.config.listenHost == "127.0.0.1"
+    assert {s.getsockname()[0] for s in server.sockets} == {"127.0.0.1"}  # the HA port binds listenHost
     top = env.master.store.get_max_phy_offset()
     master = await ha_status(env, env.master.config.broker_addr)
     assert master["master"] is True and master["masterCommitLogMaxOffset"] == top
