@@ -106,6 +106,8 @@ class RequestCode(IntEnum):
     ADD_WRITE_PERM_OF_BROKER = 327
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
+    # Java 5.x: a broker's HA runtime info (HARuntimeInfo; mqadmin haStatus), served by rocketq in 4.9 mode too
+    GET_BROKER_HA_STATUS = 907
 
 
 class ResponseCode(IntEnum):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rocketq.broker.ha_access import HAPeerPolicy
 from rocketq.common.suggest import did_you_mean
 from rocketq.errors import ConfigError
 from rocketq.protocol.header_codec import INT32_MAX, INT64_MAX, INT64_MIN
@@ -123,6 +124,8 @@ class BrokerConfig:
     haSlaveFallbehindMax: int = 256 * 1024 * 1024
     slaveTimeout: int = 3_000  # SYNC_MASTER's wait for a slave's ack (4.9.3+)
     haReconnectInterval: int = 5_000  # rocketq: a slave's pause before connecting again (Java hard-codes 5 s)
+    # rocketq: HA peers besides loopback (ACL address patterns, ';'-separated); empty = loopback only
+    haAllowedAddresses: str = ""
     fileReservedTime: int = 72
     deleteWhen: str = "04"
     diskMaxUsedSpaceRatio: int = 75
@@ -309,6 +312,10 @@ class BrokerConfig:
                     "haReconnectInterval"):  # fmt: skip
             if getattr(self, key) <= 0:
                 raise ConfigError(key, f"must be > 0, not {getattr(self, key)}")
+        try:
+            HAPeerPolicy.parse(self.haAllowedAddresses)
+        except ValueError as exc:
+            raise ConfigError("haAllowedAddresses", str(exc)) from None
         if self.flushDiskType not in ("ASYNC_FLUSH", "SYNC_FLUSH"):
             raise ConfigError("flushDiskType", f"must be ASYNC_FLUSH or SYNC_FLUSH, not {self.flushDiskType!r}")
         if not 0 <= self.listenPort < 65536:

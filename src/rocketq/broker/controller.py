@@ -20,6 +20,7 @@ from rocketq.acl.errors import AclConfigError
 from rocketq.acl.store import AclStore
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.context import BrokerContext
+from rocketq.broker.ha_access import HAPeerPolicy
 from rocketq.broker.managers.client_manager import ConsumerGroupInfo, ConsumerManager, ProducerManager
 from rocketq.broker.managers.lock_manager import QueueLockManager
 from rocketq.broker.managers.offset_manager import ConsumerOffsetManager
@@ -38,6 +39,7 @@ from rocketq.broker.processors.acl import AclGate, AclProcessors
 from rocketq.broker.processors.admin import AdminProcessors
 from rocketq.broker.processors.clients import ClientProcessors
 from rocketq.broker.processors.end_transaction import EndTransactionProcessor
+from rocketq.broker.processors.ha_status import HAStatusProcessor
 from rocketq.broker.processors.pull import PullProcessor
 from rocketq.broker.processors.query import QueryProcessors
 from rocketq.broker.processors.reply import ReplyProcessor
@@ -62,6 +64,7 @@ from rocketq.remoting.limits import ConnectionLedger
 from rocketq.remoting.server import RemotingDispatcher, RemotingServer
 from rocketq.remoting.tasks import TaskSet
 from rocketq.replication import HAConfig, HAService
+from rocketq.replication.status import ha_runtime_info
 from rocketq.store import FlushDiskType, MessageStore, StoreConfig
 
 log = logging.getLogger(__name__)
@@ -112,7 +115,8 @@ class BrokerController:
         self.store = MessageStore(store_config_from(config))
         self.dispatcher = RemotingDispatcher("broker")
         #: replication: the HA port, the slaves' acks (SYNC_MASTER), and following a master as a slave
-        self.ha = HAService(self.store, ha_config_from(config))
+        self.ha_peers = HAPeerPolicy.parse(config.haAllowedAddresses)
+        self.ha = HAService(self.store, ha_config_from(config), admit=self.ha_peers.allows)
         client_tls = config.client_tls()
         self.remoting_client = RemotingClient(tls=client_tls.context() if client_tls is not None else None)
         topics = TopicConfigManager(
@@ -187,6 +191,7 @@ class BrokerController:
                 send_queue_head_wait_ms=self.send.head_wait_ms,
             ),
             AclProcessors(ctx, self.acl),
+            HAStatusProcessor(ctx, lambda: ha_runtime_info(self.ha, is_slave=self.role.is_slave)),
         )
         if self.acl is not None:  # checked first at the gate, on both ports
             self.dispatcher.request_hooks.insert(0, AclGate(self.acl))
@@ -284,6 +289,9 @@ class BrokerController:
             cfg.namesrvAddr,
             cfg.storePathRootDir,
         )
+        if not is_loopback(cfg.listenHost):
+            log.info("broker.ha_peers listen=%s:%d admitted=%s", cfg.listenHost, cfg.haListenPort,
+                     self.ha_peers.describe())  # fmt: skip
         if not is_loopback(cfg.listenHost) and not cfg.aclEnable:  # allowInsecureBind said so
             log.warning(
                 "broker.insecure_bind listen=%s: allowInsecureBind=true and aclEnable=false, so anyone who can reach "

@@ -6,6 +6,7 @@
     rocketq message by-id|by-key|peek                          (cli/message.py)
     rocketq send / rocketq consume                             (cli/send_consume.py)
     rocketq acl list|version|update|delete|white-list          (cli/acl.py)
+    rocketq ha status|switch                                   (cli/ha.py)
 
 Every command takes ``-n/--namesrv`` (default ``$NAMESRV_ADDR``), ``--json``, ``--timeout`` and the ACL account
 ``--access-key``/``--secret-key``/``--security-token`` (default ``$ROCKETQ_ACCESS_KEY`` ...). Output and exit
@@ -19,7 +20,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from rocketq.cli import acl, cluster, group, message, send_consume, topic
+from rocketq.cli import acl, cluster, group, ha, message, send_consume, topic
 from rocketq.cli.command import credential_args, seconds
 from rocketq.cli.tls_args import add_tls_arguments
 
@@ -35,5 +36,5 @@ def register(subparsers: Subparsers) -> None:
     common.add_argument("--timeout", type=seconds, default=5.0, help="request timeout in seconds (default 5)")
     add_tls_arguments(common)
     credential_args(common)
-    for module in (topic, group, cluster, message, send_consume, acl):
+    for module in (topic, group, cluster, ha, message, send_consume, acl):
         module.register(subparsers, common)

@@ -10,6 +10,7 @@ from rocketq.cli.command import run
 from rocketq.cli.output import CommandFailed, emit, print_table
 from rocketq.client import AdminClient
 from rocketq.client.admin import BrokerInfo
+from rocketq.protocol.route import MASTER_ID
 
 if TYPE_CHECKING:
     from rocketq.cli.command import Subparsers
@@ -37,14 +38,41 @@ async def registered_brokers(admin: AdminClient, cluster: str | None, *, runtime
     raise CommandFailed(f"no broker of cluster {cluster!r} is registered (clusters: {', '.join(known) or 'none'})")
 
 
+def _commit_log_max(runtime: dict[str, str]) -> int | None:
+    try:
+        return int(runtime["commitLogMaxOffset"])
+    except (KeyError, ValueError):
+        return None
+
+
+def slave_lags(brokers: list[BrokerInfo]) -> dict[str, int]:
+    """A slave's lag in bytes (by address): its group's master's commit-log max offset minus its own, from the
+    runtime tables (a slave whose master is not registered, or either table missing, has none)."""
+    masters = {b.broker_name: m for b in brokers if b.broker_id == MASTER_ID and (m := _commit_log_max(b.runtime))
+               is not None}  # fmt: skip
+    lags = {}
+    for b in brokers:
+        own = _commit_log_max(b.runtime)
+        if b.broker_id != MASTER_ID and own is not None and b.broker_name in masters:
+            lags[b.addr] = max(0, masters[b.broker_name] - own)
+    return lags
+
+
 async def _cluster_list(args: argparse.Namespace, admin: AdminClient) -> int:
     brokers = await registered_brokers(admin, args.cluster, runtime=True)
-    data = [{"clusterName": b.cluster, "brokerName": b.broker_name, "brokerId": b.broker_id, "brokerAddr": b.addr,
-             "runtime": b.runtime} for b in brokers]  # fmt: skip
-    rows = [[b.cluster, b.broker_name, b.broker_id, b.addr, b.runtime.get("brokerVersionDesc", ""),
-             b.runtime.get("putTps", ""), b.runtime.get("getTransferedTps", ""),
-             b.runtime.get("error", "")] for b in brokers]  # fmt: skip
-    emit(args, data, ["cluster", "broker", "id", "address", "version", "put tps", "get tps", "error"], rows)
+    lags = slave_lags(brokers)
+    data = []
+    for b in brokers:
+        row = {"clusterName": b.cluster, "brokerName": b.broker_name, "brokerId": b.broker_id, "brokerAddr": b.addr,
+               "brokerRole": b.runtime.get("brokerRole"), "runtime": b.runtime}  # fmt: skip
+        if b.addr in lags:
+            row["lag"] = lags[b.addr]
+        data.append(row)
+    rows = [[b.cluster, b.broker_name, b.broker_id, b.addr, b.runtime.get("brokerRole", "-"),
+             lags.get(b.addr, "-"), b.runtime.get("brokerVersionDesc", ""), b.runtime.get("putTps", ""),
+             b.runtime.get("getTransferedTps", ""), b.runtime.get("error", "")] for b in brokers]  # fmt: skip
+    emit(args, data, ["cluster", "broker", "id", "address", "role", "lag", "version", "put tps", "get tps", "error"],
+         rows)  # fmt: skip
     return 0
 
 

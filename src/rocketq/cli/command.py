@@ -61,11 +61,12 @@ def client_config(args: argparse.Namespace) -> ClientConfig:
     return cfg
 
 
-def run(fn: AsyncCommand) -> Callable[[argparse.Namespace], int]:
-    """The command's ``func``: an AdminClient for the coroutine, its failures as one line and exit code 1."""
+def run(fn: AsyncCommand, *, needs_namesrv: bool = True) -> Callable[[argparse.Namespace], int]:
+    """The command's ``func``: an AdminClient for the coroutine, its failures as one line and exit code 1.
+    ``needs_namesrv=False``: a command that talks to other servers only (``ha switch``: the controller)."""
 
     def command(args: argparse.Namespace) -> int:
-        if not args.namesrv:
+        if needs_namesrv and not args.namesrv:
             print("error: no name server: pass -n host:port or set NAMESRV_ADDR", file=sys.stderr)
             return 2
         if getattr(args, "log_level", "INFO") == "INFO":

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -28,8 +29,9 @@ from rocketq.client._uniq_id import id_time_ms
 from rocketq.client.acl import AclAccount, AclConfig, AclVersionInfo
 from rocketq.client.config import ClientConfig
 from rocketq.client.errors import InvalidMessageIdError, NoRouteError
+from rocketq.client.ha import ElectResult, ReplicaGroup, controller_error, parse_sync_state_data
 from rocketq.client.message import MessageExt, SendResult
-from rocketq.codes import RequestCode, ResponseCode
+from rocketq.codes import ControllerRequestCode, ControllerResponseCode, RequestCode, ResponseCode
 from rocketq.errors import BrokerError, ClientError, ProtocolError, RemotingError, error_for_code
 from rocketq.protocol import fastjson
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, MessageQueue, TopicConfig
@@ -234,6 +236,50 @@ class AdminClient:
         if wait_for_route > 0:
             await self._wait_for_route(topic, addrs, wait_for_route)
         return addrs
+
+    # -- replication (Java 5's haStatus / getSyncStateSet / electMaster; rocketq.client.ha) ------------------
+
+    async def broker_ha_status(self, broker_addr: str) -> dict[str, Any]:
+        """GET_BROKER_HA_STATUS (907): the broker's ``HARuntimeInfo`` (role, connections, offsets)."""
+        obj = await self._api.broker_json(broker_addr, RequestCode.GET_BROKER_HA_STATUS, None, self.timeout)
+        if not isinstance(obj, dict):
+            raise ProtocolError(f"{broker_addr}: GET_BROKER_HA_STATUS answered no HARuntimeInfo")
+        return obj
+
+    async def _controller(self, controller: str, code: int, ext: dict[str, str], body: bytes = b"") -> Any:
+        resp = await self._api.invoke(controller, self._api.request(code, ext, body), self.timeout)
+        if resp.code != ResponseCode.SUCCESS:
+            raise controller_error(resp.code, resp.remark, controller)
+        return resp
+
+    async def controller_sync_state(self, controller: str, broker_names: list[str]) -> dict[str, ReplicaGroup]:
+        """CONTROLLER_GET_SYNC_STATE_DATA: each named group's master, epochs and in-sync set (unknown ones
+        are left out)."""
+        resp = await self._controller(controller, ControllerRequestCode.CONTROLLER_GET_SYNC_STATE_DATA, {},
+                                      json.dumps(broker_names).encode())  # fmt: skip
+        return parse_sync_state_data(bytes(resp.body))
+
+    async def controller_elect_master(
+        self, controller: str, broker_name: str, broker_id: int, cluster: str = ""
+    ) -> ElectResult:
+        """CONTROLLER_ELECT_MASTER with ``designateElect=true``: make ``broker_id`` the group's master. A master
+        that stays (CONTROLLER_MASTER_STILL_EXIST: it is already ``broker_id``) is ``changed=False``."""
+        ext = {"clusterName": cluster, "brokerName": broker_name, "brokerId": str(broker_id),
+               "designateElect": "true", "invokeTime": str(int(time.time() * 1000))}  # fmt: skip
+        resp = await self._api.invoke(
+            controller, self._api.request(ControllerRequestCode.CONTROLLER_ELECT_MASTER, ext), self.timeout
+        )
+        kept = resp.code == ControllerResponseCode.CONTROLLER_MASTER_STILL_EXIST  # names the master that stays
+        if resp.code != ResponseCode.SUCCESS and not kept:
+            raise controller_error(resp.code, resp.remark, controller)
+        h = resp.ext_fields
+        try:
+            master = h.get("masterBrokerId")
+            return ElectResult(None if master in (None, "") else int(master), h.get("masterAddress") or None,
+                               int(h.get("masterEpoch") or 0), int(h.get("syncStateSetEpoch") or 0),
+                               changed=not kept)  # fmt: skip
+        except ValueError as exc:
+            raise ProtocolError(f"bad CONTROLLER_ELECT_MASTER answer from {controller}: {exc}") from None
 
     # -- ACL (codes 50–54 of a broker with aclEnable=true; rocketq.client.acl) -------------------------------
 

@@ -118,6 +118,7 @@ REQUESTS: dict[int, RequestSpec] = {
     RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG: RequestSpec(None, _ADMIN),
     RequestCode.GET_CONSUME_STATS: RequestSpec(GetConsumeStatsRequestHeader, _ADMIN, "topic", "consumerGroup"),
     RequestCode.GET_BROKER_RUNTIME_INFO: RequestSpec(None, _ADMIN),
+    RequestCode.GET_BROKER_HA_STATUS: RequestSpec(None, _ADMIN),
     RequestCode.GET_CONSUMER_CONNECTION_LIST: RequestSpec(ConsumerGroupRequestHeader, _ADMIN, None, "consumerGroup"),
     RequestCode.GET_PRODUCER_CONNECTION_LIST: RequestSpec(None, _ADMIN, None, "producerGroup"),
     RequestCode.GET_BROKER_CONFIG: RequestSpec(None, _ADMIN),

@@ -13,6 +13,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 
+from rocketq.common.ratelog import RateLimitedLog
 from rocketq.replication.config import HAConfig
 from rocketq.replication.frames import encode_transfer_header, last_report
 from rocketq.store import MessageStore
@@ -21,6 +22,9 @@ log = logging.getLogger(__name__)
 
 #: called on the loop with each report a slave sends
 AckListener = Callable[[int], None]
+#: whether a peer may connect to the HA port, given its IP address and the connection's own (local) address;
+#: the broker decides (``broker/ha_access.py``)
+PeerFilter = Callable[[str, str], bool]
 
 
 class SlaveConnection:
@@ -41,6 +45,8 @@ class SlaveConnection:
         self.ack_offset = -1
         #: the next commit-log byte to send
         self.next_transfer = -1
+        #: where streaming started (Java's transferFromWhere); -1 until the first report
+        self.transfer_from = -1
         self._first = asyncio.Event()
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -112,7 +118,7 @@ class SlaveConnection:
         loop = asyncio.get_running_loop()
         heartbeat = cfg.heartbeat_interval_ms / 1000
         poll = cfg.transfer_poll_ms / 1000
-        self.next_transfer = self._start_offset()
+        self.next_transfer = self.transfer_from = self._start_offset()
         last_write = loop.time()
         writer = self._writer
         while True:
@@ -151,10 +157,16 @@ class SlaveConnection:
 class HAMaster:
     """Listens on the HA port; keeps the connected slaves and the highest offset any of them acknowledged."""
 
-    def __init__(self, store: MessageStore, config: HAConfig, on_ack: AckListener) -> None:
+    def __init__(
+        self, store: MessageStore, config: HAConfig, on_ack: AckListener, admit: PeerFilter | None = None
+    ) -> None:
         self.store = store
         self.config = config
         self._on_ack = on_ack
+        self._admit = admit
+        #: connections closed because ``admit`` refused the peer
+        self.refused = 0
+        self._refusals = RateLimitedLog(log)  # a peer retrying every second gets one line a minute
         self.connections: set[SlaveConnection] = set()
         self._server: asyncio.Server | None = None
         self._done: set[asyncio.Future[None]] = set()  # one per connection handler, resolved when it ends
@@ -176,6 +188,18 @@ class HAMaster:
             conn.wakeup()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer, own = writer.get_extra_info("peername"), writer.get_extra_info("sockname")
+        host = str(peer[0]) if isinstance(peer, tuple) else str(peer)
+        local = str(own[0]) if isinstance(own, tuple) else ""
+        if self._admit is not None and not self._admit(host, local):
+            # before a single byte is read or sent: a stranger learns nothing but that the port exists
+            self.refused += 1
+            self._refusals.warning(host, "ha.master.peer_refused peer=%s: not this machine and not in "
+                                   "haAllowedAddresses", host)  # fmt: skip
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+            return
         conn = SlaveConnection(self.store, self.config, reader, writer, self._on_ack)
         self.connections.add(conn)
         log.info("ha.master.slave_connected peer=%s", conn.peer)

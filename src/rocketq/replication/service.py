@@ -8,7 +8,7 @@ import asyncio
 import logging
 
 from rocketq.replication.config import HAConfig
-from rocketq.replication.master import HAMaster
+from rocketq.replication.master import HAMaster, PeerFilter
 from rocketq.replication.slave import HAClient
 from rocketq.replication.waiters import ReplicaWaiters
 from rocketq.store import MessageStore
@@ -18,10 +18,10 @@ log = logging.getLogger(__name__)
 
 
 class HAService:
-    def __init__(self, store: MessageStore, config: HAConfig) -> None:
+    def __init__(self, store: MessageStore, config: HAConfig, admit: PeerFilter | None = None) -> None:
         self.store = store
         self.config = config
-        self.master = HAMaster(store, config, self._on_ack)
+        self.master = HAMaster(store, config, self._on_ack, admit)
         self.client = HAClient(store, config)
         self._waiters: ReplicaWaiters | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -48,6 +48,11 @@ class HAService:
             self.push2slave_max = offset
             if self._waiters is not None:
                 self._waiters.ack(offset)
+
+    def is_in_sync(self, master_max: int, ack_offset: int) -> bool:
+        """A connected slave counts as in sync when it acked and lags by less than ``haSlaveFallbehindMax``
+        (Java 5's DefaultHAService: ``haMaxGapNotInSync``, the same 256 MiB by default)."""
+        return ack_offset >= 0 and master_max - ack_offset < self.config.slave_fallbehind_max
 
     # ------------------------------------------------------------------ ReplicationHook (SYNC_MASTER)
 

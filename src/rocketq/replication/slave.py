@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 
 from rocketq.replication.config import HAConfig
 from rocketq.replication.frames import TransferReader, encode_report
@@ -47,6 +48,9 @@ class HAClient:
         self.connected = False
         #: connections made (tests and status read it)
         self.connects = 0
+        #: epoch ms of the last bytes read from / report written to the master (GET_BROKER_HA_STATUS); 0: never
+        self.last_read_ms = 0
+        self.last_write_ms = 0
 
     @property
     def master_address(self) -> str | None:
@@ -108,6 +112,7 @@ class HAClient:
         except (OSError, ValueError, TimeoutError) as exc:
             log.warning("ha.slave.disconnected master=%s: %s", addr, exc)
         finally:
+            self.connected = False  # also when cancelled (stop, a new master): status must not say "following"
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
@@ -127,6 +132,7 @@ class HAClient:
             writer.write(encode_report(self.reported))
             await writer.drain()
             last_report = loop.time()
+            self.last_write_ms = int(time.time() * 1000)
 
         last_read = loop.time()
         await report()
@@ -145,6 +151,7 @@ class HAClient:
             if not data:
                 raise ConnectionResetError("master closed the connection")
             last_read = now
+            self.last_read_ms = int(time.time() * 1000)
             if self._master != addr:  # told to follow another master, or none (promoted): apply nothing more
                 raise ConnectionAbortedError(f"no longer following {addr}")
             for frame in frames.feed(data):

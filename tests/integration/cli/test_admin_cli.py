@@ -219,7 +219,8 @@ async def test_every_command_follows_one_output_convention(cli: Any, standalone:
     progress = text[0].out.split("\n\n")[0]
     assert len(table(progress, "topic", "broker", "queue", "broker offset", "consumer offset", "lag",
                      "last consumed")) == 2  # fmt: skip
-    assert len(table(text[1].out, "cluster", "broker", "id", "address", "version", "put tps", "get tps", "error")) == 1
+    assert len(table(text[1].out, "cluster", "broker", "id", "address", "role", "lag", "version", "put tps",
+                     "get tps", "error")) == 1  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------------- item 16
