@@ -289,6 +289,7 @@ class ReplicasManager:
             self.epochs.append(info.master_epoch, top)
             self.epoch_file.save(self.epochs)
         self._set_isr(info.sync_state_set or frozenset({self.broker_id or 0}), info.sync_state_set_epoch)
+        self.store.set_visible_limit(self.ha.confirm_offset)  # consumers see what the whole in-sync set holds
         self._catchup.clear()
         self._truncated_for = None
         try:
@@ -309,6 +310,7 @@ class ReplicasManager:
             log.warning("replicas.stale_slave_change: %s", exc)
             return
         self.ha.sync_state_set = frozenset()
+        self.store.set_visible_limit(None)
         master_epochs, master_max = await self._fetch_epochs(info.master_address)
         self._master_epochs = master_epochs
         local_max = self.store.get_max_phy_offset()

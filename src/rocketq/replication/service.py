@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from rocketq.replication.config import HAConfig
 from rocketq.replication.master import HAMaster
@@ -32,6 +33,8 @@ class HAService:
         self.controller_mode = False
         self.self_id = 0
         self.sync_state_set: frozenset[int] = frozenset()
+        #: called on the loop after the confirm offset may have moved (the broker wakes held pulls)
+        self.on_confirm: Callable[[], None] | None = None
         #: each named slave's latest ack (kept after it disconnects: it still bounds the confirm offset)
         self.slave_acks: dict[int, int] = {}
 
@@ -76,6 +79,8 @@ class HAService:
         """The in-sync set or an ack moved: answer the sends the confirm offset now covers."""
         if self._waiters is not None:
             self._waiters.ack(self.confirm_offset())
+        if self.on_confirm is not None:
+            self.on_confirm()
 
     # ------------------------------------------------------------------ ReplicationHook (SYNC_MASTER)
 

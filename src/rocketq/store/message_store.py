@@ -440,6 +440,15 @@ class MessageStore:
         replica = self._replica
         return replica.drop_partial_tail() if replica is not None else 0
 
+    def set_visible_limit(self, limit: Callable[[], int] | None) -> None:
+        """Controller mode: consumers read only messages that end at or before ``limit()`` (the in-sync set's
+        confirm offset, Java's dispatch stop at confirmOffset); None: everything stored."""
+        self.reader.visible_limit = limit
+
+    def is_visible(self, topic: str, queue_id: int, offset: int) -> bool:
+        """Whether a consumer at ``offset`` of the queue would get a message now (see ``set_visible_limit``)."""
+        return self.reader.is_visible(topic, queue_id, offset)
+
     def truncate_to(self, offset: int) -> int:
         """Cut the log at ``offset`` (a divergent tail an old master wrote that its successor never had): the
         commit log ends there, consume-queue units and index entries pointing at or past it go, and the queue

@@ -17,9 +17,10 @@ from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.route import TopicRouteData
 from rocketq.remoting.client import RemotingClient
 from rocketq.replication.controller.epoch import EpochFile
+from rocketq.store.results import GetMessageStatus
 from rocketq.testing import EmbeddedCluster
 from rocketq.testing.cluster import TEST_BROKER_DEFAULTS
-from rocketq.testing.wire import Wire
+from rocketq.testing.wire import Wire, records
 
 KEYS = {
     "mappedFileSizeCommitLog": 64 * 1024,
@@ -86,6 +87,15 @@ async def test_election_failover_and_a_divergent_old_master_rejoining(tmp_path: 
         assert set(await send(rc, a, 60, "one")) == {ResponseCode.SUCCESS}  # answered once b holds them
         assert b.store.get_max_phy_offset() == a.store.get_max_phy_offset()
         assert (await send(rc, b, 1, "x")) == [ResponseCode.SERVICE_NOT_AVAILABLE]
+        # a held pull is answered with a new message once the slave holds it (not at its arrival, when the
+        # message is not visible yet, and not at the hold's timeout)
+        end = a.store.get_max_offset_in_queue("TCtl", 0)
+        held = asyncio.create_task(Wire(rc, a.config.broker_addr).pull("TCtl", 0, end, sys_flag=6,
+                                                     suspend_ms=8_000, timeout=15))
+        await until(lambda: a.pull_holds.held_count() == 1)
+        assert (await send(rc, a, 1, "held")) == [ResponseCode.SUCCESS]
+        answer = await asyncio.wait_for(held, 5)
+        assert answer.code == ResponseCode.SUCCESS and [r.body[:4] for r in records(answer)] == [b"held"]
 
         # cut b off before a notices (a master killed within haMaxTimeSlaveNotCatchup), then a writes a tail b
         # never gets: its sends time out waiting for b, so none of it was acknowledged
@@ -96,8 +106,16 @@ async def test_election_failover_and_a_divergent_old_master_rejoining(tmp_path: 
         b.replicas._follow_ready = lambda: None  # type: ignore[method-assign]
         b.ha.client.update_master_address(None)
         agreed = b.store.get_max_phy_offset()
+        queued = a.store.get_max_offset_in_queue("TCtl", 0)
         assert set(await send(rc, a, 5, "lost")) == {ResponseCode.FLUSH_SLAVE_TIMEOUT}
         assert a.store.get_max_phy_offset() > agreed
+        # stored on a, but b (in the in-sync set) lacks them: consumers of a do not get them
+        assert a.store.get_max_offset_in_queue("TCtl", 0) == queued + 3
+        assert a.ha.confirm_offset() == agreed
+        assert a.store.get_message("TCtl", 0, queued, 32).status is GetMessageStatus.OFFSET_OVERFLOW_ONE
+        found = a.store.get_message("TCtl", 0, queued - 2, 32)
+        assert found.status is GetMessageStatus.FOUND and found.message_count == 2
+        found.release()
         await a.shutdown()  # its controller connection closes: b is elected at once
 
         await until(lambda: b.role.is_master and b.role.broker_id == 0, timeout=10)
