@@ -132,6 +132,9 @@ class BrokerConfig:
     haMaxTimeSlaveNotCatchup: int = 15_000
     controllerHeartBeatTimeoutMills: int = 10_000
     brokerElectionPriority: int = 2_147_483_647
+    # a send (SYNC_MASTER) and a consumer wait for the whole in-sync set; Java's default is false (no wait, the
+    # master alone confirms), ours true: an acknowledged message survives a failover (docs/replication.md)
+    allAckInSyncStateSet: bool = True
     fileReservedTime: int = 72
     deleteWhen: str = "04"
     diskMaxUsedSpaceRatio: int = 75

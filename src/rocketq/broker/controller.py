@@ -206,6 +206,7 @@ class BrokerController:
                 on_role_decided=self._on_role_decided,
             )  # fmt: skip
             self._processors = (*self._processors, ReplicasProcessors(ctx, self.replicas))
+            self.ha.all_ack = config.allAckInSyncStateSet
             self.pull_holds.ready = self.store.is_visible
             self.ha.on_confirm = self.pull_holds.recheck
         if self.acl is not None:  # checked first at the gate, on both ports

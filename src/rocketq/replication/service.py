@@ -31,6 +31,8 @@ class HAService:
         #: controller mode (``ReplicasManager`` sets these): sends wait for the whole in-sync set, whose slowest
         #: ack is the confirm offset
         self.controller_mode = False
+        #: allAckInSyncStateSet: the confirm offset is the in-sync set's slowest ack (else the store's end)
+        self.all_ack = True
         self.self_id = 0
         self.sync_state_set: frozenset[int] = frozenset()
         #: called on the loop after the confirm offset may have moved (the broker wakes held pulls)
@@ -70,7 +72,7 @@ class HAService:
         """Controller mode: what every member of the in-sync set holds (the store's end when the set is this
         master alone). Outside controller mode: the store's end."""
         top = self.store.get_max_phy_offset()
-        if not self.controller_mode:
+        if not self.controller_mode or not self.all_ack:
             return top
         others = [self.slave_acks.get(i, 0) for i in self.sync_state_set if i != self.self_id]
         return min([top, *others])

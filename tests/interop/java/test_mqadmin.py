@@ -492,7 +492,7 @@ ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
         # the broker's 5.x controller mode (Java 5's names; a 4.9 broker has none)
         "enableControllerMode", "controllerAddr", "brokerHeartbeatInterval", "syncBrokerMetadataPeriod",
         "checkSyncStateSetPeriod", "haMaxTimeSlaveNotCatchup", "controllerHeartBeatTimeoutMills",
-        "brokerElectionPriority",
+        "brokerElectionPriority", "allAckInSyncStateSet",
         # the name server's embedded 5.x controller (Java 5's names; a 4.9 name server has none)
         "enableControllerInNamesrv", "enableElectUncleanMaster", "notifyBrokerRoleChanged", "controllerStorePath",
     }

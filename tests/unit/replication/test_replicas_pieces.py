@@ -9,8 +9,10 @@ import pytest
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.errors import ConfigError
+from rocketq.replication.config import HAConfig
 from rocketq.replication.frames import HANDSHAKE, decode_handshake, encode_handshake
 from rocketq.replication.replicas import BrokerMetadataFile
+from rocketq.replication.service import HAService
 
 
 def test_the_temporary_metadata_file_becomes_the_final_one(tmp_path: Path) -> None:
@@ -50,3 +52,23 @@ def test_controller_mode_needs_a_controller_address() -> None:
     assert cfg.controller_addrs == ["a:1", "b:2"]
     with pytest.raises(ConfigError, match="brokerHeartbeatInterval"):
         BrokerConfig.from_mapping({"brokerHeartbeatInterval": "0"})
+
+
+class _Store:
+    def get_max_phy_offset(self) -> int:
+        return 1000
+
+
+def test_the_confirm_offset_is_the_slowest_ack_of_the_in_sync_set() -> None:
+    ha = HAService(_Store(), HAConfig())  # type: ignore[arg-type]
+    assert ha.confirm_offset() == 1000  # 4.9 mode: the store's end
+    ha.controller_mode, ha.self_id = True, 1
+    ha.sync_state_set = frozenset({1})
+    assert ha.confirm_offset() == 1000  # the master alone
+    ha.sync_state_set = frozenset({1, 2, 3})
+    ha.slave_acks = {2: 700, 3: 900, 4: 100}  # 4 is connected but not in the set
+    assert ha.confirm_offset() == 700
+    del ha.slave_acks[2]
+    assert ha.confirm_offset() == 0  # a member not heard from yet holds nothing we know of
+    ha.all_ack = False  # Java's default: the master alone confirms
+    assert ha.confirm_offset() == 1000
