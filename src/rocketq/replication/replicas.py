@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from rocketq.broker.role import BrokerRole, BrokerRoleState, StaleEpochError
 from rocketq.codes import ControllerRequestCode, ResponseCode
 from rocketq.errors import RemotingError
 from rocketq.protocol.command import RemotingCommand
@@ -41,6 +41,21 @@ from rocketq.store import MessageStore
 log = logging.getLogger(__name__)
 
 METADATA_FILE = "brokerIdentity"
+
+
+class RoleTarget(Protocol):
+    """The broker's role object as this manager sees it (``broker.role.BrokerRoleState``); a change at an epoch
+    older than the current one raises ValueError and changes nothing."""
+
+    is_slave: bool
+    is_master: bool
+
+    @property
+    def epoch(self) -> int: ...
+
+    def to_master(self, epoch: int) -> None: ...
+
+    def to_slave(self, epoch: int, broker_id: int, master_addr: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +123,7 @@ def _write(path: Path, data: dict[str, object]) -> None:
 
 class ReplicasManager:
     def __init__(
-        self, config: ReplicasConfig, role: BrokerRoleState, store: MessageStore, ha: HAService,
+        self, config: ReplicasConfig, role: RoleTarget, store: MessageStore, ha: HAService,
         remoting: RemotingClient, *, on_role_decided: Callable[[], None] | None = None,
     ) -> None:  # fmt: skip
         self.config = config
@@ -293,8 +308,8 @@ class ReplicasManager:
         self._catchup.clear()
         self._truncated_for = None
         try:
-            self.role.change(BrokerRole.SYNC_MASTER, epoch=info.master_epoch, broker_id=0)
-        except StaleEpochError as exc:
+            self.role.to_master(info.master_epoch)
+        except ValueError as exc:
             log.warning("replicas.stale_master_change: %s", exc)
             return
         log.info("replicas.became_master brokerId=%s epoch=%d start=%d", self.broker_id, info.master_epoch, top)
@@ -304,9 +319,8 @@ class ReplicasManager:
         self.ha.client.update_master_address(None)  # stop following anybody until the tail is cut
         self._truncated_for = None
         try:
-            self.role.change(BrokerRole.SLAVE, epoch=info.master_epoch, broker_id=self.broker_id,
-                             master_addr=info.master_address)  # fmt: skip
-        except StaleEpochError as exc:
+            self.role.to_slave(info.master_epoch, self.broker_id or 0, info.master_address)
+        except ValueError as exc:
             log.warning("replicas.stale_slave_change: %s", exc)
             return
         self.ha.sync_state_set = frozenset()
