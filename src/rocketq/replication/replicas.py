@@ -149,12 +149,14 @@ class ReplicasManager:
         self._tasks: list[asyncio.Task[None]] = []
         self._lock = asyncio.Lock()
         self._catchup: dict[int, float] = {}  # slave id → last time its ack reached the master's end
+        self._pending: set[str] = set()  # actions asked for "now" and not finished yet
 
     # ------------------------------------------------------------------------------------- lifecycle
 
     def start(self) -> None:
         self.ha.controller_mode = True
         self.ha.master.handshake = True
+        self.ha.master.on_disconnect = self.on_slave_disconnected
         self._tasks.append(asyncio.create_task(self._run(), name="replicas-manager"))
 
     async def stop(self) -> None:
@@ -257,16 +259,34 @@ class ReplicasManager:
                 self.on_role_decided()  # the name server has not named the new master's HA address to us yet
 
     def on_notify(self, info: MasterInfo) -> None:
-        """NOTIFY_BROKER_ROLE_CHANGED (from the broker's port)."""
-        task = asyncio.create_task(self._apply_logged(info), name="role-notify")
+        """NOTIFY_BROKER_ROLE_CHANGED (from the broker's port): ask the controller at once. The notice itself is
+        not acted on — anyone who reaches the port could send one — only the controller's own answer is."""
+        log.info("replicas.notified master=%s epoch=%d", info.master_address, info.master_epoch)
+        self._soon("sync_replica_info")
+
+    def on_slave_disconnected(self) -> None:
+        """A named slave's HA connection ended: check the in-sync set now, not at the next period (sends wait
+        for a member that is gone until it leaves the set)."""
+        self._soon("check_sync_state_set")
+
+    def _soon(self, name: str) -> None:
+        if name in self._pending or not self._tasks:  # one at a time; nothing before start()
+            return
+        self._pending.add(name)
+
+        async def once() -> None:
+            try:
+                await getattr(self, name)()
+            except (ControllerError, RemotingError, OSError) as exc:
+                log.info("replicas.%s_failed: %s", name, exc)
+            except Exception:
+                log.exception("replicas.task_failed")
+            finally:
+                self._pending.discard(name)
+
+        task = asyncio.create_task(once(), name=f"replicas-{name}-now")
         self._tasks.append(task)
         task.add_done_callback(lambda t: self._tasks.remove(t) if t in self._tasks else None)
-
-    async def _apply_logged(self, info: MasterInfo) -> None:
-        try:
-            await self.apply(info)
-        except (ControllerError, RemotingError, OSError) as exc:
-            log.warning("replicas.notify_apply_failed: %s", exc)
 
     # ------------------------------------------------------------------------------------- roles
 

@@ -143,3 +143,12 @@ async def test_election_failover_and_a_divergent_old_master_rejoining(tmp_path: 
             store._flush_logics(0)
         for sub in ("commitlog", "consumequeue"):
             assert files(tmp_path / "a", sub) == files(tmp_path / "b", sub), sub
+
+        # the slave goes away: the master drops it from the in-sync set when its connection ends (not at the
+        # next periodic check, stopped here), so sends are answered at once again
+        for task in b.replicas._tasks:
+            if task.get_name() == "replicas-check_sync_state_set":
+                task.cancel()
+        await a2.shutdown()
+        await until(lambda: b.ha.sync_state_set == frozenset({2}), timeout=10)
+        assert set(await send(rc, b, 5, "four")) == {ResponseCode.SUCCESS}
