@@ -52,8 +52,10 @@ async def rc() -> AsyncIterator[RemotingClient]:
 
 
 def files(root: Path, sub: str) -> list[tuple[str, bytes]]:
+    """Every file under ``root/sub`` by relative path (index files: by position, their names are times)."""
     base = root / sub
-    return [(str(p.relative_to(base)), p.read_bytes()) for p in sorted(base.rglob("*")) if p.is_file()]
+    out = [(str(p.relative_to(base)), p.read_bytes()) for p in sorted(base.rglob("*")) if p.is_file()]
+    return [(f"#{i}", data) for i, (_, data) in enumerate(out)] if sub == "index" else out
 
 
 def config(cluster: EmbeddedCluster, name: str) -> BrokerConfig:
@@ -141,7 +143,7 @@ async def test_election_failover_and_a_divergent_old_master_rejoining(tmp_path: 
         for store in (a2.store, b.store):
             store.commit_log.mfq.flush_all()
             store._flush_logics(0)
-        for sub in ("commitlog", "consumequeue"):
+        for sub in ("commitlog", "consumequeue", "index"):
             assert files(tmp_path / "a", sub) == files(tmp_path / "b", sub), sub
 
         # the slave goes away: the master drops it from the in-sync set when its connection ends (not at the
