@@ -43,6 +43,10 @@ log = logging.getLogger(__name__)
 METADATA_FILE = "brokerIdentity"
 
 
+def _nothing_visible() -> int:
+    return 0
+
+
 class RoleTarget(Protocol):
     """The broker's role object as this manager sees it (``broker.role.BrokerRoleState``); a change at an epoch
     older than the current one raises ValueError and changes nothing."""
@@ -157,6 +161,9 @@ class ReplicasManager:
         self.ha.controller_mode = True
         self.ha.master.handshake = True
         self.ha.master.on_disconnect = self.on_slave_disconnected
+        # until the controller has named the role, the log may hold a tail the group never confirmed (an old
+        # master's): nothing is handed to consumers before it is either confirmed (master) or cut (slave)
+        self.store.set_visible_limit(_nothing_visible)
         self._tasks.append(asyncio.create_task(self._run(), name="replicas-manager"))
 
     async def stop(self) -> None:
@@ -344,7 +351,7 @@ class ReplicasManager:
             log.warning("replicas.stale_slave_change: %s", exc)
             return
         self.ha.sync_state_set = frozenset()
-        self.store.set_visible_limit(None)
+        self.store.set_visible_limit(_nothing_visible)
         master_epochs, master_max = await self._fetch_epochs(info.master_address)
         self._master_epochs = master_epochs
         local_max = self.store.get_max_phy_offset()
@@ -361,6 +368,7 @@ class ReplicasManager:
         self._adopt_master_epochs()
         self.epoch_file.save(self.epochs)
         self._truncated_for = (info.master_epoch, info.master_address)
+        self.store.set_visible_limit(None)  # what is left is the master's
         log.info("replicas.became_slave brokerId=%s master=%s epoch=%d cut_at=%d (was %d)", self.broker_id,
                  info.master_address, info.master_epoch, point, local_max)  # fmt: skip
         self._follow_ready()
