@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from rocketq.common.ratelog import RateLimitedLog
 from rocketq.replication.config import HAConfig
-from rocketq.replication.frames import encode_transfer_header, last_report
+from rocketq.replication.frames import HANDSHAKE, decode_handshake, encode_transfer_header, last_report
 from rocketq.store import MessageStore
 
 log = logging.getLogger(__name__)
@@ -30,9 +30,12 @@ PeerFilter = Callable[[str, str], bool]
 class SlaveConnection:
     def __init__(
         self, store: MessageStore, config: HAConfig, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-        on_ack: AckListener,
+        on_ack: AckListener, *, handshake: bool = False,
     ) -> None:  # fmt: skip
         self.store = store
+        #: controller mode: the slave names itself first (``frames.encode_handshake``); its broker id
+        self.expect_handshake = handshake
+        self.slave_id: int | None = None
         self.config = config
         self._reader = reader
         self._writer = writer
@@ -89,6 +92,17 @@ class SlaveConnection:
                 log.info("ha.master.slave_closed peer=%s", self.peer)
                 return
             buf += data
+            if self.expect_handshake:
+                if len(buf) < HANDSHAKE.size:
+                    continue
+                try:
+                    self.slave_id = decode_handshake(buf)
+                except ValueError as exc:
+                    log.warning("ha.master.bad_handshake peer=%s: %s; closing", self.peer, exc)
+                    return
+                del buf[: HANDSHAKE.size]
+                self.expect_handshake = False
+                log.info("ha.master.slave_named peer=%s brokerId=%d", self.peer, self.slave_id)
             value, used = last_report(buf)
             del buf[:used]
             if value is None:
@@ -171,6 +185,10 @@ class HAMaster:
         self._server: asyncio.Server | None = None
         self._done: set[asyncio.Future[None]] = set()  # one per connection handler, resolved when it ends
         self.port = 0
+        #: controller mode: slaves must name themselves with a handshake frame first
+        self.handshake = False
+        #: called on the loop when a named slave's connection ends
+        self.on_disconnect: Callable[[], None] | None = None
 
     async def start(self, host: str, port: int) -> int:
         self._server = await asyncio.start_server(self._accept, host, port)
@@ -200,7 +218,7 @@ class HAMaster:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
             return
-        conn = SlaveConnection(self.store, self.config, reader, writer, self._on_ack)
+        conn = SlaveConnection(self.store, self.config, reader, writer, self._on_ack, handshake=self.handshake)
         self.connections.add(conn)
         log.info("ha.master.slave_connected peer=%s", conn.peer)
         done = asyncio.get_running_loop().create_future()
@@ -211,6 +229,8 @@ class HAMaster:
             self.connections.discard(conn)
             self._done.discard(done)
             done.set_result(None)
+            if conn.slave_id is not None and self.on_disconnect is not None:
+                self.on_disconnect()
 
     async def stop(self) -> None:
         if self._server is not None:

@@ -18,7 +18,7 @@ import logging
 import time
 
 from rocketq.replication.config import HAConfig
-from rocketq.replication.frames import TransferReader, encode_report
+from rocketq.replication.frames import TransferReader, encode_handshake, encode_report
 from rocketq.store import MessageStore
 from rocketq.store.replica import ReplicaOffsetError
 
@@ -51,6 +51,8 @@ class HAClient:
         #: epoch ms of the last bytes read from / report written to the master (GET_BROKER_HA_STATUS); 0: never
         self.last_read_ms = 0
         self.last_write_ms = 0
+        #: controller mode: this slave's broker id, sent in a handshake frame before the first report
+        self.broker_id: int | None = None
 
     @property
     def master_address(self) -> str | None:
@@ -135,6 +137,8 @@ class HAClient:
             self.last_write_ms = int(time.time() * 1000)
 
         last_read = loop.time()
+        if self.broker_id is not None:
+            writer.write(encode_handshake(self.broker_id))
         await report()
         while True:
             wait = max(0.001, min(heartbeat - (loop.time() - last_report), housekeeping - (loop.time() - last_read)))
