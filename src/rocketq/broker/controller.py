@@ -89,6 +89,7 @@ def store_config_from(cfg: BrokerConfig) -> StoreConfig:
         check_crc_on_recover=cfg.checkCRCOnRecover,
         max_transfer_count_on_message_in_memory=cfg.maxTransferCountOnMessageInMemory,
         max_transfer_bytes_on_message_in_memory=cfg.maxTransferBytesOnMessageInMemory,
+        access_message_in_memory_max_ratio=cfg.accessMessageInMemoryMaxRatio,
     )
 
 
