@@ -487,8 +487,9 @@ ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
         "tlsEnable", "tlsClientTrustCertPath", "tlsClientAuthServer",
         "tls.server.mode", "tls.server.certPath", "tls.server.keyPath", "tls.server.need.client.auth",
         "tls.server.trustCertPath",
-        # replication (docs/replication.md): a slave's pause before reconnecting (Java hard-codes 5 s)
-        "haReconnectInterval",
+        # replication (docs/replication.md): a slave's pause before reconnecting (Java hard-codes 5 s), and
+        # SlaveSynchronize's period (Java: a fixed 10 s)
+        "haReconnectInterval", "slaveSyncIntervalMills",
         # the name server's embedded 5.x controller (Java 5's names; a 4.9 name server has none)
         "enableControllerInNamesrv", "enableElectUncleanMaster", "notifyBrokerRoleChanged", "controllerStorePath",
     }
