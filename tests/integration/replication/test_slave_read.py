@@ -14,6 +14,8 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+import yaml
+
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
 from rocketq.broker.role import BrokerRole
 from rocketq.client import AdminClient, ClientConfig, ConsumeFromWhere, Message, Producer, PushConsumer, SendStatus
@@ -120,3 +122,15 @@ async def test_slave_synchronize_copies_topics_groups_and_delay_offsets_until_pr
         master.topics.update(TopicConfig("TLate", 1, 1))
         await asyncio.sleep(0.7)  # two sync intervals: no round runs on a master
         assert slave.slave_sync.rounds == rounds and slave.topics.get("TLate") is None
+
+
+async def test_a_slave_signs_its_sync_requests_for_a_master_with_acl(tmp_path: Path) -> None:
+    acl_file = tmp_path / "plain_acl.yml"
+    acl_file.write_text(yaml.safe_dump({"accounts": [{"accessKey": "rocketmq2", "secretKey": "admin-secret",
+                                                      "admin": True}]}))  # fmt: skip
+    async with EmbeddedCluster(tmp_path / "c", aclEnable=True, aclFilePath=str(acl_file), **BROKER) as cluster:
+        cluster.broker.topics.update(TopicConfig("TAclSynced", 2, 2))
+        anonymous = await cluster.start_slave(0, broker_id=1)
+        signed = await cluster.start_slave(0, broker_id=2, accessKey="rocketmq2", secretKey="admin-secret")
+        await until(lambda: signed.topics.get("TAclSynced") is not None and anonymous.slave_sync.rounds >= 2)
+        assert anonymous.topics.get("TAclSynced") is None  # refused: GET_ALL_* are admin requests

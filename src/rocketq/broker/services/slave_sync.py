@@ -14,6 +14,7 @@ Java 4.9's ``SlaveSynchronize.syncAll``, run by a slave only (first ~3 s after i
 
 The master is the address the name server's REGISTER_BROKER answer named (``BrokerRoleState.master_addr``).
 Each step fails alone (a warning line) and the next round tries again; the transport is given as ``invoke``.
+Requests are signed with the broker's ``accessKey``/``secretKey`` when it has them (a master with ACL).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from rocketq.acl.signature import sign_request
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
 from rocketq.codes import RequestCode, ResponseCode
@@ -77,7 +79,11 @@ class SlaveSynchronize:
         self.rounds += 1
 
     async def _ask(self, addr: str, code: int) -> Any:
-        answer = await self._invoke(addr, RemotingCommand.request(code, language="JAVA"), _TIMEOUT)
+        cmd = RemotingCommand.request(code, {}, language="JAVA")
+        cfg = self._ctx.config
+        if cfg.accessKey:  # a master with aclEnable: the broker's own account (as its registrations)
+            sign_request(cmd.ext_fields, cmd.body, cfg.accessKey, cfg.secretKey)
+        answer = await self._invoke(addr, cmd, _TIMEOUT)
         if answer.code != ResponseCode.SUCCESS:
             raise SyncError(f"code {code} answered {answer.code}: {answer.remark}")
         try:
