@@ -48,10 +48,10 @@ IGNORED_JAVA_KEYS = frozenset(
         "serverOnewaySemaphoreValue", "serverAsyncSemaphoreValue", "serverSocketSndBufSize", "serverSocketRcvBufSize",
         "serverPooledByteBufAllocatorEnable", "transientStorePoolEnable", "transientStorePoolSize",
         "useReentrantLockWhenPutMessage", "warmMapedFileEnable", "osPageCacheBusyTimeOutMills",
-        "storePathConsumeQueue", "storePathIndex", "storePathCommitLog", "isEnableBatchPush", "slaveReadEnable",
+        "storePathConsumeQueue", "storePathIndex", "storePathCommitLog", "isEnableBatchPush",
         "fetchNamesrvAddrByAddressServer", "rocketmqHome", "waitTimeMillsInPullQueue",
         "waitTimeMillsInHeartbeatQueue", "waitTimeMillsInTransactionQueue", "sendThreadPoolQueueCapacity",
-        "pullThreadPoolQueueCapacity", "accessMessageInMemoryMaxRatio", "messageIndexEnable",
+        "pullThreadPoolQueueCapacity", "messageIndexEnable",
         "messageIndexSafe", "cleanFileForciblyEnable", "brokerFastFailureEnable",
     }
 )  # fmt: skip
@@ -165,6 +165,12 @@ class BrokerConfig:
     transactionCheckMax: int = 15
     transactionCheckInterval: int = 60_000
     offsetCheckInSlave: bool = False
+    # reads from a slave (docs/replication.md): PULL answers suggest the group's brokerId (or, when the pull lags by
+    # more than accessMessageInMemoryMaxRatio % of RAM, its whichBrokerWhenConsumeSlowly) instead of the master
+    slaveReadEnable: bool = False
+    accessMessageInMemoryMaxRatio: int = 40
+    # rocketq: SlaveSynchronize's period (Java: a fixed 10 s, first run 3 s after start)
+    slaveSyncIntervalMills: int = 10_000
     # rocketq: the timer check interval; a delay level whose next message cannot be read is retried after it
     scheduleIntervalMills: int = 100
     lockMaxLiveTimeMills: int = 60_000  # rocketq: Java's rocketmq.broker.rebalance.lockMaxLiveTime
@@ -325,8 +331,8 @@ class BrokerConfig:
         if self.brokerRole == "SLAVE" and self.brokerId <= 0:
             raise ConfigError("brokerId", f"a SLAVE needs a brokerId > 0, not {self.brokerId}")
         for key in ("haSendHeartbeatInterval", "haHousekeepingInterval", "haTransferBatchSize", "slaveTimeout",
-                    "haReconnectInterval", "brokerHeartbeatInterval", "syncBrokerMetadataPeriod",
-                    "checkSyncStateSetPeriod", "haMaxTimeSlaveNotCatchup",
+                    "haReconnectInterval", "slaveSyncIntervalMills", "brokerHeartbeatInterval",
+                    "syncBrokerMetadataPeriod", "checkSyncStateSetPeriod", "haMaxTimeSlaveNotCatchup",
                     "controllerHeartBeatTimeoutMills"):  # fmt: skip
             if getattr(self, key) <= 0:
                 raise ConfigError(key, f"must be > 0, not {getattr(self, key)}")
@@ -342,6 +348,8 @@ class BrokerConfig:
             raise ConfigError("listenPort", f"{self.listenPort} is not a port number")
         if self.fastListenPortEnable and 0 < self.listenPort < 3:
             raise ConfigError("listenPort", "must be >= 3 when fastListenPortEnable (VIP port = listenPort - 2)")
+        if not 0 <= self.accessMessageInMemoryMaxRatio <= 100:
+            raise ConfigError("accessMessageInMemoryMaxRatio", "must be between 0 and 100")
         if not 10 <= self.diskMaxUsedSpaceRatio <= 95:
             raise ConfigError("diskMaxUsedSpaceRatio", "must be between 10 and 95")
         if self.diskMinFreeBytes < 0:

@@ -52,6 +52,7 @@ from rocketq.broker.processors.sink_commit import SinkCommitProcessor
 from rocketq.broker.role import BrokerRole, BrokerRoleState, RoleSnapshot
 from rocketq.broker.services.registration import NamesrvRegistration
 from rocketq.broker.services.schedule import ScheduleService
+from rocketq.broker.services.slave_sync import SlaveSynchronize
 from rocketq.broker.services.timer import TIMER_TOPIC, TimerService
 from rocketq.broker.services.transaction import TransactionService
 from rocketq.codes import RequestCode
@@ -100,6 +101,7 @@ def store_config_from(cfg: BrokerConfig) -> StoreConfig:
         check_crc_on_recover=cfg.checkCRCOnRecover,
         max_transfer_count_on_message_in_memory=cfg.maxTransferCountOnMessageInMemory,
         max_transfer_bytes_on_message_in_memory=cfg.maxTransferBytesOnMessageInMemory,
+        access_message_in_memory_max_ratio=cfg.accessMessageInMemoryMaxRatio,
     )
 
 
@@ -199,6 +201,7 @@ class BrokerController:
                 send_queue_size=self.send.queue_size,
                 held_pulls=self.pull_holds.held_count,
                 send_queue_head_wait_ms=self.send.head_wait_ms,
+                delay_offsets=lambda: self.schedule.build()(),
             ),
             AclProcessors(ctx, self.acl),
             HAStatusProcessor(ctx, lambda: ha_runtime_info(self.ha, is_slave=self.role.is_slave)),
@@ -216,6 +219,9 @@ class BrokerController:
             self.ha.on_confirm = self.pull_holds.recheck
         if self.acl is not None:  # checked first at the gate, on both ports
             self.dispatcher.request_hooks.insert(0, AclGate(self.acl))
+        #: a slave's copy of its master's topics, offsets, delay offsets and groups (runs while a slave)
+        self.slave_sync = SlaveSynchronize(ctx, self.remoting_client.invoke, lambda: self.role.master_addr)
+        self._slave_sync_task: asyncio.Task[None] | None = None
         self.consumers.on_members_changed = self._on_members_changed
         self.dispatcher.close_listeners.append(self._on_connection_closed)
         self.role.on_change(self._on_role_changed)
@@ -289,6 +295,8 @@ class BrokerController:
         self.send.start()
         if self.role.is_master:
             self._start_master_services()
+        else:
+            self._start_slave_sync()
         if self.replicas is not None:
             self.replicas.config = replace(self.replicas.config, broker_addr=cfg.broker_addr)  # the bound port
             self.replicas.start()  # registration with the name servers starts once the controller named the role
@@ -417,15 +425,34 @@ class BrokerController:
             if errors:
                 raise errors[0]
 
+    def _start_slave_sync(self) -> None:
+        """SlaveSynchronize while a slave: first after ~3 s (sooner when the interval is shorter), then every
+        ``slaveSyncIntervalMills``."""
+        if self._slave_sync_task is None:
+            def interval() -> float:
+                return self.config.slaveSyncIntervalMills / 1000.0
+
+            self._slave_sync_task = self._tasks.every(
+                interval, self.slave_sync.sync_all, "slave-sync", initial_delay=min(3.0, interval())
+            )
+
+    def _stop_slave_sync(self) -> None:
+        task, self._slave_sync_task = self._slave_sync_task, None
+        if task is not None:
+            task.cancel()
+
     def _on_role_changed(self, before: RoleSnapshot, after: RoleSnapshot) -> None:
         if not self._started:
             return
         if after.role is not BrokerRole.SLAVE:
+            self._stop_slave_sync()
             self.ha.client.update_master_address(None)  # a master follows nobody: no frame is applied after this
             if before.role is BrokerRole.SLAVE:
                 self.store.drop_replica_tail()  # local puts must start after the last complete message
+                self._reload_delay_offsets()
             self._start_master_services()
         else:
+            self._start_slave_sync()
             self._tasks.spawn(self._stop_master_services(), "stop-master-services")
         self.registration.kick()  # the name servers learn the new role (brokerId) at once
 
@@ -437,6 +464,15 @@ class BrokerController:
             self.registration.start()
         else:
             self.registration.kick()
+
+    def _reload_delay_offsets(self) -> None:
+        """A slave turned master delivers delayed messages from the progress SlaveSynchronize copied."""
+        if self._master_services_running:
+            return
+        try:
+            self.schedule.load()
+        except Exception:  # a damaged copy: the delay service keeps the progress it had
+            log.exception("broker.delay_offsets_reload_failed path=%s", self.schedule.path)
 
     def _on_register_result(self, result: RegisterBrokerResult) -> None:
         """A slave learns its master from the name server's REGISTER_BROKER answer."""

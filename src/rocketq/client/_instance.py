@@ -21,12 +21,13 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from typing import Any, Protocol
 
 from rocketq.client._api import MQClientAPI
 from rocketq.client._route import TopicPublishInfo, to_publish_info
 from rocketq.client._route_cache import RouteCache
+from rocketq.client._route_refresh import FailureRefresh
 from rocketq.client._tasks import TaskSet
 from rocketq.client.config import ClientConfig
 from rocketq.client.errors import BrokerNotFoundError
@@ -126,6 +127,13 @@ class ClientInstance:
         self._started = False
         self.start_timestamp = int(time.time() * 1000)
         self._register_processors()
+        #: routes fetched again when a broker cannot be reached (a dead master), debounced per topic
+        self.failure_refresh = FailureRefresh(
+            self.update_topic_route, self._spawn_refresh, config.failure_route_refresh_interval
+        )
+        if config.failure_route_refresh_interval > 0:
+            self.remoting.on_connect_failed = self.broker_unreachable
+            self.dispatcher.close_listeners.append(lambda conn: self.broker_unreachable(conn.remote))
 
     @property
     def timeout(self) -> float:
@@ -234,6 +242,21 @@ class ClientInstance:
             self.routes.remember(topic, route)
             log.info("route.changed topic=%s queues=%s", topic, [q.to_json() for q in route.queue_datas])
             return True
+
+    def broker_unreachable(self, addr: str) -> None:
+        """A connection to ``addr`` failed or was lost: refresh every route that names it."""
+        topics = [
+            topic for topic, route in list(self.routes.topic_route_table.items())
+            if any(addr in bd.broker_addrs.values() for bd in route.broker_datas)
+        ]  # fmt: skip
+        if topics:
+            self.failure_refresh.trigger(topics)
+
+    def _spawn_refresh(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        if not self._started or self.tasks.closed:  # a shutdown closes every connection: nothing to refresh
+            coro.close()
+            return
+        self.tasks.spawn(coro, name)
 
     def _need_update_route(self, topic: str) -> bool:
         return any(p.is_publish_topic_need_update(topic) for p in self.producers.values()) or any(

@@ -92,7 +92,8 @@ class RouteCache:
         if addr is None and slave:
             addr = table.get(broker_id + 1)
         if addr is None and not only_this_broker:
-            bid, addr = next(iter(table.items()))
+            bid = min(table)  # Java iterates a HashMap of small Long keys: the lowest id first
+            addr = table[bid]
             slave = bid != MASTER_ID
         return (addr, slave) if addr is not None else None
 

@@ -48,6 +48,9 @@ class ClientConfig:
     unit_name: str | None = None
     #: Route refresh interval (Java ``pollNameServerInterval``).
     poll_name_server_interval: float = 30.0
+    #: rocketq: a failed or lost broker connection refreshes the routes naming that broker at once, then at most
+    #: once per this many seconds per topic (0: off, only the periodic poll, as Java)
+    failure_route_refresh_interval: float = 1.0
     #: Heartbeat interval (Java ``heartbeatBrokerInterval``).
     heartbeat_broker_interval: float = 30.0
     #: rocketq: while a subscribed topic has no route (or its broker knows no consumer of the group yet), the

@@ -53,6 +53,8 @@ class RemotingClient:
         self._connecting: dict[str, asyncio.Future[Connection]] = {}
         self._idle_task: asyncio.Task[None] | None = None
         self._closed = False
+        #: called with the address when a connection to it cannot be made
+        self.on_connect_failed: Callable[[str], None] | None = None
 
     async def connection(self, addr: str) -> Connection:
         conn = self._conns.get(addr)
@@ -81,6 +83,8 @@ class RemotingClient:
             err = RemotingConnectError(f"cannot connect to {addr}: {exc or type(exc).__name__}")
             fut.set_exception(err)
             fut.exception()  # mark retrieved for waiters that never come
+            if self.on_connect_failed is not None:
+                self.on_connect_failed(addr)
             raise err from exc
         finally:
             self._connecting.pop(addr, None)

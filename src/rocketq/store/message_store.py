@@ -395,9 +395,17 @@ class MessageStore:
         replica = self._replica
         if replica is None:
             replica = self._replica = ReplicaAppender(self.commit_log, self.dispatcher)
+            replica.listener = self._replica_arrived
         n = replica.append(offset, data)
         self.dispatcher.last_dispatched_store_timestamp = self.commit_log.last_store_timestamp
         return n
+
+    def _replica_arrived(self, topic: str, queue_id: int, next_offset: int, tags_code: int, store_ts: int) -> None:
+        """A replicated message reached its consume queue: tell the arrival listener as a put does, so pulls held
+        on a slave wake when the bytes arrive (Java 4.9's slave leaves them to the hold service's periodic check)."""
+        listener = self.appender.arrival_listener
+        if listener is not None:
+            listener(topic, queue_id, next_offset, tags_code, store_ts, None)
 
     def _wait(self, register: Callable[[FlushCallback], None]) -> bool:
         done = threading.Event()

@@ -487,8 +487,9 @@ ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
         "tlsEnable", "tlsClientTrustCertPath", "tlsClientAuthServer",
         "tls.server.mode", "tls.server.certPath", "tls.server.keyPath", "tls.server.need.client.auth",
         "tls.server.trustCertPath",
-        # replication (docs/replication.md): a slave's pause before reconnecting (Java hard-codes 5 s)
-        "haReconnectInterval", "haAllowedAddresses",
+        # replication (docs/replication.md): a slave's pause before reconnecting (Java hard-codes 5 s), and
+        # SlaveSynchronize's period (Java: a fixed 10 s)
+        "haReconnectInterval", "slaveSyncIntervalMills", "haAllowedAddresses",
         # the broker's 5.x controller mode (Java 5's names; a 4.9 broker has none)
         "enableControllerMode", "controllerAddr", "brokerHeartbeatInterval", "syncBrokerMetadataPeriod",
         "checkSyncStateSetPeriod", "haMaxTimeSlaveNotCatchup", "controllerHeartBeatTimeoutMills",

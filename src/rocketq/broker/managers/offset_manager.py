@@ -93,6 +93,13 @@ class ConsumerOffsetManager(ConfigManager):
         self.table.setdefault(f"{topic}{TOPIC_GROUP_SEPARATOR}{group}", {})[queue_id] = offset
         self._dirty = True
 
+    def merge(self, table: dict[str, dict[int, int]]) -> None:
+        """A slave takes its master's offsets (SlaveSynchronize, Java's ``putAll``): each ``topic@group`` the
+        master has replaces the slave's; keys only the slave has stay."""
+        for key, queues in table.items():
+            self.table[key] = dict(queues)
+        self._dirty = True
+
     def query(self, group: str, topic: str, queue_id: int) -> int:
         """The committed offset, or -1 when the group has none for this queue."""
         return self.table.get(f"{topic}{TOPIC_GROUP_SEPARATOR}{group}", {}).get(queue_id, -1)

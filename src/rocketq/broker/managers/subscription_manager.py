@@ -133,6 +133,14 @@ class SubscriptionGroupManager(ConfigManager):
         self.table[cfg.group_name] = cfg
         self._changed()
 
+    def replace_all(self, table: dict[str, SubscriptionGroupConfig], version: DataVersion) -> None:
+        """A slave takes its master's whole table and data version (SlaveSynchronize), then saves it. The table
+        object is kept (readers hold it) and filled again."""
+        self.table.clear()
+        self.table.update(table)
+        self.data_version = version
+        self.persist_soon()
+
     def delete(self, group: str) -> bool:
         if self.table.pop(group, None) is None:
             return False

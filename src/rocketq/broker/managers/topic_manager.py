@@ -189,6 +189,14 @@ class TopicConfigManager(ConfigManager):
             self._changed()
         return tc
 
+    def replace_all(self, table: dict[str, TopicConfig], version: DataVersion) -> None:
+        """A slave takes its master's whole table and data version (SlaveSynchronize), then saves it. The table
+        object is kept (readers hold it) and filled again."""
+        self.table.clear()
+        self.table.update(table)
+        self.data_version = version
+        self.persist_soon()
+
     def delete(self, topic: str) -> bool:
         if self.table.pop(topic, None) is None:
             return False

@@ -4,6 +4,11 @@ Store status → response code and nextBeginOffset follow RocketMQ 4.9's PullMes
 reference §3.2). A pull that finds nothing and may be suspended comes back with ``suspend_seconds`` set: the
 front end parks it (``PullHoldService``) and calls ``pull`` again, without permission to park, when a message
 arrives or the time is up.
+
+Every answer names the broker the client should pull from next (``suggest_which_broker_id``, see
+``suggest_broker_id``). A slave serves pulls whatever ``slaveReadEnable`` says (Java 4.9 sets
+PULL_RETRY_IMMEDIATELY for a slave that may not be read and then overwrites it with the store's status), so a
+consumer whose master is gone keeps reading from the slave; it only never commits offsets on a pull there.
 """
 
 from __future__ import annotations
@@ -42,6 +47,20 @@ class PullOutcome:
     suspend_seconds: float = 0.0
     #: tags-code filter of a parked pull (a new message wakes it only when it matches)
     matches_code: Callable[[int], bool] | None = None
+    #: the broker id the client should pull this queue from next (0: the master)
+    suggest_which_broker_id: int = 0
+
+
+def suggest_broker_id(*, slave_read_enable: bool, pulling_behind: bool, broker_id: int, slowly_broker_id: int) -> int:
+    """Java 4.9 PullMessageProcessor's ``suggestWhichBrokerId``.
+
+    ``pulling_behind``: the store's ``suggest_pulling_from_slave`` (the pull reads further behind the log's end
+    than ``accessMessageInMemoryMaxRatio`` % of RAM). Without ``slaveReadEnable`` always the master; with it, the
+    group's ``whichBrokerWhenConsumeSlowly`` when behind, else the group's ``brokerId`` (0 unless set).
+    """
+    if not slave_read_enable:
+        return 0
+    return slowly_broker_id if pulling_behind else broker_id
 
 
 # Java caps holds well below the clients' 30 s read timeout.
@@ -118,6 +137,10 @@ class PullService:
         result = ctx.store.get_message(h.topic, h.queue_id, h.queue_offset, h.max_msg_nums, message_filter)
         status = result.status
         next_begin = result.next_begin_offset
+        suggest = suggest_broker_id(
+            slave_read_enable=cfg.slaveReadEnable, pulling_behind=result.suggest_pulling_from_slave,
+            broker_id=group_cfg.broker_id, slowly_broker_id=group_cfg.which_broker_when_consume_slowly,
+        )  # fmt: skip
         body: bytes = b""
         # Java's store makes a queue's file on first lookup, so a queue never written reads as an empty one
         remark = "NO_MESSAGE_IN_QUEUE" if status == GetMessageStatus.NO_MATCHED_LOGIC_QUEUE else status.name
@@ -139,8 +162,10 @@ class PullService:
 
         is_slave = ctx.role.is_slave
         if code == ResponseCode.PULL_OFFSET_MOVED and is_slave and not cfg.offsetCheckInSlave:
+            # a slave does not move a consumer's offset: it may just lag its master
             code = ResponseCode.PULL_RETRY_IMMEDIATELY
             next_begin = h.queue_offset
+            suggest = group_cfg.broker_id
 
         commit = h.sys_flag & PULL_FLAG_COMMIT_OFFSET and not is_slave
         if code == ResponseCode.PULL_NOT_FOUND and allow_suspend and h.sys_flag & PULL_FLAG_SUSPEND:
@@ -154,4 +179,6 @@ class PullService:
 
         if commit:
             ctx.offsets.commit(h.consumer_group, h.topic, h.queue_id, h.commit_offset)
-        return PullOutcome(code, remark, next_begin, result.min_offset, result.max_offset, body)
+        return PullOutcome(
+            code, remark, next_begin, result.min_offset, result.max_offset, body, suggest_which_broker_id=suggest
+        )

@@ -22,7 +22,7 @@ from rocketq.errors import ConfigError
 LIVE_KEYS = frozenset(
     {
         "maxMessageSize", "brokerPermission", "autoCreateSubscriptionGroup",
-        "longPollingEnable", "shortPollingTimeMills", "enablePropertyFilter", "offsetCheckInSlave",
+        "longPollingEnable", "shortPollingTimeMills", "enablePropertyFilter", "offsetCheckInSlave", "slaveReadEnable",
         "traceOn", "waitTimeMillsInSendQueue", "sendQueueCapacity", "rejectTransactionMessage",
         "clientChannelExpiredTimeMills", "clientScanIntervalMills", "consumerOffsetPersistIntervalMills",
         "maxTransferCountOnMessageInMemory", "maxTransferBytesOnMessageInMemory", "fileReservedTime",

@@ -48,12 +48,14 @@ class AdminProcessors:
         send_queue_size: Callable[[], int],
         held_pulls: Callable[[], int],
         send_queue_head_wait_ms: Callable[[], int] = lambda: 0,
+        delay_offsets: Callable[[], Any] | None = None,
     ) -> None:
         self._ctx = ctx
         self._admin = AdminService(ctx)
         self._config = RuntimeConfigService(ctx)
         self._send_queue_size = send_queue_size
         self._held_pulls = held_pulls
+        self._delay_offsets = delay_offsets
         self._send_queue_head_wait_ms = send_queue_head_wait_ms
 
     def register(self) -> None:
@@ -73,6 +75,7 @@ class AdminProcessors:
         d.register(RequestCode.UPDATE_BROKER_CONFIG, self.update_broker_config)
         d.register(RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, self.consumed_by_who)
         d.register(RequestCode.GET_ALL_CONSUMER_OFFSET, self.all_consumer_offsets)
+        d.register(RequestCode.GET_ALL_DELAY_OFFSET, self.all_delay_offsets)
         d.register(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, self.reset_offset)
         d.register(RequestCode.VIEW_BROKER_STATS_DATA, self.view_stats)
         d.register(RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, self.clean_expired_consume_queues)
@@ -358,6 +361,13 @@ class AdminProcessors:
         build = self._ctx.offsets.build()
         body = await asyncio.to_thread(lambda: dumps(build()))
         return cmd.response(ResponseCode.SUCCESS, body=body)
+
+    def all_delay_offsets(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """GET_ALL_DELAY_OFFSET: the delay levels' progress as config/delayOffset.json holds it (a slave's
+        SlaveSynchronize copies it)."""
+        if self._delay_offsets is None:
+            return cmd.response(ResponseCode.SYSTEM_ERROR, "No delay offset in this broker")
+        return cmd.response(ResponseCode.SUCCESS, body=dumps(self._delay_offsets()))
 
     async def reset_offset(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         """INVOKE_BROKER_TO_RESET_OFFSET: rewind (or, with isForce, move) a group's offsets to a time.

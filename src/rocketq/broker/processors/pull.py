@@ -40,7 +40,7 @@ class PullProcessor:
         if out.code not in _PULL_STATUS_CODES:  # a refusal carries no pull header, as in Java
             return cmd.response(out.code, out.remark)
         header = PullMessageResponseHeader(
-            suggest_which_broker_id=0,
+            suggest_which_broker_id=out.suggest_which_broker_id,
             next_begin_offset=out.next_begin_offset,
             min_offset=out.min_offset,
             max_offset=out.max_offset,

@@ -40,6 +40,8 @@ final class MoreScenarios {
             request(o);
         } else if ("acl".equals(name)) {
             AclScenarios.run(o);
+        } else if ("failover".equals(name)) {
+            FailoverScenario.run(o);
         } else {
             throw new IllegalArgumentException("unknown scenario " + name);
         }

@@ -1,0 +1,152 @@
+"""SlaveSynchronize: a slave copies its master's topics, consumer offsets, delay offsets and subscription groups.
+
+Java 4.9's ``SlaveSynchronize.syncAll``, run by a slave only (first ~3 s after it becomes one, then every
+``slaveSyncIntervalMills``; Java: a fixed 10 s):
+
+* GET_ALL_TOPIC_CONFIG (21), asked on the master's VIP port (listenPort - 2) as Java does — rocketq falls back
+  to the main port when nothing listens there (a master without ``fastListenPortEnable``); the table and its
+  data version replace the slave's when the data version differs;
+* GET_ALL_CONSUMER_OFFSET (43): merged (each ``topic@group`` of the master replaces the slave's; the slave's
+  own keys stay);
+* GET_ALL_DELAY_OFFSET (45): written as it came to ``config/delayOffset.json`` (read by the delay service when
+  the slave becomes a master);
+* GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201): as the topics.
+
+The master is the address the name server's REGISTER_BROKER answer named (``BrokerRoleState.master_addr``).
+Each step fails alone (a warning line) and the next round tries again; the transport is given as ``invoke``.
+Requests are signed with the broker's ``accessKey``/``secretKey`` when it has them (a master with ACL).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from rocketq.acl.signature import sign_request
+from rocketq.broker.context import BrokerContext
+from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
+from rocketq.codes import RequestCode, ResponseCode
+from rocketq.errors import ProtocolError, RemotingConnectError, RemotingError
+from rocketq.protocol import fastjson
+from rocketq.protocol.bodies import DataVersion, TopicConfig
+from rocketq.protocol.command import RemotingCommand
+from rocketq.remoting.client import split_addr
+
+log = logging.getLogger(__name__)
+
+#: (address, request, timeout in seconds) → the answer
+Invoke = Callable[[str, RemotingCommand, float], Awaitable[RemotingCommand]]
+
+_TIMEOUT = 3.0
+
+
+class SyncError(Exception):
+    """The master's answer to one step could not be used."""
+
+
+def vip_addr(addr: str) -> str:
+    """Java ``MixAll.brokerVIPChannel``: the same host, port - 2."""
+    host, port = split_addr(addr)
+    return f"{host}:{port - 2}"
+
+
+class SlaveSynchronize:
+    def __init__(self, ctx: BrokerContext, invoke: Invoke, master_addr: Callable[[], str | None]) -> None:
+        self._ctx = ctx
+        self._invoke = invoke
+        self._master_addr = master_addr
+        self.delay_offset_path = Path(ctx.config.storePathRootDir) / "config" / "delayOffset.json"
+        #: rounds completed (tests wait on it)
+        self.rounds = 0
+
+    async def sync_all(self) -> None:
+        master = self._master_addr()
+        if not master or master == self._ctx.config.broker_addr:
+            return
+        steps = (
+            ("topics", self._sync_topics),
+            ("consumer-offsets", self._sync_offsets),
+            ("delay-offsets", self._sync_delay_offsets),
+            ("groups", self._sync_groups),
+        )
+        for name, step in steps:
+            try:
+                await step(master)
+            except (RemotingError, ProtocolError, SyncError, OSError) as exc:
+                log.warning("slave_sync.failed step=%s master=%s error=%s", name, master, exc)
+        self.rounds += 1
+
+    async def _ask(self, addr: str, code: int) -> Any:
+        cmd = RemotingCommand.request(code, {}, language="JAVA")
+        cfg = self._ctx.config
+        if cfg.accessKey:  # a master with aclEnable: the broker's own account (as its registrations)
+            sign_request(cmd.ext_fields, cmd.body, cfg.accessKey, cfg.secretKey)
+        answer = await self._invoke(addr, cmd, _TIMEOUT)
+        if answer.code != ResponseCode.SUCCESS:
+            raise SyncError(f"code {code} answered {answer.code}: {answer.remark}")
+        try:
+            doc = fastjson.loads(bytes(answer.body))
+        except ValueError as exc:
+            raise SyncError(f"code {code}: the body is not JSON ({exc})") from None
+        if not isinstance(doc, dict):
+            raise SyncError(f"code {code}: the body is not a JSON object")
+        return doc
+
+    async def _sync_topics(self, master: str) -> None:
+        try:
+            doc = await self._ask(vip_addr(master), RequestCode.GET_ALL_TOPIC_CONFIG)
+        except RemotingConnectError:  # no VIP port on that master
+            doc = await self._ask(master, RequestCode.GET_ALL_TOPIC_CONFIG)
+        version, raw = _versioned(doc, "topicConfigTable")
+        topics = self._ctx.topics
+        if version == topics.data_version:
+            return
+        try:
+            table = {name: TopicConfig.from_json(tc) for name, tc in raw.items()}
+        except (TypeError, ValueError, KeyError) as exc:
+            raise SyncError(f"a topic config cannot be read: {exc}") from None
+        topics.replace_all(table, version)
+        log.info("slave_sync.topics master=%s topics=%d version=%s", master, len(table), version)
+
+    async def _sync_offsets(self, master: str) -> None:
+        doc = await self._ask(master, RequestCode.GET_ALL_CONSUMER_OFFSET)
+        raw = doc.get("offsetTable") or {}
+        if not isinstance(raw, dict):
+            raise SyncError("offsetTable is not an object")
+        try:
+            table = {str(key): {int(q): int(o) for q, o in queues.items()} for key, queues in raw.items()}
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise SyncError(f"an offset cannot be read: {exc}") from None
+        offsets = self._ctx.offsets
+        offsets.merge(table)
+        offsets.persist_soon()
+
+    async def _sync_delay_offsets(self, master: str) -> None:
+        doc = await self._ask(master, RequestCode.GET_ALL_DELAY_OFFSET)
+        await self._ctx.persister.write(self.delay_offset_path, lambda: doc)  # off the loop
+
+    async def _sync_groups(self, master: str) -> None:
+        doc = await self._ask(master, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        version, raw = _versioned(doc, "subscriptionGroupTable")
+        groups = self._ctx.groups
+        if version == groups.data_version:
+            return
+        try:
+            table = {name: SubscriptionGroupConfig.from_json(cfg) for name, cfg in raw.items()}
+        except (AttributeError, TypeError, ValueError, KeyError) as exc:
+            raise SyncError(f"a subscription group cannot be read: {exc}") from None
+        groups.replace_all(table, version)
+        log.info("slave_sync.groups master=%s groups=%d version=%s", master, len(table), version)
+
+
+def _versioned(doc: dict[str, Any], key: str) -> tuple[DataVersion, dict[str, Any]]:
+    raw = doc.get(key) or {}
+    if not isinstance(raw, dict):
+        raise SyncError(f"{key} is not an object")
+    try:
+        version = DataVersion.from_json(doc.get("dataVersion") or {})
+    except (TypeError, ValueError) as exc:
+        raise SyncError(f"dataVersion cannot be read: {exc}") from None
+    return version, raw
