@@ -34,7 +34,10 @@ def ha_runtime_info(ha: HAService, *, is_slave: bool) -> dict[str, Any]:
     top = store.get_max_phy_offset()
     conns = []
     for conn in sorted(ha.master.connections, key=lambda c: c.peer):
-        in_sync = ha.is_in_sync(top, conn.ack_offset)
+        if ha.controller_mode and conn.slave_id is not None:  # the controller's in-sync set decides
+            in_sync = conn.slave_id in ha.sync_state_set
+        else:
+            in_sync = ha.is_in_sync(top, conn.ack_offset)
         conns.append({
             "addr": conn.peer,
             "slaveAckOffset": conn.ack_offset,

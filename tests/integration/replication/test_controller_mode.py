@@ -17,6 +17,7 @@ from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.route import TopicRouteData
 from rocketq.remoting.client import RemotingClient
 from rocketq.replication.controller.epoch import EpochFile
+from rocketq.replication.status import ha_runtime_info
 from rocketq.store.results import GetMessageStatus
 from rocketq.testing import EmbeddedCluster
 from rocketq.testing.cluster import TEST_BROKER_DEFAULTS
@@ -86,6 +87,8 @@ async def test_election_failover_and_a_divergent_old_master_rejoining(tmp_path: 
         assert b.replicas is not None and b.role.is_slave and b.replicas.broker_id == 2
         await until(lambda: b.ha.client.connected)
         await until(lambda: a.ha.sync_state_set == frozenset({1, 2}))  # the slave joined the in-sync set
+        info = ha_runtime_info(a.ha, is_slave=False)  # GET_BROKER_HA_STATUS follows the controller's set
+        assert info["inSyncSlaveNums"] == 1 and [c["inSync"] for c in info["haConnectionInfo"]] == [True]
         assert set(await send(rc, a, 60, "one")) == {ResponseCode.SUCCESS}  # answered once b holds them
         assert b.store.get_max_phy_offset() == a.store.get_max_phy_offset()
         assert (await send(rc, b, 1, "x")) == [ResponseCode.SERVICE_NOT_AVAILABLE]
