@@ -246,6 +246,29 @@ async def pieces(s: Session, block: Block) -> None:
     # They keep running for the blocks after this one; the test stops them at its end.
 
 
+async def replication(s: Session, block: Block) -> None:
+    """A name server with the embedded controller and two brokers in controller mode, as written; ``ha status``
+    then shows the group with its master and its slave in the in-sync set (the election takes a moment)."""
+    lines = [line for line in block.text.splitlines() if line.strip() and not line.startswith("#")]
+    words = [shlex.split(line, comments=True) for line in lines]
+    assert [w[1] for w in words] == ["namesrv", "broker", "broker", "ha"], lines
+    namesrv = await s.start(s.argv(lines[0]))
+    port = (await namesrv.wait_for_line(r"listening on \S*:(\d+)")).group(1)
+    s.namesrv_addr = f"127.0.0.1:{port}"
+    for line in lines[1:3]:
+        broker = await s.start(s.argv(line))
+        await broker.wait_for_line(r"broker (\S+) listening on ")
+    env = _env()
+    env["NAMESRV_ADDR"] = s.namesrv_addr
+    async with asyncio.timeout(TIMEOUT):
+        while True:
+            out = await run(s.argv(lines[3]), env)
+            rows = [line.split() for line in out.splitlines() if line.startswith("broker-r ")]
+            if sorted(row[3] for row in rows) == ["SLAVE", "SYNC_MASTER"] and all(row[-1] == "yes" for row in rows):
+                break
+            await asyncio.sleep(0.2)
+
+
 SERVER_COMMANDS = {"namesrv", "broker", "standalone"}
 ONE_SHOT_FLAGS = {"-p", "--printConfigItem", "-h", "--help"}  # a server command that prints and exits
 
@@ -302,7 +325,8 @@ STEPS: list[Entry] = [
     Entry("readme-send", r"^# example: readme-send", readme_send),
     Entry("readme-consume", r"^# example: readme-consume", readme_consume),
     Entry("C++ wheel snippet, then examples/cpp_quickstart.py", r"^from rocketmq\.client import", cpp_snippet),
-    Entry("run the pieces separately", r"rocketq namesrv\b.*\n.*rocketq broker\b", pieces),
+    Entry("run the pieces separately", r"rocketq namesrv\b(?!.*enableController).*\n.*rocketq broker\b", pieces),
+    Entry("replication with automatic failover", r"rocketq namesrv\b.*enableControllerInNamesrv=true", replication),
     Entry("Spark", r"spark\.read", None,
           "fragments, not a program: they need a `spark` session and write to /ckpt and read /backups; the same "
           "calls run against a broker in tests/spark (test_batch_read, test_stream, test_sink, test_store_reader)"),
