@@ -80,3 +80,27 @@ class StandaloneProcess:
         if self.proc.returncode is None:
             self.proc.terminate()
         return await self.proc.wait()
+
+
+async def start_broker_process(
+    namesrv: str, *settings: str, timeout: float = 30.0
+) -> tuple[asyncio.subprocess.Process, str]:
+    """``python -m rocketq broker`` on an ephemeral 127.0.0.1 port (``settings``: ``key=value``); returns the
+    process and the address it advertises, once it listens. The caller kills or stops it."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "rocketq", "--log-level", "WARNING", "broker", "-n", namesrv, "listenPort=0",
+        "listenHost=127.0.0.1", "brokerIP1=127.0.0.1", *settings, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        async with asyncio.timeout(timeout):
+            line = await proc.stdout.readline()
+        m = _BROKER.search(line)
+        if m is None:
+            raise RuntimeError(f"rocketq broker did not report its address: {line!r} (exit {proc.returncode})")
+    except BaseException:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+        raise
+    return proc, m.group(1).decode()

@@ -22,6 +22,7 @@ from rocketq.client import AdminClient, ClientConfig, ConsumeFromWhere, Message,
 from rocketq.protocol import fastjson
 from rocketq.protocol.bodies import TopicConfig
 from rocketq.testing import EmbeddedCluster
+from rocketq.testing.process import start_broker_process
 
 TOPIC = "TSlaveRead"
 GROUP = "cg-slave-read"
@@ -134,3 +135,103 @@ async def test_a_slave_signs_its_sync_requests_for_a_master_with_acl(tmp_path: P
         signed = await cluster.start_slave(0, broker_id=2, accessKey="rocketmq2", secretKey="admin-secret")
         await until(lambda: signed.topics.get("TAclSynced") is not None and anonymous.slave_sync.rounds >= 2)
         assert anonymous.topics.get("TAclSynced") is None  # refused: GET_ALL_* are admin requests
+
+
+MASTER_PROCESS = (
+    "brokerName=broker-a", "registerNameServerPeriod=1000", "fastListenPortEnable=false",
+    "mappedFileSizeCommitLog=4194304", "mappedFileSizeConsumeQueue=20000", "maxHashSlotNum=1000", "maxIndexNum=4000",
+    "haSendHeartbeatInterval=200", "consumerOffsetPersistIntervalMills=200",
+)  # fmt: skip
+
+
+async def test_the_rocketq_client_across_a_master_killed_with_minus_9(tmp_path: Path) -> None:
+    """``broker-a``'s master is a separate process killed with SIGKILL (no unregistration: the name server
+    drops it when its connection closes). A consumer group read phase "a" (offsets on the master, copied to
+    the slave); phase "b" waits unread. After the kill every send succeeds (on ``broker-b``), and a new consumer
+    of the group reads "b" — ``broker-a``'s part from the slave, from the offsets the slave copied (nothing of
+    "a" again) — and "c". The master restarts: the slave takes the master's offsets (end of "a") again."""
+    store = f"storePathRootDir={tmp_path / 'master-a'}"
+    async with EmbeddedCluster(tmp_path, brokers=0, **BROKER) as cluster:
+        namesrv = cluster.namesrv
+        assert namesrv is not None
+        master, master_addr = await start_broker_process(cluster.namesrv_addr, store, *MASTER_PROCESS)
+        try:
+            await until(lambda: "broker-a" in namesrv.route_info.broker_addr_table)
+            slave = await cluster.start_slave(0)
+            broker_b = await cluster.start_broker(1)
+            async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+                for addr in (master_addr, broker_b.config.broker_addr):
+                    await admin.create_topic(TOPIC, broker_addr=addr, read_queue_nums=2, write_queue_nums=2)
+            await until(lambda: slave.topics.get(TOPIC) is not None)
+            key = f"{TOPIC}@{GROUP}"
+
+            async with Producer("pg-kill", config=client_config(cluster.namesrv_addr)) as producer:
+
+                async def phase(name: str) -> dict[str, tuple[str, int]]:
+                    out = {}
+                    for i in range(20):
+                        r = await producer.send(Message(TOPIC, f"{name}-{i}".encode()))
+                        assert r.status is SendStatus.SEND_OK
+                        out[r.msg_id] = (r.message_queue.broker_name, r.message_queue.queue_id)
+                    return out
+
+                a = await phase("a")
+                first: set[str] = set()
+                consumer = consumer_of(cluster.namesrv_addr, first)
+                await consumer.start()
+                await until(lambda: set(a) <= first)
+                await consumer.shutdown()  # its offsets are on the master ...
+                a_on_a = sum(queue_ends(a))
+                # ... and the slave's SlaveSynchronize copied them
+                await until(lambda: sum(slave.offsets.offsets_of(GROUP, TOPIC).values()) == a_on_a)
+                after_a = slave.offsets.offsets_of(GROUP, TOPIC)
+                b = await phase("b")
+                await until(lambda: all(slave.store.get_max_offset_in_queue(TOPIC, q) == n
+                                        for q, n in enumerate(queue_ends(b, a))))  # fmt: skip
+
+                master.kill()  # SIGKILL
+                await master.wait()
+                c = await phase("c")  # every send succeeds: an attempt on broker-a is retried on broker-b
+                assert {name for name, _ in c.values()} == {"broker-b"}
+                # the refresh the failures triggered (debounced: the first may come before the name server has
+                # seen the connection close, the next within a second) drops broker-a from the publish list
+                info = producer.topic_publish_info_table
+                await until(lambda: {q.broker_name for q in info[TOPIC].message_queues} == {"broker-b"}, timeout=10)
+                assert producer.instance.failure_refresh.count >= 1
+
+            second: set[str] = set()
+            consumer = consumer_of(cluster.namesrv_addr, second)
+            await consumer.start()
+            try:
+                await until(lambda: set(b) | set(c) <= second)
+                await until(lambda: sum(slave.offsets.offsets_of(GROUP, TOPIC).values()) == sum(queue_ends(b, a)))
+            finally:
+                await consumer.shutdown()
+            assert not second & {m for m, (name, _) in a.items() if name == "broker-a"}  # "a" is not read again
+
+            # the master is back: the slave takes its offsets (the end of "a") over the ones committed to it
+            master, master_addr = await start_broker_process(cluster.namesrv_addr, store, *MASTER_PROCESS)
+            await until(lambda: slave.offsets.offsets_of(GROUP, TOPIC) == after_a)
+            assert key in slave.offsets.table
+        finally:
+            if master.returncode is None:
+                master.kill()
+                await master.wait()
+
+
+def consumer_of(namesrv: str, got: set[str]) -> PushConsumer:
+    consumer = PushConsumer(GROUP, config=client_config(namesrv), rebalance_interval=0.5,
+                            consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)  # fmt: skip
+    consumer.subscribe(TOPIC, "*")
+    consumer.register_message_listener(lambda msgs, ctx: got.update(m.msg_id for m in msgs))
+    return consumer
+
+
+def queue_ends(*phases: dict[str, tuple[str, int]]) -> list[int]:
+    """How many messages of ``phases`` went to broker-a's queues 0 and 1 (their ends: both start empty)."""
+    ends = [0, 0]
+    for phase in phases:
+        for name, queue_id in phase.values():
+            if name == "broker-a":
+                ends[queue_id] += 1
+    return ends

@@ -16,9 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 import signal
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,12 +27,12 @@ from javaharness import java_cp
 from rocketq.client import AdminClient
 from rocketq.testing import EmbeddedCluster
 from rocketq.testing.java import DRIVER_MAIN, TOOL_HEAP, java_env
+from rocketq.testing.process import start_broker_process
 
 TOPIC = "TJavaFailover"
 GROUP = "cg-java-failover"
 COUNT = 30
 BROKER = {"slaveSyncIntervalMills": 300, "haSendHeartbeatInterval": 200, "haReconnectInterval": 100}
-_ADVERTISED = re.compile(rb"broker \S+ listening on .*, advertised as ([\d.]+:\d+)")
 
 
 async def until(predicate: Callable[[], bool], timeout: float = 60.0) -> None:
@@ -44,23 +42,11 @@ async def until(predicate: Callable[[], bool], timeout: float = 60.0) -> None:
 
 
 async def start_master_process(store: Path, namesrv: str) -> tuple[asyncio.subprocess.Process, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "rocketq", "--log-level", "WARNING", "broker", "-n", namesrv, "listenPort=0",
-        "listenHost=127.0.0.1", "brokerIP1=127.0.0.1", "brokerName=broker-a", f"storePathRootDir={store}",
-        "registerNameServerPeriod=1000", "fastListenPortEnable=false", "mappedFileSizeCommitLog=4194304",
-        "mappedFileSizeConsumeQueue=20000", "maxHashSlotNum=1000", "maxIndexNum=4000",
-        "haSendHeartbeatInterval=200", stdout=asyncio.subprocess.PIPE,
+    return await start_broker_process(
+        namesrv, "brokerName=broker-a", f"storePathRootDir={store}", "registerNameServerPeriod=1000",
+        "fastListenPortEnable=false", "mappedFileSizeCommitLog=4194304", "mappedFileSizeConsumeQueue=20000",
+        "maxHashSlotNum=1000", "maxIndexNum=4000", "haSendHeartbeatInterval=200",
     )  # fmt: skip
-    assert proc.stdout is not None
-    try:
-        line = await asyncio.wait_for(proc.stdout.readline(), 30)
-        m = _ADVERTISED.search(line)
-        assert m is not None, line
-    except BaseException:
-        proc.kill()
-        await proc.wait()
-        raise
-    return proc, m.group(1).decode()
 
 
 async def test_the_java_client_keeps_producing_and_consuming_across_a_master_kill(tmp_path: Path) -> None:

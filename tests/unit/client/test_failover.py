@@ -47,7 +47,7 @@ async def test_failures_refresh_at_once_then_at_most_once_per_interval() -> None
         calls.append(topic)
         if len(calls) == 3:
             done.set()
-        return True
+        return True  # changed: no follow-up
 
     def spawn(coro: Any, name: str) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -90,3 +90,19 @@ def test_a_broker_failure_names_the_topics_whose_routes_hold_it(monkeypatch: pyt
 def test_the_refresh_on_failure_can_be_turned_off() -> None:
     instance = ClientInstance(ClientConfig(namesrv_addr="127.0.0.1:9", failure_route_refresh_interval=0))
     assert instance.remoting.on_connect_failed is None and not instance.dispatcher.close_listeners
+
+
+async def test_an_unchanged_route_is_fetched_once_more_after_the_interval() -> None:
+    calls: list[str] = []
+    tasks: list[asyncio.Task[None]] = []
+
+    async def refresh(topic: str) -> bool:
+        calls.append(topic)
+        return False  # the name server has not dropped the broker yet
+
+    debounce = FailureRefresh(refresh, lambda coro, name: tasks.append(asyncio.ensure_future(coro)), interval=0.05)
+    debounce.trigger(["A"])
+    async with asyncio.timeout(10):
+        while len(tasks) < 2 or not all(t.done() for t in tasks):
+            await asyncio.sleep(0.01)
+    assert calls == ["A", "A"] and len(tasks) == 2  # one follow-up, not a loop
