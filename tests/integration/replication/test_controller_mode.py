@@ -130,6 +130,8 @@ async def test_election_failover_and_a_divergent_old_master_rejoining(tmp_path: 
                 break
             await asyncio.sleep(0.05)
         assert await route_master(rc, cluster) == b.config.broker_addr
+        assert cluster.namesrv is not None  # its registration carries the master epoch (fencing a stale master)
+        assert cluster.namesrv.route_info.broker_live_table[b.config.broker_addr].data_version.state_version == 2
 
         # the old master comes back: a slave of epoch 2, its tail cut at b's epoch start, then following b
         a2 = await cluster.start_broker(0, config(cluster, "a"))
