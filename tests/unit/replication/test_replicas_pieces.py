@@ -10,8 +10,9 @@ import pytest
 from rocketq.broker.config import BrokerConfig
 from rocketq.errors import ConfigError
 from rocketq.replication.config import HAConfig
+from rocketq.replication.controller.client import MasterInfo
 from rocketq.replication.frames import HANDSHAKE, decode_handshake, encode_handshake
-from rocketq.replication.replicas import BrokerMetadataFile
+from rocketq.replication.replicas import BrokerMetadataFile, ReplicasConfig, ReplicasManager
 from rocketq.replication.service import HAService
 
 
@@ -72,3 +73,73 @@ def test_the_confirm_offset_is_the_slowest_ack_of_the_in_sync_set() -> None:
     assert ha.confirm_offset() == 0  # a member not heard from yet holds nothing we know of
     ha.all_ack = False  # Java's default: the master alone confirms
     assert ha.confirm_offset() == 1000
+
+
+class _Conn:
+    def __init__(self, slave_id: int, ack: int) -> None:
+        self.slave_id, self.ack_offset = slave_id, ack
+
+
+class _Role:
+    is_master, is_slave, epoch = True, False, 1
+
+
+class _Controller:
+    def __init__(self) -> None:
+        self.proposals: list[tuple[frozenset[int], int]] = []
+
+    async def alter_sync_state_set(
+        self, name: str, master: int, epoch: int, ids: frozenset[int], set_epoch: int
+    ) -> int:
+        self.proposals.append((ids, set_epoch))
+        return set_epoch + 1
+
+
+class _Top:
+    top = 1000
+
+    def get_max_phy_offset(self) -> int:
+        return self.top
+
+    def set_visible_limit(self, limit: object) -> None:
+        pass
+
+
+async def test_the_in_sync_set_grows_with_a_caught_up_slave_and_drops_one_left_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [100.0]
+    monkeypatch.setattr("rocketq.replication.replicas.time.monotonic", lambda: now[0])
+    store = _Top()
+    ha = HAService(store, HAConfig())  # type: ignore[arg-type]
+    cfg = ReplicasConfig("c", "b", "127.0.0.1:1", ("127.0.0.1:2",), tmp_path, max_time_slave_not_catchup_ms=15_000)
+    rm = ReplicasManager(cfg, _Role(), store, ha, None)  # type: ignore[arg-type]
+    ctl = _Controller()
+    rm.controller, rm.broker_id = ctl, 1  # type: ignore[assignment]
+    rm.master = MasterInfo(1, "127.0.0.1:1", 1, frozenset({1}), 1)
+    rm._set_isr(frozenset({1}), 1)
+    ha.controller_mode, ha.self_id = True, 1
+    rm.epochs.append(1, 400)
+    slow, fast = _Conn(2, 300), _Conn(3, 1000)
+    ha.master.connections = {slow, fast}  # type: ignore[assignment]
+    for c in (slow, fast):
+        ha.slave_acks[c.slave_id] = c.ack_offset
+
+    await rm.check_sync_state_set()  # 3 reached the confirm offset (1000) and the epoch start; 2 did not
+    assert ctl.proposals == [(frozenset({1, 3}), 1)] and ha.sync_state_set == frozenset({1, 3})
+    slow.ack_offset = ha.slave_acks[2] = 1000
+    await rm.check_sync_state_set()
+    assert ha.sync_state_set == frozenset({1, 2, 3}) and ctl.proposals[-1] == (frozenset({1, 2, 3}), 2)
+    assert ha.confirm_offset() == 1000
+
+    store.top = 5000  # 3 keeps up, 2 stops acking: at 110 it still holds what the master held at the last check
+    fast.ack_offset = ha.slave_acks[3] = 5000
+    now[0] += 10
+    await rm.check_sync_state_set()
+    now[0] += 10
+    await rm.check_sync_state_set()
+    assert ha.sync_state_set == frozenset({1, 2, 3}) and ha.confirm_offset() == 1000  # behind for 10 s only
+    now[0] += 6
+    await rm.check_sync_state_set()
+    assert ha.sync_state_set == frozenset({1, 3}) and ha.confirm_offset() == 5000
+    assert len(ctl.proposals) == 3
