@@ -333,6 +333,8 @@ class ReplicasManager:
         if self.epochs.last_epoch < info.master_epoch:
             self.epochs.append(info.master_epoch, top)
             self.epoch_file.save(self.epochs)
+        if self.role.is_slave:
+            self.ha.slave_acks.clear()  # acks from an earlier term as master say nothing about the slaves' logs now
         self._set_isr(info.sync_state_set or frozenset({self.broker_id or 0}), info.sync_state_set_epoch)
         self.store.set_visible_limit(self.ha.confirm_offset)  # consumers see what the whole in-sync set holds
         self._catchup.clear()
