@@ -129,6 +129,7 @@ class ReplicasManager:
     def __init__(
         self, config: ReplicasConfig, role: RoleTarget, store: MessageStore, ha: HAService,
         remoting: RemotingClient, *, on_role_decided: Callable[[], None] | None = None,
+        sign: Callable[[RemotingCommand], RemotingCommand] | None = None,
     ) -> None:  # fmt: skip
         self.config = config
         self.role = role
@@ -137,6 +138,8 @@ class ReplicasManager:
         self.remoting = remoting
         #: called after every role change the controller decided (the broker registers with the name servers)
         self.on_role_decided = on_role_decided
+        #: signs requests with the broker's account (a protected controller or master)
+        self.sign = sign
         self.metadata = BrokerMetadataFile(config.store_dir)
         self.epoch_file = EpochFile(config.store_dir)
         self.epochs: EpochCache = self.epoch_file.load()
@@ -203,14 +206,14 @@ class ReplicasManager:
 
     async def _leader(self) -> ControllerClient:
         for addr in self.config.controller_addrs:
-            client = ControllerClient(self.remoting, addr)
+            client = ControllerClient(self.remoting, addr, sign=self.sign)
             try:
                 leader = await client.leader_address()
             except (ControllerError, RemotingError) as exc:
                 log.info("replicas.controller_unavailable addr=%s: %s", addr, exc)
                 continue
             if leader:
-                return ControllerClient(self.remoting, leader) if leader != addr else client
+                return ControllerClient(self.remoting, leader, sign=self.sign) if leader != addr else client
         raise RemotingError(f"no controller leader among {list(self.config.controller_addrs)}")
 
     async def _start_up(self) -> None:
@@ -330,6 +333,8 @@ class ReplicasManager:
         if self.epochs.last_epoch < info.master_epoch:
             self.epochs.append(info.master_epoch, top)
             self.epoch_file.save(self.epochs)
+        if self.role.is_slave:
+            self.ha.slave_acks.clear()  # acks from an earlier term as master say nothing about the slaves' logs now
         self._set_isr(info.sync_state_set or frozenset({self.broker_id or 0}), info.sync_state_set_epoch)
         self.store.set_visible_limit(self.ha.confirm_offset)  # consumers see what the whole in-sync set holds
         self._catchup.clear()
@@ -375,6 +380,8 @@ class ReplicasManager:
 
     async def _fetch_epochs(self, master_addr: str) -> tuple[EpochCache, int]:
         cmd = RemotingCommand.request(ControllerRequestCode.GET_BROKER_EPOCH_CACHE, {})
+        if self.sign is not None:
+            cmd = self.sign(cmd)
         resp = await self.remoting.invoke(master_addr, cmd, timeout=3.0)
         if resp.code != ResponseCode.SUCCESS:
             raise ControllerError(resp.remark, resp.code)
