@@ -123,6 +123,18 @@ class BrokerConfig:
     haSlaveFallbehindMax: int = 256 * 1024 * 1024
     slaveTimeout: int = 3_000  # SYNC_MASTER's wait for a slave's ack (4.9.3+)
     haReconnectInterval: int = 5_000  # rocketq: a slave's pause before connecting again (Java hard-codes 5 s)
+    # 5.x controller mode (Java's BrokerConfig / MessageStoreConfig names; docs/replication.md)
+    enableControllerMode: bool = False
+    controllerAddr: str = ""  # ';'-separated controller addresses
+    brokerHeartbeatInterval: int = 1_000
+    syncBrokerMetadataPeriod: int = 5_000
+    checkSyncStateSetPeriod: int = 5_000
+    haMaxTimeSlaveNotCatchup: int = 15_000
+    controllerHeartBeatTimeoutMills: int = 10_000
+    brokerElectionPriority: int = 2_147_483_647
+    # a send (SYNC_MASTER) and a consumer wait for the whole in-sync set; Java's default is false (no wait, the
+    # master alone confirms), ours true: an acknowledged message survives a failover (docs/replication.md)
+    allAckInSyncStateSet: bool = True
     fileReservedTime: int = 72
     deleteWhen: str = "04"
     diskMaxUsedSpaceRatio: int = 75
@@ -195,6 +207,10 @@ class BrokerConfig:
     extra: dict[str, str] = field(default_factory=dict, repr=False)  # ignored Java keys, for GET_BROKER_CONFIG
 
     # ------------------------------------------------------------------------------------- derived
+
+    @property
+    def controller_addrs(self) -> list[str]:
+        return [a.strip() for a in self.controllerAddr.split(";") if a.strip()]
 
     @property
     def broker_addr(self) -> str:
@@ -306,9 +322,13 @@ class BrokerConfig:
         if self.brokerRole == "SLAVE" and self.brokerId <= 0:
             raise ConfigError("brokerId", f"a SLAVE needs a brokerId > 0, not {self.brokerId}")
         for key in ("haSendHeartbeatInterval", "haHousekeepingInterval", "haTransferBatchSize", "slaveTimeout",
-                    "haReconnectInterval"):  # fmt: skip
+                    "haReconnectInterval", "brokerHeartbeatInterval", "syncBrokerMetadataPeriod",
+                    "checkSyncStateSetPeriod", "haMaxTimeSlaveNotCatchup",
+                    "controllerHeartBeatTimeoutMills"):  # fmt: skip
             if getattr(self, key) <= 0:
                 raise ConfigError(key, f"must be > 0, not {getattr(self, key)}")
+        if self.enableControllerMode and not self.controller_addrs:
+            raise ConfigError("controllerAddr", "enableControllerMode=true needs at least one controller address")
         if self.flushDiskType not in ("ASYNC_FLUSH", "SYNC_FLUSH"):
             raise ConfigError("flushDiskType", f"must be ASYNC_FLUSH or SYNC_FLUSH, not {self.flushDiskType!r}")
         if not 0 <= self.listenPort < 65536:

@@ -14,7 +14,9 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 from rocketq.acl.errors import AclConfigError
 from rocketq.acl.store import AclStore
@@ -40,6 +42,7 @@ from rocketq.broker.processors.clients import ClientProcessors
 from rocketq.broker.processors.end_transaction import EndTransactionProcessor
 from rocketq.broker.processors.pull import PullProcessor
 from rocketq.broker.processors.query import QueryProcessors
+from rocketq.broker.processors.replicas import ReplicasProcessors
 from rocketq.broker.processors.reply import ReplyProcessor
 from rocketq.broker.processors.send import SendProcessor
 from rocketq.broker.processors.send_back import SendBackProcessor
@@ -62,9 +65,14 @@ from rocketq.remoting.limits import ConnectionLedger
 from rocketq.remoting.server import RemotingDispatcher, RemotingServer
 from rocketq.remoting.tasks import TaskSet
 from rocketq.replication import HAConfig, HAService
+from rocketq.replication.replicas import ReplicasConfig, ReplicasManager
 from rocketq.store import FlushDiskType, MessageStore, StoreConfig
 
 log = logging.getLogger(__name__)
+
+
+class _Registrable(Protocol):
+    def register(self) -> None: ...
 
 
 def store_config_from(cfg: BrokerConfig) -> StoreConfig:
@@ -108,7 +116,9 @@ class BrokerController:
         config_dir = Path(config.storePathRootDir) / "config"
         #: the thread every manager's file is written on (off the event loop)
         self.persister = BackgroundWriter()
-        self.role = BrokerRoleState(BrokerRole.parse(config.brokerRole), broker_id=config.brokerId)
+        # controller mode: a slave until the controller names the role (brokerRole is then not read)
+        initial = BrokerRole.SLAVE if config.enableControllerMode else BrokerRole.parse(config.brokerRole)
+        self.role = BrokerRoleState(initial, broker_id=config.brokerId)
         self.store = MessageStore(store_config_from(config))
         self.dispatcher = RemotingDispatcher("broker")
         #: replication: the HA port, the slaves' acks (SYNC_MASTER), and following a master as a slave
@@ -171,7 +181,7 @@ class BrokerController:
         self.pull = PullProcessor(ctx, PullService(ctx))
         self.pull_holds = self.pull.holds
         self.sink_commit = SinkCommitProcessor(ctx, semantics)
-        self._processors = (
+        self._processors: tuple[_Registrable, ...] = (
             self.send,
             self.pull,
             SendBackProcessor(ctx, semantics),
@@ -188,6 +198,17 @@ class BrokerController:
             ),
             AclProcessors(ctx, self.acl),
         )
+        #: controller mode (5.x): the controller decides the role; None otherwise
+        self.replicas: ReplicasManager | None = None
+        if config.enableControllerMode:
+            self.replicas = ReplicasManager(
+                replicas_config_from(config), self.role, self.store, self.ha, self.remoting_client,
+                on_role_decided=self._on_role_decided,
+            )  # fmt: skip
+            self._processors = (*self._processors, ReplicasProcessors(ctx, self.replicas))
+            self.ha.all_ack = config.allAckInSyncStateSet
+            self.pull_holds.ready = self.store.is_visible
+            self.ha.on_confirm = self.pull_holds.recheck
         if self.acl is not None:  # checked first at the gate, on both ports
             self.dispatcher.request_hooks.insert(0, AclGate(self.acl))
         self.consumers.on_members_changed = self._on_members_changed
@@ -258,12 +279,16 @@ class BrokerController:
                 await server.close()
             await self._undo_start()
             raise
-        if self.role.is_slave and len(cfg.haMasterAddress) >= 6:  # Java's rule for a static master address
+        if self.replicas is None and self.role.is_slave and len(cfg.haMasterAddress) >= 6:  # Java's static rule
             self.ha.client.update_master_address(cfg.haMasterAddress)
         self.send.start()
         if self.role.is_master:
             self._start_master_services()
-        self.registration.start()
+        if self.replicas is not None:
+            self.replicas.config = replace(self.replicas.config, broker_addr=cfg.broker_addr)  # the bound port
+            self.replicas.start()  # registration with the name servers starts once the controller named the role
+        else:
+            self.registration.start()
         self._tasks.every(lambda: cfg.clientScanIntervalMills / 1000.0, self._housekeeping, "housekeeping",
                           initial_delay=cfg.clientScanIntervalMills / 1000.0)  # fmt: skip
         self._tasks.every(lambda: cfg.consumerOffsetPersistIntervalMills / 1000.0, self._persist_offsets,
@@ -337,6 +362,8 @@ class BrokerController:
                 ok = False
                 log.exception("broker.shutdown_step_failed step=%s; the other steps go on", name)
 
+        if self.replicas is not None:
+            await step("replicas", self.replicas.stop)
         await step("registration", self.registration.stop)
         try:
             async with asyncio.timeout(3):
@@ -394,8 +421,20 @@ class BrokerController:
             self._tasks.spawn(self._stop_master_services(), "stop-master-services")
         self.registration.kick()  # the name servers learn the new role (brokerId) at once
 
+    def _on_role_decided(self) -> None:
+        """Controller mode: the controller named (or changed) the role: register now (the first time: start)."""
+        if not self._started:
+            return
+        if not self.registration.running:
+            self.registration.start()
+        else:
+            self.registration.kick()
+
     def _on_register_result(self, result: RegisterBrokerResult) -> None:
         """A slave learns its master from the name server's REGISTER_BROKER answer."""
+        if self.replicas is not None:  # the controller names the master; the name server its HA address
+            self.replicas.on_namesrv_result(result.master_addr, result.ha_server_addr)
+            return
         self.role.learn_master(result.master_addr)
         cfg = self.config
         if self.role.is_slave and len(cfg.haMasterAddress) < 6 and result.ha_server_addr:
@@ -448,6 +487,22 @@ class BrokerController:
             ch.conn.send_oneway(
                 RemotingCommand.request(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, dict(ext), language="JAVA")
             )
+
+
+def replicas_config_from(config: BrokerConfig) -> ReplicasConfig:
+    return ReplicasConfig(
+        cluster_name=config.brokerClusterName,
+        broker_name=config.brokerName,
+        broker_addr=config.broker_addr,
+        controller_addrs=tuple(config.controller_addrs),
+        store_dir=Path(config.storePathRootDir),
+        heartbeat_interval_ms=config.brokerHeartbeatInterval,
+        sync_metadata_period_ms=config.syncBrokerMetadataPeriod,
+        check_sync_state_set_period_ms=config.checkSyncStateSetPeriod,
+        max_time_slave_not_catchup_ms=config.haMaxTimeSlaveNotCatchup,
+        heartbeat_timeout_ms=config.controllerHeartBeatTimeoutMills,
+        election_priority=config.brokerElectionPriority,
+    )
 
 
 def ha_config_from(config: BrokerConfig) -> HAConfig:

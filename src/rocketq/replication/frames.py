@@ -18,6 +18,24 @@ REPORT_SIZE = REPORT.size  # 8
 HEADER_SIZE = TRANSFER_HEADER.size  # 12
 
 
+#: controller mode: the slave's first frame names it (Java 5's AutoSwitch handshake: state HANDSHAKE=1,
+#: isSyncFromLastFile, isAsyncLearner, slaveBrokerId); the 4.9 reports follow
+HANDSHAKE = struct.Struct(">ihhq")
+HANDSHAKE_STATE = 1
+
+
+def encode_handshake(broker_id: int) -> bytes:
+    return HANDSHAKE.pack(HANDSHAKE_STATE, 0, 0, broker_id)
+
+
+def decode_handshake(buf: bytes | bytearray) -> int:
+    """The slave's broker id; ValueError for anything but a handshake frame."""
+    state, _, _, broker_id = HANDSHAKE.unpack_from(buf, 0)
+    if state != HANDSHAKE_STATE or broker_id <= 0:
+        raise ValueError(f"not an HA handshake (state {state}, broker id {broker_id})")
+    return int(broker_id)
+
+
 def encode_report(max_offset: int) -> bytes:
     return REPORT.pack(max_offset)
 

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 
 from rocketq.replication.config import HAConfig
-from rocketq.replication.frames import encode_transfer_header, last_report
+from rocketq.replication.frames import HANDSHAKE, decode_handshake, encode_transfer_header, last_report
 from rocketq.store import MessageStore
 
 log = logging.getLogger(__name__)
@@ -26,9 +26,12 @@ AckListener = Callable[[int], None]
 class SlaveConnection:
     def __init__(
         self, store: MessageStore, config: HAConfig, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-        on_ack: AckListener,
+        on_ack: AckListener, *, handshake: bool = False,
     ) -> None:  # fmt: skip
         self.store = store
+        #: controller mode: the slave names itself first (``frames.encode_handshake``); its broker id
+        self.expect_handshake = handshake
+        self.slave_id: int | None = None
         self.config = config
         self._reader = reader
         self._writer = writer
@@ -83,6 +86,17 @@ class SlaveConnection:
                 log.info("ha.master.slave_closed peer=%s", self.peer)
                 return
             buf += data
+            if self.expect_handshake:
+                if len(buf) < HANDSHAKE.size:
+                    continue
+                try:
+                    self.slave_id = decode_handshake(buf)
+                except ValueError as exc:
+                    log.warning("ha.master.bad_handshake peer=%s: %s; closing", self.peer, exc)
+                    return
+                del buf[: HANDSHAKE.size]
+                self.expect_handshake = False
+                log.info("ha.master.slave_named peer=%s brokerId=%d", self.peer, self.slave_id)
             value, used = last_report(buf)
             del buf[:used]
             if value is None:
@@ -159,6 +173,8 @@ class HAMaster:
         self._server: asyncio.Server | None = None
         self._done: set[asyncio.Future[None]] = set()  # one per connection handler, resolved when it ends
         self.port = 0
+        #: controller mode: slaves must name themselves with a handshake frame first
+        self.handshake = False
 
     async def start(self, host: str, port: int) -> int:
         self._server = await asyncio.start_server(self._accept, host, port)
@@ -176,7 +192,7 @@ class HAMaster:
             conn.wakeup()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        conn = SlaveConnection(self.store, self.config, reader, writer, self._on_ack)
+        conn = SlaveConnection(self.store, self.config, reader, writer, self._on_ack, handshake=self.handshake)
         self.connections.add(conn)
         log.info("ha.master.slave_connected peer=%s", conn.peer)
         done = asyncio.get_running_loop().create_future()

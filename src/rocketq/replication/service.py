@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from rocketq.replication.config import HAConfig
 from rocketq.replication.master import HAMaster
@@ -27,6 +28,17 @@ class HAService:
         self._loop: asyncio.AbstractEventLoop | None = None
         #: the highest offset any slave reported (Java's push2SlaveMaxOffset: a maximum, never lowered)
         self.push2slave_max = 0
+        #: controller mode (``ReplicasManager`` sets these): sends wait for the whole in-sync set, whose slowest
+        #: ack is the confirm offset
+        self.controller_mode = False
+        #: allAckInSyncStateSet: the confirm offset is the in-sync set's slowest ack (else the store's end)
+        self.all_ack = True
+        self.self_id = 0
+        self.sync_state_set: frozenset[int] = frozenset()
+        #: called on the loop after the confirm offset may have moved (the broker wakes held pulls)
+        self.on_confirm: Callable[[], None] | None = None
+        #: each named slave's latest ack (kept after it disconnects: it still bounds the confirm offset)
+        self.slave_acks: dict[int, int] = {}
 
     async def start(self, host: str, port: int) -> int:
         """Listen on the HA port (every broker does, as in Java) and start the client (idle without a master)."""
@@ -44,15 +56,41 @@ class HAService:
             self._waiters.close()
 
     def _on_ack(self, offset: int) -> None:
+        if self.controller_mode:
+            for conn in self.master.connections:
+                if conn.slave_id is not None and conn.ack_offset >= 0:
+                    self.slave_acks[conn.slave_id] = conn.ack_offset
+            self.push2slave_max = max(self.push2slave_max, offset)
+            self.confirm_changed()
+            return
         if offset > self.push2slave_max:
             self.push2slave_max = offset
             if self._waiters is not None:
                 self._waiters.ack(offset)
 
+    def confirm_offset(self) -> int:
+        """Controller mode: what every member of the in-sync set holds (the store's end when the set is this
+        master alone). Outside controller mode: the store's end."""
+        top = self.store.get_max_phy_offset()
+        if not self.controller_mode or not self.all_ack:
+            return top
+        others = [self.slave_acks.get(i, 0) for i in self.sync_state_set if i != self.self_id]
+        return min([top, *others])
+
+    def confirm_changed(self) -> None:
+        """The in-sync set or an ack moved: answer the sends the confirm offset now covers."""
+        if self._waiters is not None:
+            self._waiters.ack(self.confirm_offset())
+        if self.on_confirm is not None:
+            self.on_confirm()
+
     # ------------------------------------------------------------------ ReplicationHook (SYNC_MASTER)
 
     def is_replica_ok(self, offset: int) -> bool:
-        """Java's ``isSlaveOK``: a slave is connected and lags by less than ``haSlaveFallbehindMax``."""
+        """Java's ``isSlaveOK``: a slave is connected and lags by less than ``haSlaveFallbehindMax``.
+        Controller mode: always (the in-sync set decides, a set of this master alone answers at once)."""
+        if self.controller_mode:
+            return True
         return (
             self.master.connection_count > 0
             and offset - self.push2slave_max < self.config.slave_fallbehind_max
@@ -62,6 +100,9 @@ class HAService:
         waiters, loop = self._waiters, self._loop
         if waiters is None or loop is None:
             callback(False)
+            return
+        if self.controller_mode and self.confirm_offset() >= offset:
+            callback(True)
             return
         waiters.add(offset, callback)
         try:

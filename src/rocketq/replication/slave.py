@@ -17,7 +17,7 @@ import contextlib
 import logging
 
 from rocketq.replication.config import HAConfig
-from rocketq.replication.frames import TransferReader, encode_report
+from rocketq.replication.frames import TransferReader, encode_handshake, encode_report
 from rocketq.store import MessageStore
 from rocketq.store.replica import ReplicaOffsetError
 
@@ -47,6 +47,8 @@ class HAClient:
         self.connected = False
         #: connections made (tests and status read it)
         self.connects = 0
+        #: controller mode: this slave's broker id, sent in a handshake frame before the first report
+        self.broker_id: int | None = None
 
     @property
     def master_address(self) -> str | None:
@@ -129,6 +131,8 @@ class HAClient:
             last_report = loop.time()
 
         last_read = loop.time()
+        if self.broker_id is not None:
+            writer.write(encode_handshake(self.broker_id))
         await report()
         while True:
             wait = max(0.001, min(heartbeat - (loop.time() - last_report), housekeeping - (loop.time() - last_read)))

@@ -440,6 +440,38 @@ class MessageStore:
         replica = self._replica
         return replica.drop_partial_tail() if replica is not None else 0
 
+    def set_visible_limit(self, limit: Callable[[], int] | None) -> None:
+        """Controller mode: consumers read only messages that end at or before ``limit()`` (the in-sync set's
+        confirm offset, Java's dispatch stop at confirmOffset); None: everything stored."""
+        self.reader.visible_limit = limit
+
+    def is_visible(self, topic: str, queue_id: int, offset: int) -> bool:
+        """Whether a consumer at ``offset`` of the queue would get a message now (see ``set_visible_limit``)."""
+        return self.reader.is_visible(topic, queue_id, offset)
+
+    def truncate_to(self, offset: int) -> int:
+        """Cut the log at ``offset`` (a divergent tail an old master wrote that its successor never had): the
+        commit log ends there, consume-queue units and index entries pointing at or past it go, and the queue
+        offsets are recomputed, exactly as recovery cuts a damaged tail. Returns the bytes cut. The caller
+        makes sure nothing appends meanwhile (a slave not following anybody)."""
+        self._check_readable()
+        cl = self.commit_log
+        with cl.put_lock:
+            end = cl.get_max_offset()
+            if offset >= end:
+                return 0
+            cl.set_end(offset)
+            self.cq_table.truncate_dirty(offset)
+            if self.index is not None:
+                self.index.truncate(offset)
+            cl.topic_queue_table = {
+                (cq.topic, cq.queue_id): cq.max_offset_in_queue for cq in self.cq_table if cq.max_offset_in_queue > 0
+            }
+            self._replica = None  # its reput position is re-read from the new end at the next append
+            self._flush_logics(0, holding_put_lock=True)
+        log.warning("store.truncated from=%d to=%d", end, offset)
+        return end - offset
+
     # ===================================================================================== reading
 
     def _check_readable(self) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import mmap
 import os
+from collections.abc import Callable
 
 from rocketq.protocol.message import MessageRecord
 from rocketq.store.commit_log import CommitLog
@@ -32,6 +33,11 @@ def total_physical_memory() -> int:
         return 8 << 30
 
 
+def _visible(view: memoryview, pos: int, limit: int) -> bool:
+    phys, size, _ = CQ_UNIT.unpack_from(view, pos)
+    return bool(phys + size <= limit)
+
+
 class MessageReader:
     def __init__(
         self,
@@ -47,6 +53,9 @@ class MessageReader:
         self.index = index
         self.stats = stats
         self._memory_limit = total_physical_memory() * config.access_message_in_memory_max_ratio // 100
+        #: controller mode: the commit-log offset consumers may read up to (the in-sync set's confirm offset);
+        #: a unit whose message ends past it is not handed out yet. None: everything stored is visible.
+        self.visible_limit: Callable[[], int] | None = None
 
     def _is_batch_full(self, size: int, max_msg_nums: int, total: int, count: int, in_disk: bool) -> bool:
         if total == 0 or count == 0:
@@ -98,11 +107,15 @@ class MessageReader:
             status, next_offset = GetMessageStatus.OFFSET_OVERFLOW_BADLY, max_offset
         else:
             buf = cq.get_index_buffer(offset)
+            limit = self.visible_limit() if self.visible_limit is not None else None
             if buf is None:
                 status, next_offset = GetMessageStatus.OFFSET_FOUND_NULL, cq.roll_next_file(offset)
+            elif limit is not None and not _visible(buf.view, 0, limit):
+                buf.release()  # the next message is not held by the whole in-sync set yet: as if not arrived
+                status, next_offset = GetMessageStatus.OFFSET_OVERFLOW_ONE, offset
             else:
                 try:
-                    result = self._read_units(buf, offset, max_msg_nums, message_filter, max_offset_py)
+                    result = self._read_units(buf, offset, max_msg_nums, message_filter, max_offset_py, limit)
                 finally:
                     buf.release()
                 result.min_offset = min_offset
@@ -119,6 +132,21 @@ class MessageReader:
             self.stats.get_miss += 1
         return GetMessageResult(status, next_offset, min_offset, max_offset)
 
+    def is_visible(self, topic: str, queue_id: int, offset: int) -> bool:
+        """Whether a pull at ``offset`` would find a message now (it exists and lies within ``visible_limit``)."""
+        cq = self.cq_table.find(topic, queue_id)
+        if cq is None or offset >= cq.max_offset_in_queue:
+            return False
+        if self.visible_limit is None:
+            return True
+        buf = cq.get_index_buffer(offset)
+        if buf is None:
+            return True  # let the pull find out (a rolled or removed unit)
+        try:
+            return _visible(buf.view, 0, self.visible_limit())
+        finally:
+            buf.release()
+
     def _read_units(
         self,
         buf: SelectMappedBufferResult,
@@ -126,6 +154,7 @@ class MessageReader:
         max_msg_nums: int,
         message_filter: MessageFilter | None,
         max_offset_py: int,
+        limit: int | None = None,
     ) -> GetMessageResult:
         result = GetMessageResult(GetMessageStatus.NO_MATCHED_MESSAGE, offset, 0, 0)
         view = buf.view
@@ -138,6 +167,8 @@ class MessageReader:
         i = 0
         while i < n_units:
             phys, size, tags_code = CQ_UNIT.unpack_from(view, i * CQ_STORE_UNIT_SIZE)
+            if limit is not None and phys + size > limit:
+                break
             max_phy_pulling = phys
             if next_phy_file_start != -1 and phys < next_phy_file_start:
                 i += 1

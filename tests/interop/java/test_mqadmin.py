@@ -489,6 +489,10 @@ ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
         "tls.server.trustCertPath",
         # replication (docs/replication.md): a slave's pause before reconnecting (Java hard-codes 5 s)
         "haReconnectInterval",
+        # the broker's 5.x controller mode (Java 5's names; a 4.9 broker has none)
+        "enableControllerMode", "controllerAddr", "brokerHeartbeatInterval", "syncBrokerMetadataPeriod",
+        "checkSyncStateSetPeriod", "haMaxTimeSlaveNotCatchup", "controllerHeartBeatTimeoutMills",
+        "brokerElectionPriority", "allAckInSyncStateSet",
         # the name server's embedded 5.x controller (Java 5's names; a 4.9 name server has none)
         "enableControllerInNamesrv", "enableElectUncleanMaster", "notifyBrokerRoleChanged", "controllerStorePath",
     }

@@ -44,6 +44,9 @@ class PullHoldService:
         self._held: dict[tuple[str, int], list[HeldPull]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
+        #: controller mode: whether a message at (topic, queue id, offset) may be handed out yet (it is held by
+        #: the whole in-sync set); an arrival that is not wakes nobody, ``recheck`` wakes them once it is
+        self.ready: Callable[[str, int, int], bool] | None = None
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -84,7 +87,19 @@ class PullHoldService:
                 continue
             if held.matches_code is not None and tags_code is not None and not held.matches_code(tags_code):
                 continue
+            if self.ready is not None and not self.ready(topic, queue_id, held.offset):
+                continue
             self._wake(key, held)
+
+    def recheck(self) -> None:
+        """The visible end moved (the confirm offset advanced): wake the held pulls that now find a message."""
+        ready = self.ready
+        if ready is None or not self._held:
+            return
+        for key, waiting in list(self._held.items()):
+            for held in list(waiting):
+                if ready(key[0], key[1], held.offset):
+                    self._wake(key, held)
 
     def _wake(self, key: tuple[str, int], held: HeldPull) -> None:
         if held.done:

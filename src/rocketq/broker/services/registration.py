@@ -49,6 +49,10 @@ class NamesrvRegistration:
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._loop())
 
+    @property
+    def running(self) -> bool:
+        return self._task is not None
+
     def kick(self) -> None:
         """Register again soon (topic configuration changed)."""
         self._kick.set()
@@ -90,7 +94,10 @@ class NamesrvRegistration:
         # Java lowers every topic's perm to the broker's when the broker itself is not writable/readable.
         if perm != PERM_READ | PERM_WRITE:
             table = {name: replace(tc, perm=tc.perm & perm) for name, tc in table.items()}
-        return RegisterBrokerBody(TopicConfigSerializeWrapper(topics.data_version, table)).encode()
+        version = topics.data_version
+        if self.broker.config.enableControllerMode:  # 5.x: the master epoch fences a stale master's registration
+            version = replace(version, state_version=self.broker.role.epoch)
+        return RegisterBrokerBody(TopicConfigSerializeWrapper(version, table)).encode()
 
     async def register_all(self) -> None:
         body = self._register_body()
