@@ -7,6 +7,7 @@ Each server is started by its own command line, on an ephemeral 127.0.0.1 port t
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import socket
 import sys
@@ -14,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 # "rocketq namesrv listening on 127.0.0.1:PORT" / "broker NAME listening on HOST:PORT ..., advertised as IP:PORT"
+#: the brokers' log level (their log files): INFO shows role changes and the in-sync set when a run is examined
+_BROKER_LOG_LEVEL = os.environ.get("ROCKETQ_PROCS_LOG_LEVEL", "WARNING")
 _NAMESRV = re.compile(rb"namesrv listening on \S*:(\d+)")
 _BROKER = re.compile(rb"broker \S+ listening on .*, advertised as ([\d.]+:\d+)")
 
@@ -116,10 +119,65 @@ class BrokerProcess(ServerProcess):
 
     def __init__(self, store: Path, namesrv: str, *settings: str, log_path: Path | None = None) -> None:
         self.port, self.ha_port = free_ports(2)
-        argv = [sys.executable, "-m", "rocketq", "--log-level", "WARNING", "broker", "-n", namesrv,
+        argv = [sys.executable, "-m", "rocketq", "--log-level", _BROKER_LOG_LEVEL, "broker", "-n", namesrv,
                 "listenHost=127.0.0.1", f"listenPort={self.port}", f"haListenPort={self.ha_port}",
                 "fastListenPortEnable=false", f"storePathRootDir={store}", *settings]  # fmt: skip
         super().__init__(argv, _BROKER, log_path)
 
     def _addr(self, m: re.Match[bytes]) -> str:
         return m.group(1).decode()
+
+    async def start(self, timeout: float = 30.0) -> str:
+        """As ``ServerProcess.start``; a first start that fails (a chosen port taken meanwhile by someone else)
+        is tried again on two other ports, twice at most. A restart keeps its ports."""
+        for attempt in range(3):
+            try:
+                return await super().start(timeout)
+            except RuntimeError:
+                if self.addr or attempt == 2:
+                    raise
+                old = (f"listenPort={self.port}", f"haListenPort={self.ha_port}")
+                self.port, self.ha_port = free_ports(2)
+                for i, a in enumerate(self.argv):
+                    if a in old:
+                        self.argv[i] = a.split("=")[0] + f"={self.port if a == old[0] else self.ha_port}"
+        raise AssertionError("unreachable")
+
+
+#: a controller-mode broker's intervals, shrunk for tests and benchmarks (Java: 1 s heartbeats, 5 s polls, 10 s
+#: controller timeout); the HA keep-alives and the slave's reconnect pause too
+FAST_CONTROLLER_MODE = ("brokerHeartbeatInterval=200", "syncBrokerMetadataPeriod=300", "checkSyncStateSetPeriod=200",
+                        "controllerHeartBeatTimeoutMills=1000", "haSendHeartbeatInterval=200",
+                        "haReconnectInterval=100", "registerNameServerPeriod=1000", "slaveTimeout=2000",
+                        "mappedFileSizeCommitLog=1048576", "mappedFileSizeConsumeQueue=6000",
+                        "autoCreateTopicEnable=true")  # fmt: skip
+
+
+class ControllerGroup:
+    """A name server with the embedded controller and ``replicas`` brokers of one group in controller mode, each
+    a separate process (so a kill is a real ``kill -9``). ``master()`` asks the controller who leads."""
+
+    def __init__(self, base: Path, *settings: str, replicas: int = 2, broker_name: str = "fo-a") -> None:
+        self.base = base
+        self.broker_name = broker_name
+        self.settings = settings
+        self.replicas = replicas
+        self.namesrv = NamesrvProcess(base / "namesrv", "enableControllerInNamesrv=true",
+                                      "scanNotActiveBrokerInterval=1000", log_path=base / "namesrv.log")  # fmt: skip
+        self.brokers: list[BrokerProcess] = []
+
+    async def start(self) -> None:
+        ns = await self.namesrv.start()
+        for i in range(self.replicas):
+            b = BrokerProcess(self.base / f"broker{i}", ns, f"brokerName={self.broker_name}",
+                              "enableControllerMode=true", f"controllerAddr={ns}", "brokerRole=SYNC_MASTER",
+                              *FAST_CONTROLLER_MODE, *self.settings, log_path=self.base / f"broker{i}.log")  # fmt: skip
+            self.brokers.append(b)
+            await b.start()  # one after the other: the first asks for the election and wins it
+
+    async def stop(self) -> None:
+        for p in (*self.brokers, self.namesrv):
+            await p.stop()
+
+    def by_addr(self, addr: str | None) -> BrokerProcess | None:
+        return next((b for b in self.brokers if b.addr == addr), None)

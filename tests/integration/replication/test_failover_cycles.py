@@ -1,0 +1,36 @@
+"""The Done-when test of automatic failover: a SYNC_MASTER and its slave in 5.x controller mode (the controller
+embedded in the name server), each a separate process. 20 times: the master is killed with -9 under load from
+the rocketq producer, the slave is elected, the old master restarts, cuts what its successor never had and
+rejoins as a slave. Afterwards every key answered SEND_OK is read back from the last master."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from rocketq.testing.failover import run_cycles, summary
+from rocketq.testing.procs import ControllerGroup
+
+CYCLES = int(__import__("os").environ.get("FO_CYCLES", "20"))
+
+
+@pytest.fixture
+async def group(tmp_path: Path) -> AsyncIterator[ControllerGroup]:
+    g = ControllerGroup(tmp_path)
+    try:
+        await g.start()
+        yield g
+    finally:
+        await g.stop()
+
+
+async def test_kill_9_the_master_20_times_and_lose_no_acknowledged_message(group: ControllerGroup) -> None:
+    report = await run_cycles(group, CYCLES, senders=4, pause=0.03)
+    print(f"\n{summary(report.cycles)}; {len(report.acked)} acknowledged, {report.not_acked} not, "
+          f"{report.stored} stored")  # fmt: skip
+    assert len(report.cycles) == CYCLES
+    assert len({c.master_epoch for c in report.cycles}) == CYCLES  # a new master epoch every time
+    assert len(report.acked) > 20 * CYCLES
+    assert report.lost == set(), f"{len(report.lost)} acknowledged keys lost: {sorted(report.lost)[:10]}"
