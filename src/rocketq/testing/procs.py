@@ -119,6 +119,7 @@ class BrokerProcess(ServerProcess):
 
     def __init__(self, store: Path, namesrv: str, *settings: str, log_path: Path | None = None) -> None:
         self.port, self.ha_port = free_ports(2)
+        self.store = store
         argv = [sys.executable, "-m", "rocketq", "--log-level", _BROKER_LOG_LEVEL, "broker", "-n", namesrv,
                 "listenHost=127.0.0.1", f"listenPort={self.port}", f"haListenPort={self.ha_port}",
                 "fastListenPortEnable=false", f"storePathRootDir={store}", *settings]  # fmt: skip
