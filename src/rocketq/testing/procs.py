@@ -168,6 +168,7 @@ class ControllerGroup:
         self.brokers: list[BrokerProcess] = []
 
     async def start(self) -> None:
+        self.base.mkdir(parents=True, exist_ok=True)  # the log files live there
         ns = await self.namesrv.start()
         for i in range(self.replicas):
             b = BrokerProcess(self.base / f"broker{i}", ns, f"brokerName={self.broker_name}",
