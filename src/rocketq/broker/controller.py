@@ -203,7 +203,7 @@ class BrokerController:
         if config.enableControllerMode:
             self.replicas = ReplicasManager(
                 replicas_config_from(config), self.role, self.store, self.ha, self.remoting_client,
-                on_role_decided=self._on_role_decided,
+                on_role_decided=self._on_role_decided, sign=self.registration.sign,
             )  # fmt: skip
             self._processors = (*self._processors, ReplicasProcessors(ctx, self.replicas))
             self.ha.all_ack = config.allAckInSyncStateSet

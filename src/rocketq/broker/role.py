@@ -117,6 +117,14 @@ class BrokerRoleState:
                 log.exception("role.listener_failed to=%s", role.value)
         return after
 
+    def to_master(self, epoch: int) -> None:
+        """5.x controller mode: elected at ``epoch`` — SYNC_MASTER, brokerId 0 (``StaleEpochError`` if stale)."""
+        self.change(BrokerRole.SYNC_MASTER, epoch=epoch, broker_id=0)
+
+    def to_slave(self, epoch: int, broker_id: int, master_addr: str) -> None:
+        """5.x controller mode: a slave of ``master_addr`` at ``epoch``, with the controller's broker id."""
+        self.change(BrokerRole.SLAVE, epoch=epoch, broker_id=broker_id, master_addr=master_addr)
+
     def learn_master(self, master_addr: str | None) -> None:
         """A slave's master address as the name server answers it (no epoch change)."""
         if self.is_slave and master_addr != self._now.master_addr:

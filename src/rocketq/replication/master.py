@@ -175,6 +175,8 @@ class HAMaster:
         self.port = 0
         #: controller mode: slaves must name themselves with a handshake frame first
         self.handshake = False
+        #: called on the loop when a named slave's connection ends
+        self.on_disconnect: Callable[[], None] | None = None
 
     async def start(self, host: str, port: int) -> int:
         self._server = await asyncio.start_server(self._accept, host, port)
@@ -203,6 +205,8 @@ class HAMaster:
             self.connections.discard(conn)
             self._done.discard(done)
             done.set_result(None)
+            if conn.slave_id is not None and self.on_disconnect is not None:
+                self.on_disconnect()
 
     async def stop(self) -> None:
         if self._server is not None:

@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from rocketq.broker.role import BrokerRole, BrokerRoleState, StaleEpochError
 from rocketq.codes import ControllerRequestCode, ResponseCode
 from rocketq.errors import RemotingError
 from rocketq.protocol.command import RemotingCommand
@@ -41,6 +41,25 @@ from rocketq.store import MessageStore
 log = logging.getLogger(__name__)
 
 METADATA_FILE = "brokerIdentity"
+
+
+def _nothing_visible() -> int:
+    return 0
+
+
+class RoleTarget(Protocol):
+    """The broker's role object as this manager sees it (``broker.role.BrokerRoleState``); a change at an epoch
+    older than the current one raises ValueError and changes nothing."""
+
+    is_slave: bool
+    is_master: bool
+
+    @property
+    def epoch(self) -> int: ...
+
+    def to_master(self, epoch: int) -> None: ...
+
+    def to_slave(self, epoch: int, broker_id: int, master_addr: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +127,9 @@ def _write(path: Path, data: dict[str, object]) -> None:
 
 class ReplicasManager:
     def __init__(
-        self, config: ReplicasConfig, role: BrokerRoleState, store: MessageStore, ha: HAService,
+        self, config: ReplicasConfig, role: RoleTarget, store: MessageStore, ha: HAService,
         remoting: RemotingClient, *, on_role_decided: Callable[[], None] | None = None,
+        sign: Callable[[RemotingCommand], RemotingCommand] | None = None,
     ) -> None:  # fmt: skip
         self.config = config
         self.role = role
@@ -118,6 +138,8 @@ class ReplicasManager:
         self.remoting = remoting
         #: called after every role change the controller decided (the broker registers with the name servers)
         self.on_role_decided = on_role_decided
+        #: signs requests with the broker's account (a protected controller or master)
+        self.sign = sign
         self.metadata = BrokerMetadataFile(config.store_dir)
         self.epoch_file = EpochFile(config.store_dir)
         self.epochs: EpochCache = self.epoch_file.load()
@@ -134,12 +156,17 @@ class ReplicasManager:
         self._tasks: list[asyncio.Task[None]] = []
         self._lock = asyncio.Lock()
         self._catchup: dict[int, float] = {}  # slave id → last time its ack reached the master's end
+        self._pending: set[str] = set()  # actions asked for "now" and not finished yet
 
     # ------------------------------------------------------------------------------------- lifecycle
 
     def start(self) -> None:
         self.ha.controller_mode = True
         self.ha.master.handshake = True
+        self.ha.master.on_disconnect = self.on_slave_disconnected
+        # until the controller has named the role, the log may hold a tail the group never confirmed (an old
+        # master's): nothing is handed to consumers before it is either confirmed (master) or cut (slave)
+        self.store.set_visible_limit(_nothing_visible)
         self._tasks.append(asyncio.create_task(self._run(), name="replicas-manager"))
 
     async def stop(self) -> None:
@@ -179,14 +206,14 @@ class ReplicasManager:
 
     async def _leader(self) -> ControllerClient:
         for addr in self.config.controller_addrs:
-            client = ControllerClient(self.remoting, addr)
+            client = ControllerClient(self.remoting, addr, sign=self.sign)
             try:
                 leader = await client.leader_address()
             except (ControllerError, RemotingError) as exc:
                 log.info("replicas.controller_unavailable addr=%s: %s", addr, exc)
                 continue
             if leader:
-                return ControllerClient(self.remoting, leader) if leader != addr else client
+                return ControllerClient(self.remoting, leader, sign=self.sign) if leader != addr else client
         raise RemotingError(f"no controller leader among {list(self.config.controller_addrs)}")
 
     async def _start_up(self) -> None:
@@ -242,16 +269,34 @@ class ReplicasManager:
                 self.on_role_decided()  # the name server has not named the new master's HA address to us yet
 
     def on_notify(self, info: MasterInfo) -> None:
-        """NOTIFY_BROKER_ROLE_CHANGED (from the broker's port)."""
-        task = asyncio.create_task(self._apply_logged(info), name="role-notify")
+        """NOTIFY_BROKER_ROLE_CHANGED (from the broker's port): ask the controller at once. The notice itself is
+        not acted on — anyone who reaches the port could send one — only the controller's own answer is."""
+        log.info("replicas.notified master=%s epoch=%d", info.master_address, info.master_epoch)
+        self._soon("sync_replica_info")
+
+    def on_slave_disconnected(self) -> None:
+        """A named slave's HA connection ended: check the in-sync set now, not at the next period (sends wait
+        for a member that is gone until it leaves the set)."""
+        self._soon("check_sync_state_set")
+
+    def _soon(self, name: str) -> None:
+        if name in self._pending or not self._tasks:  # one at a time; nothing before start()
+            return
+        self._pending.add(name)
+
+        async def once() -> None:
+            try:
+                await getattr(self, name)()
+            except (ControllerError, RemotingError, OSError) as exc:
+                log.info("replicas.%s_failed: %s", name, exc)
+            except Exception:
+                log.exception("replicas.task_failed")
+            finally:
+                self._pending.discard(name)
+
+        task = asyncio.create_task(once(), name=f"replicas-{name}-now")
         self._tasks.append(task)
         task.add_done_callback(lambda t: self._tasks.remove(t) if t in self._tasks else None)
-
-    async def _apply_logged(self, info: MasterInfo) -> None:
-        try:
-            await self.apply(info)
-        except (ControllerError, RemotingError, OSError) as exc:
-            log.warning("replicas.notify_apply_failed: %s", exc)
 
     # ------------------------------------------------------------------------------------- roles
 
@@ -288,13 +333,15 @@ class ReplicasManager:
         if self.epochs.last_epoch < info.master_epoch:
             self.epochs.append(info.master_epoch, top)
             self.epoch_file.save(self.epochs)
+        if self.role.is_slave:
+            self.ha.slave_acks.clear()  # acks from an earlier term as master say nothing about the slaves' logs now
         self._set_isr(info.sync_state_set or frozenset({self.broker_id or 0}), info.sync_state_set_epoch)
         self.store.set_visible_limit(self.ha.confirm_offset)  # consumers see what the whole in-sync set holds
         self._catchup.clear()
         self._truncated_for = None
         try:
-            self.role.change(BrokerRole.SYNC_MASTER, epoch=info.master_epoch, broker_id=0)
-        except StaleEpochError as exc:
+            self.role.to_master(info.master_epoch)
+        except ValueError as exc:
             log.warning("replicas.stale_master_change: %s", exc)
             return
         log.info("replicas.became_master brokerId=%s epoch=%d start=%d", self.broker_id, info.master_epoch, top)
@@ -304,13 +351,12 @@ class ReplicasManager:
         self.ha.client.update_master_address(None)  # stop following anybody until the tail is cut
         self._truncated_for = None
         try:
-            self.role.change(BrokerRole.SLAVE, epoch=info.master_epoch, broker_id=self.broker_id,
-                             master_addr=info.master_address)  # fmt: skip
-        except StaleEpochError as exc:
+            self.role.to_slave(info.master_epoch, self.broker_id or 0, info.master_address)
+        except ValueError as exc:
             log.warning("replicas.stale_slave_change: %s", exc)
             return
         self.ha.sync_state_set = frozenset()
-        self.store.set_visible_limit(None)
+        self.store.set_visible_limit(_nothing_visible)
         master_epochs, master_max = await self._fetch_epochs(info.master_address)
         self._master_epochs = master_epochs
         local_max = self.store.get_max_phy_offset()
@@ -327,12 +373,15 @@ class ReplicasManager:
         self._adopt_master_epochs()
         self.epoch_file.save(self.epochs)
         self._truncated_for = (info.master_epoch, info.master_address)
+        self.store.set_visible_limit(None)  # what is left is the master's
         log.info("replicas.became_slave brokerId=%s master=%s epoch=%d cut_at=%d (was %d)", self.broker_id,
                  info.master_address, info.master_epoch, point, local_max)  # fmt: skip
         self._follow_ready()
 
     async def _fetch_epochs(self, master_addr: str) -> tuple[EpochCache, int]:
         cmd = RemotingCommand.request(ControllerRequestCode.GET_BROKER_EPOCH_CACHE, {})
+        if self.sign is not None:
+            cmd = self.sign(cmd)
         resp = await self.remoting.invoke(master_addr, cmd, timeout=3.0)
         if resp.code != ResponseCode.SUCCESS:
             raise ControllerError(resp.remark, resp.code)

@@ -37,6 +37,7 @@ class HAService:
         self.sync_state_set: frozenset[int] = frozenset()
         #: called on the loop after the confirm offset may have moved (the broker wakes held pulls)
         self.on_confirm: Callable[[], None] | None = None
+        self._last_confirm = -1
         #: each named slave's latest ack (kept after it disconnects: it still bounds the confirm offset)
         self.slave_acks: dict[int, int] = {}
 
@@ -79,8 +80,12 @@ class HAService:
 
     def confirm_changed(self) -> None:
         """The in-sync set or an ack moved: answer the sends the confirm offset now covers."""
+        confirm = self.confirm_offset()
+        if confirm == self._last_confirm:
+            return  # an ack from a slave outside the set, or one that moved nothing
+        self._last_confirm = confirm
         if self._waiters is not None:
-            self._waiters.ack(self.confirm_offset())
+            self._waiters.ack(confirm)
         if self.on_confirm is not None:
             self.on_confirm()
 

@@ -194,7 +194,10 @@ class IndexFile:
             slot_pos = INDEX_HEADER_SIZE + (key_hash % self.hash_slot_num) * HASH_SLOT_SIZE
             (value,) = _SLOT.unpack_from(mm, slot_pos)
             if value >= keep:
-                _SLOT.pack_into(mm, slot_pos, self._resolve_slot(value, keep))
+                resolved = self._resolve_slot(value, keep)
+                _SLOT.pack_into(mm, slot_pos, resolved)
+                if resolved == 0 and self.hash_slot_count > 0:  # the slot is empty again: it counts no more
+                    self.hash_slot_count -= 1
         zero = bytes(INDEX_ENTRY_SIZE)
         for k in range(keep, end):
             pos = self._entries_base + k * INDEX_ENTRY_SIZE

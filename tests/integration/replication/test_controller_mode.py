@@ -52,14 +52,16 @@ async def rc() -> AsyncIterator[RemotingClient]:
 
 
 def files(root: Path, sub: str) -> list[tuple[str, bytes]]:
+    """Every file under ``root/sub`` by relative path (index files: by position, their names are times)."""
     base = root / sub
-    return [(str(p.relative_to(base)), p.read_bytes()) for p in sorted(base.rglob("*")) if p.is_file()]
+    out = [(str(p.relative_to(base)), p.read_bytes()) for p in sorted(base.rglob("*")) if p.is_file()]
+    return [(f"#{i}", data) for i, (_, data) in enumerate(out)] if sub == "index" else out
 
 
-def config(cluster: EmbeddedCluster, name: str) -> BrokerConfig:
+def config(cluster: EmbeddedCluster, name: str, **more: str) -> BrokerConfig:
     values = {k: str(v) for k, v in {**TEST_BROKER_DEFAULTS, **KEYS}.items()}
     values.update(brokerName="broker-a", storePathRootDir=str(cluster.base_dir / name),
-                  namesrvAddr=cluster.namesrv_addr, controllerAddr=cluster.namesrv_addr)  # fmt: skip
+                  namesrvAddr=cluster.namesrv_addr, controllerAddr=cluster.namesrv_addr, **more)  # fmt: skip
     return BrokerConfig.from_mapping(values)
 
 
@@ -128,6 +130,8 @@ async def test_election_failover_and_a_divergent_old_master_rejoining(tmp_path: 
                 break
             await asyncio.sleep(0.05)
         assert await route_master(rc, cluster) == b.config.broker_addr
+        assert cluster.namesrv is not None  # its registration carries the master epoch (fencing a stale master)
+        assert cluster.namesrv.route_info.broker_live_table[b.config.broker_addr].data_version.state_version == 2
 
         # the old master comes back: a slave of epoch 2, its tail cut at b's epoch start, then following b
         a2 = await cluster.start_broker(0, config(cluster, "a"))
@@ -141,5 +145,39 @@ async def test_election_failover_and_a_divergent_old_master_rejoining(tmp_path: 
         for store in (a2.store, b.store):
             store.commit_log.mfq.flush_all()
             store._flush_logics(0)
-        for sub in ("commitlog", "consumequeue"):
+        for sub in ("commitlog", "consumequeue", "index"):
             assert files(tmp_path / "a", sub) == files(tmp_path / "b", sub), sub
+
+        # the slave goes away: the master drops it from the in-sync set when its connection ends (not at the
+        # next periodic check, stopped here with the replica-info poll), so sends are answered at once again
+        for task in b.replicas._tasks:
+            if task.get_name() in ("replicas-check_sync_state_set", "replicas-sync_replica_info"):
+                task.cancel()
+        await a2.shutdown()
+        await until(lambda: b.ha.sync_state_set == frozenset({2}), timeout=10)
+        assert set(await send(rc, b, 5, "four")) == {ResponseCode.SUCCESS}
+
+
+ACCOUNTS = """
+accounts:
+  - accessKey: BrokerGroupA
+    secretKey: group-secret-1
+    admin: true
+"""
+
+
+async def test_brokers_sign_their_controller_and_epoch_requests(tmp_path: Path) -> None:
+    """A name server with an account file protects its embedded controller as every write, and brokers with
+    ACL protect 1007: the brokers sign both with their account and still elect, follow and join the set."""
+    acl = tmp_path / "namesrv_acl.yml"
+    acl.write_text(ACCOUNTS)
+    broker_acl = tmp_path / "plain_acl.yml"
+    broker_acl.write_text(ACCOUNTS)
+    settings = {"enableControllerInNamesrv": "true", "aclFile": str(acl)}
+    async with EmbeddedCluster(tmp_path, brokers=0, namesrv_settings=settings) as cluster:
+        signed = {"accessKey": "BrokerGroupA", "secretKey": "group-secret-1", "aclEnable": "true",
+                  "aclFilePath": str(broker_acl)}  # fmt: skip
+        a = await cluster.start_broker(0, config(cluster, "a", **signed))
+        b = await cluster.start_broker(1, config(cluster, "b", **signed))
+        assert a.role.is_master and b.role.is_slave
+        await until(lambda: a.ha.sync_state_set == frozenset({1, 2}))

@@ -1,5 +1,6 @@
-"""Controller mode's small pieces: the broker-id metadata files, the HA handshake frame that names a slave,
-the confirm offset over the in-sync set, and the broker keys."""
+"""Controller mode's pieces: the broker-id metadata files, the HA handshake frame that names a slave, the
+confirm offset over the in-sync set, the broker keys, the in-sync set upkeep and the role changes (with fakes
+for the store and the controller)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ from pathlib import Path
 import pytest
 
 from rocketq.broker.config import BrokerConfig
+from rocketq.broker.role import BrokerRole, BrokerRoleState
 from rocketq.errors import ConfigError
 from rocketq.replication.config import HAConfig
+from rocketq.replication.controller.client import MasterInfo
+from rocketq.replication.controller.epoch import EpochCache, EpochEntry, EpochFile
 from rocketq.replication.frames import HANDSHAKE, decode_handshake, encode_handshake
-from rocketq.replication.replicas import BrokerMetadataFile
+from rocketq.replication.replicas import BrokerMetadataFile, ReplicasConfig, ReplicasManager
 from rocketq.replication.service import HAService
 
 
@@ -72,3 +76,126 @@ def test_the_confirm_offset_is_the_slowest_ack_of_the_in_sync_set() -> None:
     assert ha.confirm_offset() == 0  # a member not heard from yet holds nothing we know of
     ha.all_ack = False  # Java's default: the master alone confirms
     assert ha.confirm_offset() == 1000
+
+
+class _Conn:
+    def __init__(self, slave_id: int, ack: int) -> None:
+        self.slave_id, self.ack_offset = slave_id, ack
+
+
+class _Role:
+    is_master, is_slave, epoch = True, False, 1
+
+
+class _Controller:
+    def __init__(self) -> None:
+        self.proposals: list[tuple[frozenset[int], int]] = []
+
+    async def alter_sync_state_set(
+        self, name: str, master: int, epoch: int, ids: frozenset[int], set_epoch: int
+    ) -> int:
+        self.proposals.append((ids, set_epoch))
+        return set_epoch + 1
+
+
+class _Top:
+    top = 1000
+
+    def get_max_phy_offset(self) -> int:
+        return self.top
+
+    def set_visible_limit(self, limit: object) -> None:
+        pass
+
+
+async def test_the_in_sync_set_grows_with_a_caught_up_slave_and_drops_one_left_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [100.0]
+    monkeypatch.setattr("rocketq.replication.replicas.time.monotonic", lambda: now[0])
+    store = _Top()
+    ha = HAService(store, HAConfig())  # type: ignore[arg-type]
+    cfg = ReplicasConfig("c", "b", "127.0.0.1:1", ("127.0.0.1:2",), tmp_path, max_time_slave_not_catchup_ms=15_000)
+    rm = ReplicasManager(cfg, _Role(), store, ha, None)  # type: ignore[arg-type]
+    ctl = _Controller()
+    rm.controller, rm.broker_id = ctl, 1  # type: ignore[assignment]
+    rm.master = MasterInfo(1, "127.0.0.1:1", 1, frozenset({1}), 1)
+    rm._set_isr(frozenset({1}), 1)
+    ha.controller_mode, ha.self_id = True, 1
+    rm.epochs.append(1, 400)
+    slow, fast = _Conn(2, 300), _Conn(3, 1000)
+    ha.master.connections = {slow, fast}  # type: ignore[assignment]
+    for c in (slow, fast):
+        ha.slave_acks[c.slave_id] = c.ack_offset
+
+    await rm.check_sync_state_set()  # 3 reached the confirm offset (1000) and the epoch start; 2 did not
+    assert ctl.proposals == [(frozenset({1, 3}), 1)] and ha.sync_state_set == frozenset({1, 3})
+    slow.ack_offset = ha.slave_acks[2] = 1000
+    await rm.check_sync_state_set()
+    assert ha.sync_state_set == frozenset({1, 2, 3}) and ctl.proposals[-1] == (frozenset({1, 2, 3}), 2)
+    assert ha.confirm_offset() == 1000
+
+    store.top = 5000  # 3 keeps up, 2 stops acking: at 110 it still holds what the master held at the last check
+    fast.ack_offset = ha.slave_acks[3] = 5000
+    now[0] += 10
+    await rm.check_sync_state_set()
+    now[0] += 10
+    await rm.check_sync_state_set()
+    assert ha.sync_state_set == frozenset({1, 2, 3}) and ha.confirm_offset() == 1000  # behind for 10 s only
+    now[0] += 6
+    await rm.check_sync_state_set()
+    assert ha.sync_state_set == frozenset({1, 3}) and ha.confirm_offset() == 5000
+    assert len(ctl.proposals) == 3
+
+
+class _Log(_Top):
+    def __init__(self, top: int) -> None:
+        self.top = top
+        self.cuts: list[int] = []
+        self.limit: object = "unset"
+
+    def truncate_to(self, offset: int) -> int:
+        self.cuts.append(offset)
+        self.top = offset
+        return 0
+
+    def drop_replica_tail(self) -> int:
+        return 0
+
+    def set_visible_limit(self, limit: object) -> None:
+        self.limit = limit
+
+
+async def test_roles_follow_the_controller_and_a_stale_notice_changes_nothing(tmp_path: Path) -> None:
+    store = _Log(900)
+    ha = HAService(store, HAConfig())  # type: ignore[arg-type]
+    role = BrokerRoleState(BrokerRole.SLAVE, broker_id=2)
+    cfg = ReplicasConfig("c", "b", "127.0.0.1:20", ("127.0.0.1:9",), tmp_path)
+    rm = ReplicasManager(cfg, role, store, ha, None)  # type: ignore[arg-type]
+    rm.broker_id = 2
+    rm.epochs.append(1, 0)
+    rm.epochs.append(2, 500)  # this broker led epoch 2 from 500 and wrote up to 900
+
+    async def fetch(addr: str) -> tuple[EpochCache, int]:
+        assert addr == "127.0.0.1:10"
+        return EpochCache([EpochEntry(1, 0), EpochEntry(3, 700)]), 1200  # the new master never had epoch 2
+
+    rm._fetch_epochs = fetch  # type: ignore[method-assign]
+    rm.on_namesrv_result("127.0.0.1:10", "127.0.0.1:11")
+    assert ha.client.master_address is None  # nothing to follow before the controller named a master
+    await rm.apply(MasterInfo(1, "127.0.0.1:10", 3, frozenset({1}), 1))
+    assert role.is_slave and role.epoch == 3 and role.master_addr == "127.0.0.1:10"
+    assert store.cuts == [500]  # epoch 1 is shared and ends at 500 here (where epoch 2 began)
+    assert [(e.epoch, e.start_offset) for e in rm.epochs.entries] == [(1, 0)]  # 3 starts past this log's end
+    assert store.limit is None and ha.client.master_address == "127.0.0.1:11"  # now it follows
+
+    await rm.apply(MasterInfo(2, "127.0.0.1:20", 2, frozenset({2}), 1))  # a stale notice: epoch 2 < 3
+    assert role.is_slave and role.epoch == 3
+
+    store.top = 800  # it copied the master up to 800, then the master died and it was elected
+    await rm.apply(MasterInfo(2, "127.0.0.1:20", 4, frozenset({2}), 2))
+    assert role.is_master and role.broker_id == 0 and role.epoch == 4
+    assert ha.client.master_address is None
+    assert [(e.epoch, e.start_offset) for e in rm.epochs.entries] == [(1, 0), (3, 700), (4, 800)]
+    assert [(e.epoch, e.start_offset) for e in EpochFile(tmp_path).load().entries] == [(1, 0), (3, 700), (4, 800)]
+    assert callable(store.limit) and ha.sync_state_set == frozenset({2})

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.unit.store.test_dispatch import _fill, _units
+from tests.unit.store.test_dispatch import _fill, _index_bytes, _units
 from tests.unit.store.test_replica_append import _cq_files, _files, _stream
 
 from rocketq.store import MessageStore, StoreConfig
@@ -61,3 +61,4 @@ def test_a_cut_replica_equals_one_that_never_had_the_tail(
         store.shutdown()
     assert _files(full_cfg.commit_log_dir) == _files(short_cfg.commit_log_dir)
     assert _cq_files(full_cfg) == _cq_files(short_cfg)
+    assert _index_bytes(full_cfg) == _index_bytes(short_cfg)  # the header's hash-slot count included

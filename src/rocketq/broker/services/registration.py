@@ -130,6 +130,10 @@ class NamesrvRegistration:
             except Exception:  # a listener's bug must not stop the registration loop
                 log.exception("register.on_result_failed namesrv=%s", addr)
 
+    def sign(self, cmd: RemotingCommand) -> RemotingCommand:
+        """``cmd`` signed with the broker's account, if it has one (its controller requests use it too)."""
+        return self._signed(cmd)
+
     def _signed(self, cmd: RemotingCommand) -> RemotingCommand:
         """Sign ``cmd`` with the broker's account, when it has one (a protected name server needs it)."""
         cfg = self.broker.config

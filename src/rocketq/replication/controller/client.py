@@ -6,6 +6,7 @@ typed value or raises ``ControllerError`` with the controller's code and remark.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rocketq.codes import ControllerRequestCode as Code
@@ -56,13 +57,20 @@ class MasterInfo:
 
 
 class ControllerClient:
-    def __init__(self, remoting: RemotingClient, address: str, *, timeout: float = 3.0) -> None:
+    def __init__(
+        self, remoting: RemotingClient, address: str, *, timeout: float = 3.0,
+        sign: Callable[[RemotingCommand], RemotingCommand] | None = None,
+    ) -> None:  # fmt: skip
         self.remoting = remoting
         self.address = address
         self.timeout = timeout
+        #: signs each request with the caller's account (a protected name server's embedded controller needs it)
+        self.sign = sign
 
     async def _call(self, code: int, header: Header | None = None, body: bytes = b"") -> RemotingCommand:
         cmd = RemotingCommand.request(code, header.to_ext() if header is not None else {}, body)
+        if self.sign is not None:
+            cmd = self.sign(cmd)
         return await self.remoting.invoke(self.address, cmd, timeout=self.timeout)
 
     async def _ok(self, code: int, header: Header | None = None, body: bytes = b"") -> RemotingCommand:
