@@ -143,6 +143,7 @@ async def test_sync_master_without_a_slave_answers_java_statuses(tmp_path: Path,
             async with asyncio.timeout(10):
                 answers = await asyncio.gather(*(wire.send("TNoSlave", b"b") for _ in range(5)))
             assert {a.code for a in answers} == {ResponseCode.FLUSH_SLAVE_TIMEOUT}
+            assert all("msgId" in a.ext_fields for a in answers)  # stored on the master: the answer says where
             # the silent slave got the bytes pushed (a header of 12 bytes, then the records)
             pushed = await asyncio.wait_for(reader.read(12), 5)
             assert int.from_bytes(pushed[:8], "big") == master.ha.master.connections.copy().pop().request_offset

@@ -243,7 +243,7 @@ async def test_put_ack_waits_for_a_slave_on_a_sync_master(tmp_path: Path) -> Non
         c.store.set_replication_hook(replication)
         c.put_ack.start()
         svc = service(c)
-        assert not svc.runs_open  # a run would answer before the slave has the bytes
+        assert svc.runs_open  # runs are stored; the processor waits for the slave once per run
         out = svc.send(header("TSync"), b"x", HOST, client_version=409, remote="r")
         codes: list[int] = []
         assert c.put_ack.wait(out.end_offset, codes.append)
@@ -364,3 +364,14 @@ def test_check_client_config_names_the_expression_type(ctx: BrokerContext) -> No
             ResponseCode.SYSTEM_ERROR, f"The broker does not support consumer to filter message by {expression_type}",
         )  # fmt: skip
     assert consumers.check_subscription(SubscriptionData.of("T", "A || B"))[0] == ResponseCode.SUCCESS
+
+
+def test_only_sends_that_wait_for_the_store_join_a_waiting_run() -> None:
+    from rocketq.broker.messaging.send import _waits_for_store
+
+    assert _waits_for_store("")
+    assert _waits_for_store("KEYS\x01k\x02WAIT\x01true\x02")
+    assert _waits_for_store("WAIT\x01true")
+    assert not _waits_for_store("KEYS\x01k\x02WAIT\x01false\x02")
+    assert not _waits_for_store("WAIT\x01false")
+    assert not _waits_for_store("NOWAIT\x01true\x02WAIT\x01false\x02")  # unusual: the general path decides

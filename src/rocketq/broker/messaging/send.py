@@ -134,13 +134,24 @@ def refused(code: int, remark: str) -> SendOutcome:
     return SendOutcome(code, remark)
 
 
-
 # A send naming one of these is not stored in a run: the semantics rewrite it, the store rewrites a delay level,
 # and the broker's CLUSTER replaces the client's (``send`` re-encodes the properties then).
 _NOT_IN_A_RUN = (*SPECIAL_PROPERTIES, PROP_DELAY, PROP_CLUSTER)
 # Java 4.9.7 stores a plain single message without its WAIT property (it only tells the broker whether to wait
 # for the flush); a message the store encodes again (a delay level, a half message) keeps it there too.
 _NOT_STORED = (PROP_WAIT,)
+
+
+def _waits_for_store(properties: str) -> bool:
+    """True when the properties text surely has no ``WAIT`` other than ``true`` (a run's answers all wait);
+    an unusual text (``WAIT`` found after a key ending in it) says False, and the send goes the general way."""
+    i = properties.find(_WAIT_KEY)
+    if i < 0:
+        return True
+    return (i == 0 or properties[i - 1] == "\x02") and properties.startswith("true", i + len(_WAIT_KEY))
+
+
+_WAIT_KEY = f"{PROP_WAIT}\x01"
 # Topic names already validated (valid and sendable); bounded so random names cannot grow it forever.
 _VALID_TOPICS_MAX = 65536
 
@@ -165,6 +176,7 @@ class SendService:
         #: the topic table itself: the run path reads it directly (one dict lookup per send)
         self._topic_table = ctx.topics.table
         self.runs_open = False
+        self._runs_wait = False
         self._open_runs()
         ctx.role.on_change(lambda before, after: self._open_runs())
         ctx.config_listeners.append(self._open_runs)  # the broker's permission may change at run time
@@ -172,9 +184,11 @@ class SendService:
     # ------------------------------------------------------------------------------------- plain runs
 
     def _open_runs(self) -> None:
-        """Runs are for a writable master whose answers need no wait (ASYNC_FLUSH, not SYNC_MASTER); the
-        answer is kept in ``runs_open`` and worked out again when the role or the configuration changes."""
-        self.runs_open = self._ctx.put_ack.immediate and self._ctx.writable()
+        """Runs are for a writable master; the answer is kept in ``runs_open`` and worked out again when the
+        role or the configuration changes. When answers wait (SYNC_FLUSH, SYNC_MASTER) the processor waits once
+        for a whole run's end, and sends whose ``WAIT`` is not true stay out of runs (they are not awaited)."""
+        self.runs_open = self._ctx.writable()
+        self._runs_wait = not self._ctx.put_ack.immediate
 
     @property
     def _cluster_property(self) -> bytes:
@@ -195,6 +209,8 @@ class SendService:
         if tc is None or not tc.perm & PERM_WRITE or not 0 <= queue_id < max(tc.read_queue_nums, tc.write_queue_nums):
             return None
         if len(body) > self._config.maxMessageSize:
+            return None
+        if self._runs_wait and not _waits_for_store(header.properties or ""):
             return None
         plain = plain_properties(header.properties or "", _NOT_IN_A_RUN, self._cluster_property, _NOT_STORED)
         if plain is None:

@@ -32,6 +32,9 @@ from rocketq.protocol.message import encode_host
 from rocketq.remoting.connection import Connection
 from rocketq.store.message import PlainMessage
 
+#: a stored plain send waiting with its run: connection, request, physical offset, queue id, queue offset
+_Held = tuple[Connection, RemotingCommand, int, int, int]
+
 log = logging.getLogger(__name__)
 
 # Plain ints for the codes every send compares against: an enum member lookup costs ~80 ns on Python 3.11
@@ -168,7 +171,8 @@ class SendProcessor:
             self._schedule_drain()
 
     def _store_run(self, run: list[PlainMessage], senders: list[tuple[Connection, RemotingCommand]]) -> None:
-        """Store a run of plain sends with one store call and answer each (as ``_answer`` does)."""
+        """Store a run of plain sends with one store call and answer each (as ``_answer`` does). When answers
+        wait (SYNC_FLUSH, SYNC_MASTER) the stored ones wait together: one wait for the run's last byte."""
         gate = self._gate
         try:
             results = self.service.put_plain_run(run)
@@ -177,27 +181,43 @@ class SendProcessor:
             for conn, cmd in senders:
                 gate.reply(conn, cmd, self._response(cmd, ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}"))
             return
-        cfg = self.config
-        region = cfg.regionId
-        trace_on = "true" if cfg.traceOn else "false"
-        prefix = self._msg_id_prefix
+        held: list[_Held] | None = None if self._put_ack.immediate else []
+        end = 0
         for (conn, cmd), message, result in zip(senders, run, results, strict=True):
             if isinstance(result, tuple):
-                phys, queue_offset, _size = result
-                if cmd.serialize_type == SERIALIZE_JSON or cmd.language == "CPP":  # the answer is JSON
-                    gate.reply_frame(conn, cmd, _SUCCESS, encode_send_reply(
-                        cmd.opaque, CURRENT_VERSION, prefix, phys, message[1], queue_offset, region, trace_on
-                    ))  # fmt: skip
+                phys, queue_offset, size = result
+                if held is not None:
+                    held.append((conn, cmd, phys, message[1], queue_offset))
+                    end = max(end, phys + size)
                     continue
-                if cmd.flag & FLAG_ONEWAY:
-                    gate.answered(conn, cmd, _SUCCESS)  # counted, nothing to write
-                    continue
-                resp = cmd.response(_SUCCESS, None, self._stored_fields(f"{prefix}{phys:016X}", message[1],
-                                                                          queue_offset))  # fmt: skip
+                self._stored(conn, cmd, _SUCCESS, phys, message[1], queue_offset)
             else:
                 code, remark = code_of_put_status(result, self._ctx.store.disk_util)
-                resp = self._response(cmd, code, remark)
-            gate.reply(conn, cmd, resp)
+                gate.reply(conn, cmd, self._response(cmd, code, remark))
+        if held and not self._put_ack.wait(end, partial(self._answer_held, held)):
+            self._answer_held(held, _SUCCESS)
+
+    def _answer_held(self, held: list[_Held], code: int) -> None:
+        """A waiting run may be answered with ``code`` (SUCCESS or the wait's failure status)."""
+        for conn, cmd, phys, queue_id, queue_offset in held:
+            self._stored(conn, cmd, code, phys, queue_id, queue_offset)
+
+    def _stored(self, conn: Connection, cmd: RemotingCommand, code: int, phys: int, queue_id: int,
+                queue_offset: int) -> None:  # fmt: skip
+        """The answer of one stored plain send."""
+        gate = self._gate
+        if code == _SUCCESS and (cmd.serialize_type == SERIALIZE_JSON or cmd.language == "CPP"):  # JSON answer
+            cfg = self.config
+            gate.reply_frame(conn, cmd, _SUCCESS, encode_send_reply(
+                cmd.opaque, CURRENT_VERSION, self._msg_id_prefix, phys, queue_id, queue_offset, cfg.regionId,
+                "true" if cfg.traceOn else "false",
+            ))  # fmt: skip
+            return
+        if cmd.flag & FLAG_ONEWAY:
+            gate.answered(conn, cmd, code)  # counted, nothing to write
+            return
+        fields = self._stored_fields(f"{self._msg_id_prefix}{phys:016X}", queue_id, queue_offset)
+        gate.reply(conn, cmd, cmd.response(code, None, fields))
 
     # --------------------------------------------------------------------------------------- answering
 
