@@ -3,7 +3,8 @@ send by the rocketq producer. Not a test.
 
 A name server with the embedded controller and a SYNC_MASTER + slave in controller mode, each a ``rocketq``
 process (``rocketq.testing.procs.ControllerGroup``, intervals shrunk: broker heartbeat 200 ms, controller
-heartbeat timeout 1 s); the rocketq producer sends with ``senders`` tasks and refreshes its route every 200 ms.
+heartbeat timeout 1 s); the rocketq producer sends with ``senders`` tasks and the client's defaults (the 30 s
+route poll, a refresh as soon as a connection to a broker fails).
 Each run kills the master once the in-sync set holds both replicas. "elected" is when the controller's
 GET_REPLICA_INFO first names the other broker; "first send" is the answer to the first send *started* after
 the kill that came back SEND_OK.

@@ -156,6 +156,13 @@ class ReplicasManager:
         self._tasks: list[asyncio.Task[None]] = []
         self._lock = asyncio.Lock()
         self._catchup: dict[int, float] = {}  # slave id → last time its ack reached the master's end
+        #: joining the in-sync set (Java's per-ack ``maybeExpandInSyncStateSet``): a slave whose ack reached the
+        #: master's end as it stood at its previous ack is caught up to within one report; from then on sends
+        #: wait for it too (``HAService.candidates``), and once it holds everything acknowledged before that
+        #: (the end when it became a candidate) the controller is asked to add it. Under a steady load the
+        #: master's end never stops moving, so "ack = the end now" would keep a returning slave out.
+        self._seen_top: dict[int, int] = {}  # slave id → the master's end at its previous ack
+        self._joining: dict[int, tuple[int, float]] = {}  # candidate → (offset it must reach, since when)
         self._pending: set[str] = set()  # actions asked for "now" and not finished yet
 
     # ------------------------------------------------------------------------------------- lifecycle
@@ -164,6 +171,7 @@ class ReplicasManager:
         self.ha.controller_mode = True
         self.ha.master.handshake = True
         self.ha.master.on_disconnect = self.on_slave_disconnected
+        self.ha.on_slave_ack = self.on_slave_ack
         # until the controller has named the role, the log may hold a tail the group never confirmed (an old
         # master's): nothing is handed to consumers before it is either confirmed (master) or cut (slave)
         self.store.set_visible_limit(_nothing_visible)
@@ -274,6 +282,32 @@ class ReplicasManager:
         log.info("replicas.notified master=%s epoch=%d", info.master_address, info.master_epoch)
         self._soon("sync_replica_info")
 
+    def on_slave_ack(self, slave_id: int, ack: int) -> None:
+        """A named slave reported: a caught-up outsider becomes a candidate; a candidate that holds what was
+        acknowledged before it became one is put to the controller at once (not at the next period)."""
+        info = self.master
+        if not self.role.is_master or info is None or slave_id in self.ha.sync_state_set:
+            return
+        joining = self._joining.get(slave_id)
+        if joining is not None:
+            if ack >= joining[0]:
+                self._soon("check_sync_state_set")
+            return
+        top = self.store.get_max_phy_offset()
+        previous, self._seen_top[slave_id] = self._seen_top.get(slave_id), top
+        epoch_start = self.epochs.last.start_offset if self.epochs.last else 0
+        if previous is not None and ack >= previous and ack >= epoch_start:
+            self._joining[slave_id] = (top, time.monotonic())
+            self.ha.candidates = frozenset(self._joining)
+            log.info("replicas.slave_catching_up id=%d ack=%d target=%d", slave_id, ack, top)
+            if ack >= top:
+                self._soon("check_sync_state_set")
+
+    def _forget_candidates(self) -> None:
+        self._joining.clear()
+        self._seen_top.clear()
+        self.ha.candidates = frozenset()
+
     def on_slave_disconnected(self) -> None:
         """A named slave's HA connection ended: check the in-sync set now, not at the next period (sends wait
         for a member that is gone until it leaves the set)."""
@@ -338,6 +372,7 @@ class ReplicasManager:
         self._set_isr(info.sync_state_set or frozenset({self.broker_id or 0}), info.sync_state_set_epoch)
         self.store.set_visible_limit(self.ha.confirm_offset)  # consumers see what the whole in-sync set holds
         self._catchup.clear()
+        self._forget_candidates()
         self._truncated_for = None
         try:
             self.role.to_master(info.master_epoch)
@@ -356,6 +391,7 @@ class ReplicasManager:
             log.warning("replicas.stale_slave_change: %s", exc)
             return
         self.ha.sync_state_set = frozenset()
+        self._forget_candidates()
         self.store.set_visible_limit(_nothing_visible)
         master_epochs, master_max = await self._fetch_epochs(info.master_address)
         self._master_epochs = master_epochs
@@ -444,14 +480,19 @@ class ReplicasManager:
         self._last_top = top
         current = set(self.ha.sync_state_set) | {bid}
         wanted = {bid}
-        confirm = self.ha.confirm_offset()
+        confirm = self.ha.confirm_offset(with_candidates=False)  # what the members hold
         epoch_start = self.epochs.last.start_offset if self.epochs.last else 0
         limit = self.config.max_time_slave_not_catchup_ms / 1000
+        for sid in list(self._joining):  # a candidate that left, or did not catch up in time, stops counting
+            if sid not in connected or now - self._joining[sid][1] > limit:
+                del self._joining[sid]
+                self._seen_top.pop(sid, None)
+        self.ha.candidates = frozenset(self._joining)
         for sid, ack in connected.items():
             if sid in current:
                 if now - self._catchup.get(sid, now) <= limit:
                     wanted.add(sid)
-            elif ack >= confirm and ack >= epoch_start:
+            elif ack >= epoch_start and (ack >= confirm or ack >= self._joining.get(sid, (top + 1, 0.0))[0]):
                 wanted.add(sid)
         if wanted == current:
             return
@@ -465,6 +506,9 @@ class ReplicasManager:
             self.ha.sync_state_set = frozenset(current)
             raise
         log.info("replicas.sync_state_set from=%s to=%s epoch=%d", sorted(current), sorted(wanted), new_epoch)
+        for sid in wanted:
+            self._joining.pop(sid, None)
+        self.ha.candidates = frozenset(self._joining)
         self._set_isr(frozenset(wanted), new_epoch)
 
     _isr_epoch = 0

@@ -40,6 +40,10 @@ class HAService:
         self._last_confirm = -1
         #: each named slave's latest ack (kept after it disconnects: it still bounds the confirm offset)
         self.slave_acks: dict[int, int] = {}
+        #: slaves about to join the in-sync set: sends already wait for them (see ``ReplicasManager``)
+        self.candidates: frozenset[int] = frozenset()
+        #: controller mode: called with (slave id, its ack) on every named slave's report
+        self.on_slave_ack: Callable[[int, int], None] | None = None
 
     async def start(self, host: str, port: int) -> int:
         """Listen on the HA port (every broker does, as in Java) and start the client (idle without a master)."""
@@ -61,6 +65,8 @@ class HAService:
             for conn in self.master.connections:
                 if conn.slave_id is not None and conn.ack_offset >= 0:
                     self.slave_acks[conn.slave_id] = conn.ack_offset
+                    if self.on_slave_ack is not None:
+                        self.on_slave_ack(conn.slave_id, conn.ack_offset)
             self.push2slave_max = max(self.push2slave_max, offset)
             self.confirm_changed()
             return
@@ -73,13 +79,14 @@ class HAService:
         """A connected slave counts as in sync when it acked and lags by less than ``haSlaveFallbehindMax``
         (Java 5's DefaultHAService: ``haMaxGapNotInSync``, the same 256 MiB by default)."""
         return ack_offset >= 0 and master_max - ack_offset < self.config.slave_fallbehind_max
-    def confirm_offset(self) -> int:
+    def confirm_offset(self, *, with_candidates: bool = True) -> int:
         """Controller mode: what every member of the in-sync set holds (the store's end when the set is this
         master alone). Outside controller mode: the store's end."""
         top = self.store.get_max_phy_offset()
         if not self.controller_mode or not self.all_ack:
             return top
-        others = [self.slave_acks.get(i, 0) for i in self.sync_state_set if i != self.self_id]
+        ids = self.sync_state_set | self.candidates if with_candidates else self.sync_state_set
+        others = [self.slave_acks.get(i, 0) for i in ids if i != self.self_id]
         return min([top, *others])
 
     def confirm_changed(self) -> None:
