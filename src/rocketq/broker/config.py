@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.broker.ha_access import HAPeerPolicy
+from rocketq.common.settings import key_values
 from rocketq.common.suggest import did_you_mean
 from rocketq.errors import ConfigError
 from rocketq.protocol.header_codec import INT32_MAX, INT64_MAX, INT64_MIN
@@ -296,11 +297,7 @@ class BrokerConfig:
         env = os.environ if env is None else env
         if env.get("NAMESRV_ADDR") and "namesrvAddr" not in values:
             values["namesrvAddr"] = env["NAMESRV_ADDR"]
-        for item in overrides:
-            key, sep, value = item.partition("=")
-            if not sep or not key.strip():
-                raise ConfigError(item, "expected key=value")
-            values[key.strip()] = value.strip()
+        values.update(key_values(overrides))
         return cls.from_mapping(values)
 
     @classmethod

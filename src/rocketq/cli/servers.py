@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rocketq.cli.startup import StartupError, listen_error, start_error, usable_directory
+from rocketq.common.settings import key_values
 
 log = logging.getLogger("rocketq.cli.servers")
 
@@ -71,12 +72,7 @@ def cmd_namesrv(args: argparse.Namespace) -> int:
             allow_insecure_bind=args.insecure,
             acl_file=Path(args.acl_file) if args.acl_file else None,
         )
-        settings = {}
-        for item in args.settings:
-            key, sep, value = item.partition("=")
-            if not sep or not key.strip():
-                raise ConfigError(item, "expected key=value")
-            settings[key.strip()] = value.strip()
+        settings = key_values(args.settings)
         config.update_from_properties(settings, strict=True)
     except ConfigError as exc:
         print(f"rocketq namesrv: {exc}", file=sys.stderr)
@@ -126,12 +122,7 @@ def cmd_controller(args: argparse.Namespace) -> int:
 
     try:
         config = ControllerConfig(controller_store_path=Path(args.store))
-        settings = {}
-        for item in args.settings:
-            key, sep, value = item.partition("=")
-            if not sep or not key.strip():
-                raise ConfigError(item, "expected key=value")
-            settings[key.strip()] = value.strip()
+        settings = key_values(args.settings)
         unknown = set(settings) - set(config.update_from_properties(settings))
         if unknown:
             raise ConfigError(sorted(unknown)[0], "unknown controller setting")

@@ -19,6 +19,12 @@ async def run_process(
     proc = await asyncio.create_subprocess_exec(
         *argv, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
+    return await finish_process(proc, timeout=timeout)
+
+
+async def finish_process(proc: asyncio.subprocess.Process, *, timeout: float) -> tuple[int, str, str]:
+    """Wait for a child started with piped stdout and stderr to end: ``(exit code, stdout, stderr)``; killed (and
+    reaped) when ``timeout`` passes."""
     try:
         async with asyncio.timeout(timeout):
             out, err = await proc.communicate()

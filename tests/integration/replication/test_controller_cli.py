@@ -11,6 +11,7 @@ from rocketq.codes import ControllerRequestCode as Code
 from rocketq.codes import ResponseCode
 from rocketq.protocol import RemotingCommand
 from rocketq.remoting import RemotingClient
+from rocketq.testing.process import finish_process
 
 WAIT = 60.0  # interpreter start-up on a busy 2-core machine; an upper bound, not a threshold
 
@@ -23,15 +24,7 @@ async def spawn(*args: str) -> asyncio.subprocess.Process:
 
 
 async def finish(proc: asyncio.subprocess.Process) -> tuple[int, str, str]:
-    try:
-        async with asyncio.timeout(WAIT):
-            out, err = await proc.communicate()
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    return await finish_process(proc, timeout=WAIT)
 
 
 async def test_serves_and_stops_on_sigterm(tmp_path: Path) -> None:

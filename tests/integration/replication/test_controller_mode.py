@@ -6,10 +6,7 @@ never had, cuts that tail and follows, ending with the same commit log and consu
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-
-import pytest
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.controller import BrokerController
@@ -21,6 +18,8 @@ from rocketq.replication.status import ha_runtime_info
 from rocketq.store.results import GetMessageStatus
 from rocketq.testing import EmbeddedCluster
 from rocketq.testing.cluster import TEST_BROKER_DEFAULTS
+from rocketq.testing.waiting import store_files as files
+from rocketq.testing.waiting import until
 from rocketq.testing.wire import Wire, records
 
 KEYS = {
@@ -39,24 +38,7 @@ KEYS = {
 }
 
 
-async def until(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.01)
 
-
-@pytest.fixture
-async def rc() -> AsyncIterator[RemotingClient]:
-    client = RemotingClient()
-    yield client
-    await client.close()
-
-
-def files(root: Path, sub: str) -> list[tuple[str, bytes]]:
-    """Every file under ``root/sub`` by relative path (index files: by position, their names are times)."""
-    base = root / sub
-    out = [(str(p.relative_to(base)), p.read_bytes()) for p in sorted(base.rglob("*")) if p.is_file()]
-    return [(f"#{i}", data) for i, (_, data) in enumerate(out)] if sub == "index" else out
 
 
 def config(cluster: EmbeddedCluster, name: str, **more: str) -> BrokerConfig:

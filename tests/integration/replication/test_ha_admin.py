@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -26,6 +26,7 @@ from rocketq.remoting import RemotingClient
 from rocketq.replication.controller.client import ControllerClient
 from rocketq.testing import EmbeddedCluster
 from rocketq.testing.controller import register_group
+from rocketq.testing.waiting import until
 from rocketq.testing.wire import Wire
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -33,11 +34,6 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 HA = {"haSendHeartbeatInterval": 200, "haReconnectInterval": 100}
 WAIT = 20.0  # an upper bound for "eventually" on a busy machine, not a threshold
 
-
-async def until(predicate: Callable[[], bool]) -> None:
-    async with asyncio.timeout(WAIT):
-        while not predicate():
-            await asyncio.sleep(0.01)
 
 
 class Env:

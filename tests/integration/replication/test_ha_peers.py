@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,16 +17,12 @@ import pytest
 from rocketq.remoting.local_address import local_address
 from rocketq.replication.frames import encode_report
 from rocketq.testing import EmbeddedCluster
+from rocketq.testing.waiting import until
 
 HA = {"haSendHeartbeatInterval": 200, "haReconnectInterval": 100, "listenHost": "0.0.0.0",
       "allowInsecureBind": "true"}  # fmt: skip
 WAIT = 20.0  # an upper bound on a busy machine, not a threshold
 
-
-async def until(predicate: Callable[[], bool]) -> None:
-    async with asyncio.timeout(WAIT):
-        while not predicate():
-            await asyncio.sleep(0.01)
 
 
 async def first_bytes(port: int, source: str | None = None) -> bytes:

@@ -5,7 +5,6 @@ answers after the slave's ack, and without a slave answers Java's statuses witho
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,8 @@ from rocketq.codes import ResponseCode
 from rocketq.remoting.client import RemotingClient
 from rocketq.replication.frames import encode_report, encode_transfer_header
 from rocketq.testing import EmbeddedCluster
+from rocketq.testing.waiting import store_files as files
+from rocketq.testing.waiting import until
 from rocketq.testing.wire import Wire
 
 # small files (the load rolls several), short HA intervals (nothing waits for real seconds)
@@ -29,24 +30,7 @@ HA = {
 }
 
 
-async def until(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.01)
 
-
-@pytest.fixture
-async def rc() -> AsyncIterator[RemotingClient]:
-    client = RemotingClient()
-    yield client
-    await client.close()
-
-
-def files(root: Path, sub: str) -> list[tuple[str, bytes]]:
-    """Every file under ``root/sub`` by relative path (index files: by position, their names are times)."""
-    base = root / sub
-    out = [(str(p.relative_to(base)), p.read_bytes()) for p in sorted(base.rglob("*")) if p.is_file()]
-    return [(f"#{i}", data) for i, (_, data) in enumerate(out)] if sub == "index" else out
 
 
 async def load(wire: Wire, n: int, topic: str = "THa") -> list[int]:

@@ -11,7 +11,6 @@ sync copies the master's (older) offsets over the ones committed to it, as Java'
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -23,16 +22,12 @@ from rocketq.protocol import fastjson
 from rocketq.protocol.bodies import TopicConfig
 from rocketq.testing import EmbeddedCluster
 from rocketq.testing.process import start_broker_process
+from rocketq.testing.waiting import until
 
 TOPIC = "TSlaveRead"
 GROUP = "cg-slave-read"
 BROKER = {"slaveSyncIntervalMills": 300, "haSendHeartbeatInterval": 200, "haReconnectInterval": 100}
 
-
-async def until(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
 
 
 def client_config(namesrv: str) -> ClientConfig:
