@@ -30,6 +30,7 @@ __all__ = [
     "ROCKETQ_SYSTEM_TOPIC_PREFIX",
     "SCHEDULE_TOPIC",
     "SELF_TEST_TOPIC",
+    "SINK_COMMIT_TOPIC",
     "SINK_STAGING_TOPIC",
     "SYSTEM_TOPICS",
     "SYSTEM_TOPIC_PREFIX",
@@ -62,6 +63,8 @@ OFFSET_MOVED_EVENT: Final = "OFFSET_MOVED_EVENT"
 BENCHMARK_TOPIC: Final = "BenchmarkTest"
 #: rocketq's own (not Java's): the Spark sink stages its rows here before committing them (protocol.sink).
 SINK_STAGING_TOPIC: Final = "RQ_SYS_SINK_STAGING"
+#: rocketq's own: the sink's commit intents and completed commits, so a slave's successor knows them.
+SINK_COMMIT_TOPIC: Final = "RQ_SYS_SINK_COMMIT"
 
 #: The transaction topics' prefix (and that of Java's RMQ_SYS_TRACE_TOPIC).
 RMQ_SYS_PREFIX: Final = "RMQ_SYS_"

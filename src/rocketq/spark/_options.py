@@ -39,6 +39,8 @@ SOURCE_OPTIONS: dict[str, tuple[str | None, str]] = {
                             "checkpoint); also the group read by startingOffsets=group"),
     "pullBatchSize": ("32", "messages asked for per pull request"),
     "pullTimeoutMs": ("10000", "timeout of one request to a broker or the name server"),
+    "failoverWaitMs": ("30000", "how long a read task whose broker stopped answering keeps asking the name "
+                                "server for another replica of the queue's broker group"),
     "accessKey": (None, "ACL account: sign every request with this access key (brokers with aclEnable=true)"),
     "secretKey": (None, "the ACL account's secret key (required with accessKey)"),
     "securityToken": (None, "optional ACL security token, signed too"),
@@ -54,6 +56,8 @@ SINK_OPTIONS: dict[str, tuple[str | None, str]] = {
                       "the sink's last committed one stores nothing"),
     "producerGroup": ("rocketq-spark-sink", "producer group of the at-least-once sink"),
     "sendTimeoutMs": ("10000", "timeout of one send or stage request"),
+    "failoverWaitMs": ("30000", "exactly-once: how long a stage or commit keeps asking the name server for a "
+                                "new master of a broker group whose master stopped answering"),
     "accessKey": (None, "ACL account: sign every request with this access key (brokers with aclEnable=true)"),
     "secretKey": (None, "the ACL account's secret key (required with accessKey)"),
     "securityToken": (None, "optional ACL security token, signed too"),
@@ -192,6 +196,7 @@ class SourceOptions:
     timeout: float
     #: the ACL account every request is signed with (None: unsigned); its repr hides the secret
     credentials: SessionCredentials | None = None
+    failover_wait: float = 30.0
 
     @classmethod
     def parse(cls, options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
@@ -231,6 +236,7 @@ class SourceOptions:
             pull_batch_size=_int(opts, "pullBatchSize", 1) or 32,
             timeout=(_int(opts, "pullTimeoutMs", 1) or 10_000) / 1000.0,
             credentials=_credentials(opts),
+            failover_wait=(_int(opts, "failoverWaitMs", 0) or 0) / 1000.0,
         )
 
 
@@ -251,6 +257,7 @@ class SinkOptions:
     timeout: float
     credentials: SessionCredentials | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    failover_wait: float = 30.0
 
     @property
     def exactly_once(self) -> bool:
@@ -279,6 +286,7 @@ class SinkOptions:
             producer_group=opts["producerGroup"],
             timeout=(_int(opts, "sendTimeoutMs", 1) or 10_000) / 1000.0,
             credentials=_credentials(opts),
+            failover_wait=(_int(opts, "failoverWaitMs", 0) or 0) / 1000.0,
         )
 
 

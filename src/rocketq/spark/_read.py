@@ -16,6 +16,7 @@ from typing import Any
 
 from rocketq.client.lowlevel import RawPullResult
 from rocketq.client.message import PullStatus
+from rocketq.errors import RemotingError
 from rocketq.protocol.bodies import parse_tag_expression
 from rocketq.protocol.message import iter_records
 from rocketq.spark._offsets import Offsets, QueueKey, QueueRange
@@ -24,6 +25,8 @@ from rocketq.spark._schema import DEFAULT_BATCH_ROWS, RecordBatchBuilder
 from rocketq.spark._wire import READER_GROUP, Cluster
 
 log = logging.getLogger("rocketq.spark")
+#: Pause between attempts when a read task looks for another replica of its broker group.
+_FAILOVER_PAUSE = 0.2
 
 EARLIEST = -2
 LATEST = -1
@@ -200,12 +203,15 @@ class _RangeReader:
         self.inflight: deque[tuple[int, asyncio.Task[RawPullResult]]] = deque()
         self.next_plan = self.expected
         self.step = opts.pull_batch_size
+        #: the broker pulled from; replaced by another replica of the group when it stops answering
+        self.addr = task.broker_addr
+        self._failing_since: float | None = None
 
     def _plan(self) -> None:
         opts = self.task.opts
         while len(self.inflight) < self.PULLS_IN_FLIGHT and self.next_plan < self.end:
             n = min(opts.pull_batch_size, self.end - self.next_plan)
-            coro = self.cluster.pull_at(self.task.broker_addr, self.key, self.next_plan, n, self.group,
+            coro = self.cluster.pull_at(self.addr, self.key, self.next_plan, n, self.group,
                                         opts.sub_expression, opts.expression_type)
             self.inflight.append((self.next_plan, self.loop.create_task(coro)))
             self.next_plan += min(n, self.step)
@@ -226,7 +232,14 @@ class _RangeReader:
                     self.next_plan = self.expected
                     continue
                 requested, pull = self.inflight.popleft()
-                raw = self.loop.run_until_complete(pull)
+                try:
+                    raw = self.loop.run_until_complete(pull)
+                except (RemotingError, OSError) as exc:
+                    self._drop_inflight()
+                    self._another_replica(exc)
+                    self.next_plan = self.expected
+                    continue
+                self._failing_since = None
                 if requested > self.expected:  # the previous pull covered less than planned
                     self._drop_inflight()
                     self.next_plan = self.expected
@@ -238,6 +251,24 @@ class _RangeReader:
                 yield self.builder.flush()
         finally:
             self._drop_inflight()
+
+    def _another_replica(self, exc: Exception) -> None:
+        """The broker stopped answering (its master died?): ask the route again and pull from the group's
+        master, else any replica (queue offsets are the same on each); raises after ``failoverWait``."""
+        now = self.loop.time()
+        if self._failing_since is None:
+            self._failing_since = now
+        elif now - self._failing_since >= self.task.opts.failover_wait:
+            raise exc
+        self.loop.run_until_complete(asyncio.sleep(_FAILOVER_PAUSE))
+        try:
+            addr = self.loop.run_until_complete(self.cluster.any_replica_addr(self.key[0], self.key[1]))
+        except (RemotingError, OSError) as again:
+            log.info("spark.read_failover key=%s error=%s (route: %s)", self.key, exc, again)
+            return
+        log.info("spark.read_failover key=%s from=%s to=%s error=%s", self.key, self.addr, addr, exc)
+        if addr is not None:
+            self.addr = addr
 
     def _consume(self, requested: int, raw: RawPullResult) -> None:
         opts = self.task.opts

@@ -26,7 +26,7 @@ from rocketq.client.lowlevel import (
     with_default_queue_nums,
 )
 from rocketq.codes import ResponseCode
-from rocketq.errors import BrokerError, TopicNotExistError, error_for_code
+from rocketq.errors import BrokerError, RemotingError, TopicNotExistError, error_for_code
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import PULL_FLAG_SUBSCRIPTION, PullMessageRequestHeader
@@ -52,6 +52,10 @@ log = logging.getLogger("rocketq.spark")
 #: Group used for pulls when the reader has no consumerGroup (pulls never commit offsets).
 READER_GROUP = "rocketq-spark-reader"
 _DEFAULT_TOPIC_QUEUE_NUMS = 4
+#: Answers of a broker group between masters: the call is retried on the group's next master.
+_FAILOVER_CODES = frozenset({ResponseCode.SERVICE_NOT_AVAILABLE, ResponseCode.SLAVE_NOT_AVAILABLE,
+                             ResponseCode.FLUSH_SLAVE_TIMEOUT})  # fmt: skip
+_FAILOVER_PAUSE = 0.2
 
 T = TypeVar("T")
 
@@ -130,6 +134,39 @@ class Cluster:
         if not out:
             raise error_for_code(ResponseCode.TOPIC_NOT_EXIST, f"topic {topic!r} has no writable queue")
         return out
+
+    async def on_master(
+        self, topic: str, broker_name: str, call: Callable[[str], Awaitable[T]], patience: float
+    ) -> T:
+        """``call(address)`` on the master of ``broker_name``; when the master does not answer (connection
+        failure, a slave's or an unreplicated answer), the route is asked again and the call repeated on the
+        master it names, for up to ``patience`` seconds. Only for calls that are safe to repeat."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + patience
+        refresh = False
+        while True:
+            try:
+                if refresh:
+                    await self.route(topic, refresh=True)
+                    if topic != AUTO_CREATE_TOPIC and self.routes.route(topic) is None:
+                        await self.route(AUTO_CREATE_TOPIC, refresh=True)
+                addr = self.routes.master_addr(broker_name)
+                if addr is None:
+                    raise error_for_code(ResponseCode.SERVICE_NOT_AVAILABLE, f"broker {broker_name!r} has no master")
+                return await call(addr)
+            except (RemotingError, OSError, BrokerError) as exc:
+                retriable = not isinstance(exc, BrokerError) or exc.code in _FAILOVER_CODES
+                if not retriable or loop.time() >= deadline:
+                    raise
+                log.info("spark.failover_retry broker=%s error=%s", broker_name, exc)
+                await asyncio.sleep(_FAILOVER_PAUSE)
+                refresh = True
+
+    async def any_replica_addr(self, topic: str, broker_name: str) -> str | None:
+        """After a failure: the route asked again; the group's master, else any replica (same queue offsets)."""
+        await self.route(topic, refresh=True)
+        found = self.routes.subscribe_addr(broker_name, 0, False)
+        return found[0] if found else None
 
     # ----------------------------------------------------------------------------------------- offsets
 

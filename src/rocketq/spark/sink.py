@@ -22,6 +22,11 @@ queues (SINK_STAGE_MESSAGES) and returns the staged ranges; the driver's commit 
 them as batch ``batchId`` of sink ``sinkId`` (SINK_COMMIT_BATCH). A broker applies a batch only if its number
 is above the sink's last committed one, so a micro-batch Spark replays after a failure — whether the failure
 came before or after the broker commit — is stored once. See ``rocketq.broker.processors.sink_commit``.
+
+Staged ranges are kept per broker NAME, not address: when a group's master stops answering, a stage or a
+commit asks the name server again and repeats on the group's new master (``failoverWaitMs``). Both are safe
+to repeat: a stage is answered once its bytes are replicated (SYNC_MASTER), so the successor holds them at
+the same commit-log offsets, and the successor knows the watermark from the replicated commit markers.
 """
 
 from __future__ import annotations
@@ -120,13 +125,15 @@ def check_sink_schema(schema: StructType, opts: SinkOptions) -> list[str]:
 
 @dataclass
 class SinkCommitMessage(WriterCommitMessage):
-    """What a task reports: rows written and, for exactly once, the staged ranges per broker address."""
+    """What a task reports: rows written and, for exactly once, the staged ranges per broker name (and, per
+    broker name, a topic whose route names it)."""
 
     partition_id: int
     rows: int
     sink_id: str | None = None
     batch_id: int | None = None
     staged: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)
+    route_topics: dict[str, str] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------------------- row → message
@@ -226,9 +233,9 @@ def write_partition(
     if sink_id is None or batch_id is None:
         raise RuntimeError("exactly-once: no sink id / batch id (not running in a streaming query?)")
     check_sink_id(sink_id)
-    staged, rows = asyncio.run(_stage_all(_messages(batches, columns, opts, partition), opts, partition,
-                                          sink_id, batch_id))
-    return SinkCommitMessage(partition, rows, sink_id, batch_id, staged)
+    staged, topics, rows = asyncio.run(_stage_all(_messages(batches, columns, opts, partition), opts, partition,
+                                                  sink_id, batch_id))
+    return SinkCommitMessage(partition, rows, sink_id, batch_id, staged, topics)
 
 
 async def _send_all(rows: Iterator[_Row], opts: SinkOptions, partition: int) -> int:
@@ -295,10 +302,12 @@ async def _flush_run(p: Producer, mq: MessageQueue, rows: list[_Row], partition:
 
 async def _stage_all(
     rows: Iterator[_Row], opts: SinkOptions, partition: int, sink_id: str, batch_id: int
-) -> tuple[dict[str, list[tuple[int, int, int]]], int]:
-    """Exactly once: stage rows on the brokers owning their queues; returns the staged ranges per broker."""
+) -> tuple[dict[str, list[tuple[int, int, int]]], dict[str, str], int]:
+    """Exactly once: stage rows on the groups owning their queues; returns the staged ranges per broker name,
+    a topic per broker name (to find its master again) and the row count."""
     ids = UniqIdGenerator("127.0.0.1")
     staged: dict[str, list[tuple[int, int, int]]] = {}
+    topics: dict[str, str] = {}
     total = 0
     async with Cluster(opts.name_server, opts.timeout, opts.credentials) as cluster:
         queues_of: dict[str, list[tuple[QueueKey, str]]] = {}
@@ -307,40 +316,45 @@ async def _stage_all(
         count = 0
 
         async def stage_round() -> None:
-            async def one_broker(addr: str, items: list[tuple[_Row, BatchItem]]) -> None:
+            async def one_broker(broker: str, items: list[tuple[_Row, BatchItem]]) -> None:
                 chunk: list[tuple[_Row, BatchItem]] = []
                 size = 0
                 for row, item in items:
                     if chunk and size + len(item.body) > _STAGE_BYTES:
-                        await stage_chunk(addr, chunk)
+                        await stage_chunk(broker, chunk)
                         chunk, size = [], 0
                     chunk.append((row, item))
                     size += len(item.body)
                 if chunk:
-                    await stage_chunk(addr, chunk)
+                    await stage_chunk(broker, chunk)
 
-            await asyncio.gather(*(one_broker(a, items) for a, items in pending.items()))
+            await asyncio.gather(*(one_broker(b, items) for b, items in pending.items()))
 
-        async def stage_chunk(addr: str, chunk: list[tuple[_Row, BatchItem]]) -> None:
+        async def stage_chunk(broker: str, chunk: list[tuple[_Row, BatchItem]]) -> None:
+            body = encode_batch([i for _, i in chunk])
             try:
-                r: StagedRange = await cluster.stage(addr, sink_id, batch_id, encode_batch([i for _, i in chunk]))
+                r: StagedRange = await cluster.on_master(
+                    topics[broker], broker, lambda addr: cluster.stage(addr, sink_id, batch_id, body),
+                    opts.failover_wait,
+                )
             except Exception as exc:
                 first, last = chunk[0][0].index, chunk[-1][0].index
                 where = f"row {first}" if first == last else f"rows {first}..{last}"
-                raise SinkRowError(f"{where} of partition {partition}: staging on {addr} failed: {exc}") from exc
-            staged.setdefault(addr, []).append((r.start, r.end, r.count))
+                raise SinkRowError(f"{where} of partition {partition}: staging on {broker} failed: {exc}") from exc
+            staged.setdefault(broker, []).append((r.start, r.end, r.count))
 
         for row in rows:
             topic = row.msg.topic
             queues = queues_of.get(topic)
             if queues is None:
                 queues = queues_of[topic] = await cluster.publish_queues(topic)
-            (real_topic, _, qid), addr = _choose(queues, row, counter)
+            (real_topic, broker_name, qid), _addr = _choose(queues, row, counter)
+            topics.setdefault(broker_name, real_topic)
             props = dict(row.msg.properties)
             props[PROP_REAL_TOPIC] = real_topic
             props[PROP_REAL_QID] = str(qid)
             props[PROP_UNIQ_KEY] = ids.create()
-            pending.setdefault(addr, []).append((row, BatchItem(row.msg.flag, row.msg.body, props)))
+            pending.setdefault(broker_name, []).append((row, BatchItem(row.msg.flag, row.msg.body, props)))
             count += 1
             total += 1
             if count >= _ROUND_ROWS:
@@ -348,17 +362,20 @@ async def _stage_all(
                 pending = {}
                 count = 0
         await stage_round()
-    return staged, total
+    return staged, topics, total
 
 
 def commit_exactly_once(opts: SinkOptions, messages: list[Any], batch_id: int) -> None:
-    """Driver side: apply every task's staged ranges as batch ``batch_id``, broker by broker."""
+    """Driver side: apply every task's staged ranges as batch ``batch_id``, broker group by group (on its
+    current master: a commit is safe to repeat, the broker refuses a batch it already has)."""
     msgs = sorted((m for m in messages if isinstance(m, SinkCommitMessage)), key=lambda m: m.partition_id)
     ranges: dict[str, list[StagedRange]] = {}
+    topics: dict[str, str] = {}
     sink_ids = {m.sink_id for m in msgs if m.sink_id}
     for m in msgs:
-        for addr, rs in m.staged.items():
-            ranges.setdefault(addr, []).extend(StagedRange(*r) for r in rs)
+        for broker, rs in m.staged.items():
+            ranges.setdefault(broker, []).extend(StagedRange(*r) for r in rs)
+        topics.update(m.route_topics)
     if not ranges:
         return
     if len(sink_ids) != 1:
@@ -367,9 +384,12 @@ def commit_exactly_once(opts: SinkOptions, messages: list[Any], batch_id: int) -
 
     async def commit_all() -> list[bool]:
         async with Cluster(opts.name_server, opts.timeout, opts.credentials) as cluster:
-            return list(await asyncio.gather(
-                *(cluster.commit_batch(addr, sink_id, batch_id, rs) for addr, rs in sorted(ranges.items()))
-            ))
+            async def one(broker: str, rs: list[StagedRange]) -> bool:
+                return await cluster.on_master(topics[broker], broker,
+                                               lambda addr: cluster.commit_batch(addr, sink_id, batch_id, rs),
+                                               opts.failover_wait)  # fmt: skip
+
+            return list(await asyncio.gather(*(one(b, rs) for b, rs in sorted(ranges.items()))))
 
     applied = run(commit_all)
     log.info("spark.sink_commit sink=%s batch=%s brokers=%s applied=%s", sink_id, batch_id, len(ranges), applied)

@@ -198,3 +198,34 @@ async def test_sync_flush_commit_answers_after_the_flush(cluster: EmbeddedCluste
     assert resp.code == ResponseCode.SUCCESS, resp.remark
     assert resp.ext_fields["applied"] == "true"
     assert await bodies(wire, "SinkF") == [b"f1", b"f2"]
+
+
+async def test_commit_markers_alone_restore_the_watermarks(cluster: EmbeddedCluster, wire: Wire) -> None:
+    """A broker without this sink's file (a slave elected master never had it) learns the watermarks and a
+    half-applied batch from the commit markers in its commit log."""
+    done = await stage(wire, "marked", 5, [item("SinkM", b"x")])
+    assert (await commit(wire, "marked", 5, [done])).ext_fields["applied"] == "true"
+    half = await stage(wire, "halfway", 2, [item("SinkH", f"h{i}".encode()) for i in range(3)])
+
+    def crash_after_one(sink: str, batch: int, applied: int) -> None:
+        raise Crash("injected")
+
+    cluster.broker.sink_commit.fault_hook = crash_after_one
+    assert (await commit(wire, "halfway", 2, [half])).code == ResponseCode.SYSTEM_ERROR
+    cluster.broker.sink_commit.fault_hook = None
+    await cluster.brokers[0].shutdown()
+    config = cluster.base_dir / "broker-a" / "config"
+    for path in config.glob("sinkWatermark.json*"):
+        path.unlink()
+    await cluster.start_broker(0, cluster.broker_config(0))
+    wire = Wire(wire.rc, cluster.broker_addr)
+    assert (await wire.call(SINK_QUERY_STATE, {"sinkId": "marked"})).ext_fields["lastBatchId"] == "5"
+    assert (await wire.call(SINK_QUERY_STATE, {"sinkId": "halfway"})).ext_fields == {"lastBatchId": "2",
+                                                                                     "pending": "false"}
+    assert await bodies(wire, "SinkH") == [b"h0", b"h1", b"h2"]  # finished, each once
+    replay = await stage(wire, "marked", 5, [item("SinkM", b"x")])
+    assert (await commit(wire, "marked", 5, [replay])).ext_fields["applied"] == "false"
+    assert await bodies(wire, "SinkM") == [b"x"]
+    # the markers cannot be forged by a plain send
+    for topic in ("RQ_SYS_SINK_COMMIT", STAGING_TOPIC):
+        assert (await wire.send(topic, b"forged")).code == ResponseCode.NO_PERMISSION

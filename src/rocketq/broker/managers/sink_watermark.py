@@ -4,9 +4,15 @@ For each sink id the broker keeps the last batch id it applied and, while a comm
 commit's intent (batch id, staged ranges, and the commit-log offset the re-puts start after). The intent is
 written (fsync'd) before the first re-put and cleared together with the new watermark after the last one,
 so a broker that stops half-way finishes the batch when it starts again (``SinkCommitProcessor.recover``)
-instead of applying it twice or half. File layout::
+instead of applying it twice or half.
 
-    {"sinks": {"<sinkId>": {"lastBatchId": 7, "updated": 1700000000000,
+The file is this broker's own; a slave's copy knows nothing of its master's commits. So every intent and
+every completed commit is also written to the commit log (``RQ_SYS_SINK_COMMIT`` markers, replicated with
+the rest), and a broker that becomes master folds the markers it holds beyond ``scannedTo`` (a commit-log
+offset) into the table before it answers any sink request. File layout::
+
+    {"scannedTo": 4096,
+     "sinks": {"<sinkId>": {"lastBatchId": 7, "updated": 1700000000000,
                             "pending": {"batchId": 8, "scanFrom": 123456, "ranges": [[s, e, n], ...]}}}}
 """
 
@@ -88,8 +94,12 @@ class SinkWatermarkManager(ConfigManager):
     def __init__(self, config_dir: Path) -> None:
         super().__init__(config_dir / "sinkWatermark.json")
         self.table: dict[str, SinkState] = {}
+        #: commit-log offset up to which the replicated commit markers have been folded into the table
+        self.scanned_to = 0
 
     def decode(self, obj: dict[str, Any]) -> None:
+        scanned = obj.get("scannedTo", 0)
+        self.scanned_to = scanned if isinstance(scanned, int) and scanned >= 0 else 0
         for sink_id, raw in (obj.get("sinks") or {}).items():
             pending = raw.get("pending")
             self.table[sink_id] = SinkState(
@@ -99,7 +109,7 @@ class SinkWatermarkManager(ConfigManager):
             )
 
     def snapshot(self) -> Callable[[], Any]:
-        doc = {"sinks": {k: v.to_json() for k, v in sorted(self.table.items())}}
+        doc = {"scannedTo": self.scanned_to, "sinks": {k: v.to_json() for k, v in sorted(self.table.items())}}
         return lambda: doc
 
     def check(self, doc: dict[str, Any]) -> list[BadEntry]:
@@ -129,3 +139,20 @@ class SinkWatermarkManager(ConfigManager):
         state.updated = int(time.time() * 1000)
         state.pending = None
         self.persist()
+
+    def fold_begin(self, sink_id: str, pending: PendingCommit) -> None:
+        """A replicated intent: recorded unless the table already has that batch (or a later one); not persisted."""
+        state = self.table.setdefault(sink_id, SinkState())
+        if pending.batch_id > state.last_batch_id and (
+            state.pending is None or state.pending.batch_id < pending.batch_id
+        ):
+            state.pending = pending
+
+    def fold_complete(self, sink_id: str, batch_id: int, updated: int) -> None:
+        """A replicated completed commit: the watermark moves up (never down); not persisted."""
+        state = self.table.setdefault(sink_id, SinkState())
+        if batch_id > state.last_batch_id:
+            state.last_batch_id = batch_id
+            state.updated = updated
+        if state.pending is not None and state.pending.batch_id <= batch_id:
+            state.pending = None

@@ -39,10 +39,14 @@ from rocketq.protocol.message import (
     decode_properties,
     plain_properties,
 )
+from rocketq.protocol.topics import SINK_COMMIT_TOPIC, SINK_STAGING_TOPIC
 from rocketq.store import PutMessageResult, PutMessageStatus, StoreBatch, StoreMessage
 from rocketq.store.message import PlainMessage
 
 _SUCCESS = int(ResponseCode.SUCCESS)
+#: The exactly-once sink's own topics: only SINK_STAGE_MESSAGES and the broker's commits write there (a forged
+#: commit marker would move a sink's watermark on the next master).
+_SINK_TOPICS = frozenset({SINK_STAGING_TOPIC, SINK_COMMIT_TOPIC})
 
 #: store put status → (response code, remark), as Java's SendMessageProcessor.handlePutMessageResult
 PUT_STATUS_TO_CODE: dict[str, tuple[int, str | None]] = {
@@ -257,7 +261,7 @@ class SendService:
             error = topic_name_error(topic)
             if error is not None:
                 return refused(ResponseCode.SYSTEM_ERROR, error)
-            if topic in NOT_ALLOWED_SEND_TOPICS:
+            if topic in NOT_ALLOWED_SEND_TOPICS or topic in _SINK_TOPICS:
                 return refused(ResponseCode.NO_PERMISSION, f"Sending message to topic[{topic}] is forbidden.")
             self._remember_valid_topic(topic)
         topics = ctx.topics
