@@ -437,6 +437,12 @@ class Producer(ClientBase):
             await self._find_publish_info(mq.topic)
             addr = instance.find_broker_address_in_publish(mq.broker_name)
         if addr is None:
+            # The cached queues name a group whose master has left the route (a failover; the name server may
+            # also not know the topic on the new master yet, which lacks it until it syncs or auto-creates it):
+            # forget them, so the next send looks the topic up again, falling back to the default topic's route
+            # (auto-creation on the new master) when the topic has no route. Java keeps them until its 30 s poll,
+            # which cannot help while the topic has no route.
+            self.topic_publish_info_table[mq.topic] = TopicPublishInfo()
             raise BrokerNotFoundError(mq.broker_name)
         cmd, uniq_id = build_send_request(msg, mq, self, self._id_gen, instance.api.language)
         if mode is _ONEWAY:

@@ -10,9 +10,13 @@ from typing import Any
 import pytest
 
 from rocketq.client._instance import ClientInstance
+from rocketq.client._route import TopicPublishInfo
 from rocketq.client._route_cache import RouteCache
 from rocketq.client._route_refresh import FailureRefresh
 from rocketq.client.config import ClientConfig
+from rocketq.client.errors import BrokerNotFoundError
+from rocketq.client.message import Message, MessageQueue
+from rocketq.client.producer import _SYNC, Producer
 from rocketq.protocol.route import BrokerData, QueueData, TopicRouteData
 
 
@@ -106,3 +110,26 @@ async def test_an_unchanged_route_is_fetched_once_more_after_the_interval() -> N
         while len(tasks) < 2 or not all(t.done() for t in tasks):
             await asyncio.sleep(0.01)
     assert calls == ["A", "A"] and len(tasks) == 2  # one follow-up, not a loop
+
+
+class _NoMaster:
+    """A client instance whose route has lost the master of every group (a failover in progress)."""
+
+    def find_broker_address_in_publish(self, broker_name: str) -> None:
+        return None
+
+    async def update_topic_route(self, topic: str, **_: object) -> bool:
+        return False  # the name server no longer has the topic (its new master lacks it)
+
+
+async def test_a_send_to_a_group_without_master_forgets_the_cached_queues() -> None:
+    """The next send looks the topic up again (and may fall back to the default topic's route, so the new master
+    auto-creates it) instead of retrying the stale queues until the 30 s poll."""
+    producer = Producer("PG_FO")
+    producer._instance, producer._running = _NoMaster(), True  # type: ignore[assignment]
+    stale = TopicPublishInfo([MessageQueue("T", "broker-a", 0)], have_topic_router_info=True)
+    producer.topic_publish_info_table["T"] = stale
+    with pytest.raises(BrokerNotFoundError):
+        await producer._send_kernel(Message("T", b"x"), MessageQueue("T", "broker-a", 0), _SYNC, 3.0)
+    fresh = producer.topic_publish_info_table["T"]
+    assert fresh is not stale and not fresh.ok() and not fresh.have_topic_router_info
