@@ -108,20 +108,29 @@ class _Top:
         pass
 
 
+class _Master:
+    """A ReplicasManager that is the master (id 1) of a group whose in-sync set is itself, on a fake store and
+    controller, with ``time.monotonic`` at ``now[0]``."""
+
+    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.now = [100.0]
+        monkeypatch.setattr("rocketq.replication.replicas.time.monotonic", lambda: self.now[0])
+        self.store = _Top()
+        self.ha = HAService(self.store, HAConfig())  # type: ignore[arg-type]
+        cfg = ReplicasConfig("c", "b", "127.0.0.1:1", ("127.0.0.1:2",), tmp_path, max_time_slave_not_catchup_ms=15_000)
+        self.rm = ReplicasManager(cfg, _Role(), self.store, self.ha, None)  # type: ignore[arg-type]
+        self.ctl = _Controller()
+        self.rm.controller, self.rm.broker_id = self.ctl, 1  # type: ignore[assignment]
+        self.rm.master = MasterInfo(1, "127.0.0.1:1", 1, frozenset({1}), 1)
+        self.rm._set_isr(frozenset({1}), 1)
+        self.ha.controller_mode, self.ha.self_id = True, 1
+
+
 async def test_the_in_sync_set_grows_with_a_caught_up_slave_and_drops_one_left_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    now = [100.0]
-    monkeypatch.setattr("rocketq.replication.replicas.time.monotonic", lambda: now[0])
-    store = _Top()
-    ha = HAService(store, HAConfig())  # type: ignore[arg-type]
-    cfg = ReplicasConfig("c", "b", "127.0.0.1:1", ("127.0.0.1:2",), tmp_path, max_time_slave_not_catchup_ms=15_000)
-    rm = ReplicasManager(cfg, _Role(), store, ha, None)  # type: ignore[arg-type]
-    ctl = _Controller()
-    rm.controller, rm.broker_id = ctl, 1  # type: ignore[assignment]
-    rm.master = MasterInfo(1, "127.0.0.1:1", 1, frozenset({1}), 1)
-    rm._set_isr(frozenset({1}), 1)
-    ha.controller_mode, ha.self_id = True, 1
+    m = _Master(tmp_path, monkeypatch)
+    now, store, ha, rm, ctl = m.now, m.store, m.ha, m.rm, m.ctl
     rm.epochs.append(1, 400)
     slow, fast = _Conn(2, 300), _Conn(3, 1000)
     ha.master.connections = {slow, fast}  # type: ignore[assignment]
@@ -207,17 +216,8 @@ async def test_a_slave_joins_under_a_steady_load_once_it_holds_what_was_acknowle
     """The master's end never stands still under load, so a returning slave is never exactly at it: it becomes
     a candidate once an ack reaches the end as it stood at its previous ack (sends wait for it from then on),
     and joins once it holds the end as it stood then — everything acknowledged by the master alone."""
-    now = [100.0]
-    monkeypatch.setattr("rocketq.replication.replicas.time.monotonic", lambda: now[0])
-    store = _Top()
-    ha = HAService(store, HAConfig())  # type: ignore[arg-type]
-    cfg = ReplicasConfig("c", "b", "127.0.0.1:1", ("127.0.0.1:2",), tmp_path, max_time_slave_not_catchup_ms=15_000)
-    rm = ReplicasManager(cfg, _Role(), store, ha, None)  # type: ignore[arg-type]
-    ctl = _Controller()
-    rm.controller, rm.broker_id = ctl, 1  # type: ignore[assignment]
-    rm.master = MasterInfo(1, "127.0.0.1:1", 1, frozenset({1}), 1)
-    rm._set_isr(frozenset({1}), 1)
-    ha.controller_mode, ha.self_id = True, 1
+    m = _Master(tmp_path, monkeypatch)
+    store, ha, rm, ctl = m.store, m.ha, m.rm, m.ctl
     rm.epochs.append(1, 0)
     slave = _Conn(2, 0)
     ha.master.connections = {slave}  # type: ignore[assignment]
@@ -246,16 +246,8 @@ async def test_a_slave_joins_under_a_steady_load_once_it_holds_what_was_acknowle
 async def test_a_candidate_that_does_not_catch_up_in_time_stops_holding_sends_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    now = [100.0]
-    monkeypatch.setattr("rocketq.replication.replicas.time.monotonic", lambda: now[0])
-    store = _Top()
-    ha = HAService(store, HAConfig())  # type: ignore[arg-type]
-    cfg = ReplicasConfig("c", "b", "127.0.0.1:1", ("127.0.0.1:2",), tmp_path, max_time_slave_not_catchup_ms=15_000)
-    rm = ReplicasManager(cfg, _Role(), store, ha, None)  # type: ignore[arg-type]
-    rm.controller, rm.broker_id = _Controller(), 1  # type: ignore[assignment]
-    rm.master = MasterInfo(1, "127.0.0.1:1", 1, frozenset({1}), 1)
-    rm._set_isr(frozenset({1}), 1)
-    ha.controller_mode, ha.self_id = True, 1
+    m = _Master(tmp_path, monkeypatch)
+    now, store, ha, rm = m.now, m.store, m.ha, m.rm
     slave = _Conn(2, 900)
     ha.master.connections = {slave}  # type: ignore[assignment]
     rm.on_slave_ack(2, 900)  # the end is 1,000
