@@ -20,8 +20,8 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.testing.procs import BrokerProcess, NamesrvProcess
 
 TOPIC = "CppFailover"
-N = 240
-INTERVAL_MS = 40  # ~10 s of sends
+N = 150
+INTERVAL_MS = 30  # ~4.5 s of sends
 COMMON = ("registerNameServerPeriod=1000", "haSendHeartbeatInterval=500", "haReconnectInterval=200",
           "mappedFileSizeCommitLog=1048576")  # fmt: skip
 
