@@ -49,6 +49,9 @@ KEYS = {
     "haReconnectInterval": "100",
     "slaveSyncIntervalMills": "300",
     "registerNameServerPeriod": "300",
+    # the set-up sends its 300 rows at once into a broker that shares this process with Spark's driver: on a
+    # loaded CI machine the send queue's head waited 238 ms, past Java's 200 ms flow-control limit (SYSTEM_BUSY)
+    "waitTimeMillsInSendQueue": "10000",
 }
 
 
