@@ -98,6 +98,10 @@ class BrokerConfig:
     brokerRole: str = "ASYNC_MASTER"
     flushDiskType: str = "ASYNC_FLUSH"
     brokerPermission: int = 6
+    # rocketq: Prometheus /metrics on this port (0: off, the default); metricsHost: its address (loopback by
+    # default; any other needs aclEnable or allowInsecureBind, as listenHost does: docs/metrics.md)
+    metricsPort: int = 0
+    metricsHost: str = "127.0.0.1"
     autoCreateTopicEnable: bool = True
     autoCreateSubscriptionGroup: bool = True
     defaultTopicQueueNums: int = 8

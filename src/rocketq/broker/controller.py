@@ -49,6 +49,7 @@ from rocketq.broker.processors.reply import ReplyProcessor
 from rocketq.broker.processors.send import SendProcessor
 from rocketq.broker.processors.send_back import SendBackProcessor
 from rocketq.broker.processors.sink_commit import SinkCommitProcessor
+from rocketq.broker.prometheus import broker_registry
 from rocketq.broker.role import BrokerRole, BrokerRoleState, RoleSnapshot
 from rocketq.broker.services.registration import NamesrvRegistration
 from rocketq.broker.services.schedule import ScheduleService
@@ -65,6 +66,7 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.connection import Connection
 from rocketq.remoting.exposure import check_bind, is_loopback
 from rocketq.remoting.limits import ConnectionLedger
+from rocketq.remoting.metrics_http import MetricsEndpoint
 from rocketq.remoting.server import RemotingDispatcher, RemotingServer
 from rocketq.remoting.tasks import TaskSet
 from rocketq.replication import HAConfig, HAService
@@ -226,6 +228,8 @@ class BrokerController:
         self.dispatcher.close_listeners.append(self._on_connection_closed)
         self.role.on_change(self._on_role_changed)
         self.servers: list[RemotingServer] = []
+        #: Prometheus /metrics (metricsPort > 0)
+        self.metrics_endpoint: MetricsEndpoint | None = None
         self.boot_timestamp = ctx.boot_timestamp
         self._tasks = TaskSet(log)
         self._started = False
@@ -241,6 +245,9 @@ class BrokerController:
         cfg = self.config
         check_bind("the broker", "listenHost", cfg.listenHost, protected=cfg.aclEnable,
                    protection="aclEnable", allowed=cfg.allowInsecureBind)  # fmt: skip
+        if cfg.metricsPort > 0:
+            check_bind("the broker's metrics endpoint", "metricsHost", cfg.metricsHost, protected=cfg.aclEnable,
+                       protection="aclEnable", allowed=cfg.allowInsecureBind)  # fmt: skip
         cfg.server_tls().context()  # a TLS file it cannot use stops start-up before the store is opened
         for manager in (self.topics, self.groups, self.offsets, self.schedule, self.timers, self.locks,
                         self.ctx.watermarks):  # fmt: skip
@@ -307,6 +314,8 @@ class BrokerController:
         self._tasks.every(lambda: cfg.consumerOffsetPersistIntervalMills / 1000.0, self._persist_offsets,
                           "persist-offsets", initial_delay=cfg.consumerOffsetPersistIntervalMills / 1000.0)  # fmt: skip
         self._tasks.every(lambda: 10.0, self._sample_stats, "sample-stats", initial_delay=10.0)
+        if cfg.metricsPort > 0:
+            await self._start_metrics()
         if self.acl is not None:
             self._tasks.every(lambda: cfg.aclReloadIntervalMills / 1000.0, self._poll_acl, "acl-reload",
                               initial_delay=cfg.aclReloadIntervalMills / 1000.0)  # fmt: skip
@@ -388,6 +397,8 @@ class BrokerController:
             pass
         await step("tasks", self._tasks.aclose)
         await step("pull-holds", self.pull_holds.close)
+        if self.metrics_endpoint is not None:
+            await step("metrics", self.metrics_endpoint.close)
         await step("master-services", self._stop_master_services)
         for server in self.servers:
             await step("server", server.close)
@@ -402,6 +413,15 @@ class BrokerController:
         await step("store", self.store.shutdown)
         log.info("broker.stopped name=%s clean=%s", self.config.brokerName, ok)
         return ok
+
+    async def _start_metrics(self) -> None:
+        """Serve /metrics; the rpc latency hooks go in only now, so a broker without the endpoint pays nothing."""
+        registry, rpc = broker_registry(self)
+        endpoint = MetricsEndpoint(registry, self.config.metricsHost, self.config.metricsPort)
+        await endpoint.start()
+        self.metrics_endpoint = endpoint
+        self.dispatcher.request_hooks.insert(0, rpc.on_request)  # first: a request a later hook refuses is timed too
+        self.dispatcher.answer_hooks.append(rpc.on_answer)
 
     # ------------------------------------------------------------------------------------------ role
 

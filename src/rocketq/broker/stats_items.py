@@ -104,6 +104,10 @@ class StatsTable:
         now = self._clock()
         return ItemStats(item.window(item.minute, now), item.window(item.hour, now), item.window(item.day, now))
 
+    def totals(self, name: str) -> list[tuple[str, int]]:
+        """(key, value counted since start) of every item under ``name`` (the Prometheus counters)."""
+        return [(key, item.value) for (n, key), item in list(self._items.items()) if n == name]
+
     def minute_tps(self, name: str, key: str) -> float:
         item = self._items.get((name, key))
         return item.window(item.minute, self._clock()).tps if item is not None else 0.0

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import math
 import time
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
+
+#: upper bounds of RocketMQ 5.1's rocketmq_message_size buckets, in bytes (1 KiB, 4 KiB, 512 KiB, 1, 2, 4 MiB)
+SIZE_BUCKETS = (1024.0, 4096.0, 524288.0, 1048576.0, 2097152.0, 4194304.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +65,16 @@ class StatsService:
         self.get_transferred = 0
         #: topic → [messages, bytes]
         self.per_topic: dict[str, list[int]] = {}
+        #: stored messages by size (RocketMQ 5.1's rocketmq_message_size buckets; the last one: larger)
+        self.size_buckets = [0] * (len(SIZE_BUCKETS) + 1)
         self._samples: deque[_Sample] = deque(maxlen=700)
         self.tick()
 
     def on_put(self, topic: str, msgs: int, nbytes: int) -> None:
         self.put_times += msgs
         self.put_bytes += nbytes
+        # a batch counts as ``msgs`` messages of its average size: one bump per put, not one per message
+        self.size_buckets[bisect_left(SIZE_BUCKETS, nbytes // msgs if msgs > 1 else nbytes)] += msgs
         t = self.per_topic.get(topic)
         if t is None:
             self.per_topic[topic] = [msgs, nbytes]

@@ -1,0 +1,178 @@
+"""The broker's Prometheus endpoint: RocketMQ 5.1's metric names and labels, parsed with prometheus_client's own
+parser, counters checked against what the admin API reports after a send/consume load."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.samples import Sample
+
+from rocketq.client import AdminClient, ConsumeFromWhere, Message, Producer, PushConsumer
+from rocketq.codes import RequestCode
+from rocketq.errors import ConfigError
+from rocketq.testing import EmbeddedCluster
+
+BASE_LABELS = {"cluster", "node_type", "node_id"}
+#: metric → labels beyond BASE_LABELS every sample must carry (5.1's BrokerMetricsConstant and friends)
+EXPECTED = {
+    "rocketmq_messages_in_total": {"topic", "message_type", "is_system"},
+    "rocketmq_messages_out_total": {"topic", "consumer_group", "is_retry", "is_system"},
+    "rocketmq_throughput_in_total": {"topic", "message_type", "is_system"},
+    "rocketmq_throughput_out_total": {"topic", "consumer_group", "is_retry", "is_system"},
+    "rocketmq_message_size": set(),
+    "rocketmq_rpc_latency": {"protocol_type", "request_code", "response_code", "is_long_polling"},
+    "rocketmq_consumer_ready_messages": {"topic", "consumer_group", "is_retry", "is_system"},
+    "rocketmq_consumer_lag_messages": {"topic", "consumer_group", "is_retry", "is_system"},
+    "rocketmq_consumer_lag_latency": {"topic", "consumer_group", "is_retry", "is_system"},
+    "rocketmq_consumer_inflight_messages": {"topic", "consumer_group", "is_retry", "is_system"},
+    "rocketmq_consumer_connections": {"consumer_group", "language", "version", "consume_mode"},
+    "rocketmq_producer_connections": {"language", "version"},
+    "rocketmq_topic_number": set(),
+    "rocketmq_consumer_group_number": set(),
+    "rocketmq_storage_size": {"storage_type", "storage_medium"},
+    "rocketmq_storage_flush_behind_bytes": {"storage_type", "storage_medium"},
+    "rocketmq_storage_dispatch_behind_bytes": {"storage_type", "storage_medium"},
+    "rocketmq_processor_watermark": {"processor"},
+    "rocketmq_broker_permission": set(),
+}
+TOPIC, GROUP = "TMetrics", "gMetrics"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def http_get(port: int, path: str = "/metrics", raw: bytes | None = None) -> tuple[int, str]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(raw if raw is not None else f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        await writer.drain()
+        async with asyncio.timeout(30):
+            data = await reader.read()
+    finally:
+        writer.close()
+    if not data:
+        return 0, ""
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body.decode()
+
+
+def samples(text: str) -> dict[str, list[Sample]]:
+    """Family name → its samples, through prometheus_client's own text parser."""
+    return {fam.name: fam.samples for fam in text_string_to_metric_families(text)}
+
+
+def value(fams: dict[str, list[Sample]], sample_name: str, **labels: str) -> float:
+    family = sample_name
+    for suffix in ("_total", "_count", "_sum", "_bucket"):
+        family = family.removesuffix(suffix)
+    found = [
+        s.value for s in fams.get(family, [])
+        if s.name == sample_name and all(s.labels.get(k) == v for k, v in labels.items())
+    ]  # fmt: skip
+    assert len(found) == 1, (sample_name, labels, found)
+    return found[0]
+
+
+@pytest.fixture
+async def metrics_cluster(tmp_path: Path) -> tuple[EmbeddedCluster, int]:  # type: ignore[misc]
+    port = free_port()
+    async with EmbeddedCluster(tmp_path, metricsPort=port) as cluster:
+        yield cluster, port
+
+
+async def test_metrics_after_a_send_consume_load(metrics_cluster: tuple[EmbeddedCluster, int]) -> None:
+    cluster, port = metrics_cluster
+    ns = cluster.namesrv_addr
+    got: list[bytes] = []
+
+    async def listener(msgs: list, context: object) -> None:
+        got.extend(m.body for m in msgs)
+
+    async with AdminClient(namesrv_addr=ns) as admin, Producer("pMetrics", namesrv_addr=ns) as producer:
+        bodies = [b"x" * 100] * 9 + [b"y" * 2000]
+        for body in bodies:
+            await producer.send(Message(TOPIC, body))
+        consumer = PushConsumer(GROUP, namesrv_addr=ns, consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+                                rebalance_interval=1, broker_suspend_max_time=1)  # fmt: skip
+        consumer.subscribe(TOPIC, "*")
+        consumer.register_message_listener(listener)
+        await consumer.start()
+        try:
+            async with asyncio.timeout(30):
+                while len(got) < len(bodies):
+                    await asyncio.sleep(0.05)
+            status, text = await http_get(port)
+            assert status == 200
+            online = samples(text)
+            assert value(online, "rocketmq_consumer_connections", consumer_group=GROUP, language="PYTHON") == 1
+            assert sum(s.value for s in online["rocketmq_producer_connections"]) >= 1
+        finally:
+            await consumer.shutdown()  # commits its offsets on the way out
+        for _ in range(5):  # a backlog the group has not consumed
+            await producer.send(Message(TOPIC, b"late"))
+        queues = await admin.topic_status(TOPIC)
+        progress = await admin.consume_progress(GROUP, TOPIC)
+        status, text = await http_get(port)
+    assert status == 200
+    fams = samples(text)
+    for name, labels in EXPECTED.items():
+        family = name.removesuffix("_total")  # the parser names a counter's family without its suffix
+        # the consumer (and its inner producer: the only producer a heartbeat has named yet) has left since
+        scrape = online if name.endswith("_connections") else fams
+        assert family in scrape, name
+        assert any(s.name == name for s in scrape[family]) or not name.endswith("_total"), name
+        assert scrape[family], f"{name} has no samples"
+        for s in scrape[family]:
+            assert BASE_LABELS | labels <= set(s.labels), (name, s.labels)
+    # counters against the admin API
+    stored = sum(q.max_offset - q.min_offset for q in queues)
+    assert stored == 15
+    assert value(fams, "rocketmq_messages_in_total", topic=TOPIC) == stored
+    assert value(fams, "rocketmq_throughput_in_total", topic=TOPIC) > 9 * 100 + 2000 + 5 * 4  # bodies + headers
+    consumed = sum(p.consumer_offset for p in progress)
+    assert consumed == 10
+    assert value(fams, "rocketmq_messages_out_total", topic=TOPIC, consumer_group=GROUP) == consumed
+    lag = sum(p.lag for p in progress)
+    assert lag == 5
+    assert value(fams, "rocketmq_consumer_lag_messages", topic=TOPIC, consumer_group=GROUP) == lag
+    assert value(fams, "rocketmq_consumer_ready_messages", topic=TOPIC, consumer_group=GROUP) == lag
+    assert value(fams, "rocketmq_consumer_lag_latency", topic=TOPIC, consumer_group=GROUP) >= 0
+    # the message size histogram: every stored message in a bucket, the 2000-byte one above 1 KiB
+    broker = cluster.brokers[0]
+    assert value(fams, "rocketmq_message_size_count") == broker.metrics.put_total
+    assert value(fams, "rocketmq_message_size_bucket", le="1024.0") == broker.metrics.put_total - 1
+    assert value(fams, "rocketmq_message_size_bucket", le="4096.0") == broker.metrics.put_total
+    # rpc latency: one observation per answer the gate counted for sends
+    sends = RequestCode.SEND_MESSAGE_V2
+    counted = broker.dispatcher.answer_counts[(int(sends), 0)]
+    assert counted >= 15
+    assert value(fams, "rocketmq_rpc_latency_count", request_code=str(int(sends)), response_code="0") == counted
+    assert value(fams, "rocketmq_topic_number") == len(broker.topics.table)
+    assert value(fams, "rocketmq_consumer_group_number") == len(broker.groups.table)
+    assert value(fams, "rocketmq_broker_permission") == 6
+
+
+async def test_endpoint_answers_only_metrics_and_survives_garbage(
+    metrics_cluster: tuple[EmbeddedCluster, int], caplog: pytest.LogCaptureFixture
+) -> None:
+    _, port = metrics_cluster
+    assert (await http_get(port, "/nope"))[0] == 404
+    assert (await http_get(port, raw=b"POST /metrics HTTP/1.1\r\n\r\n"))[0] == 405
+    assert (await http_get(port, raw=b"\x00\xff garbage\r\n\r\n"))[0] in (0, 404, 405)
+    assert (await http_get(port))[0] == 200
+    assert "Traceback" not in caplog.text
+
+
+async def test_off_by_default_and_a_reachable_bind_needs_protection(tmp_path: Path) -> None:
+    async with EmbeddedCluster(tmp_path / "a") as cluster:
+        assert cluster.brokers[0].metrics_endpoint is None
+    with pytest.raises(ConfigError, match="metricsHost"):
+        async with EmbeddedCluster(tmp_path / "b", metricsPort=free_port(), metricsHost="0.0.0.0"):
+            pass
