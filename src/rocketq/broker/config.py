@@ -361,6 +361,8 @@ class BrokerConfig:
             raise ConfigError("busyPollMaxMicros", "must be between 0 (off) and 100000")
         if self.maxMessageSize <= 0:
             raise ConfigError("maxMessageSize", "must be positive")
+        if not 0 <= self.metricsPort <= 65535:
+            raise ConfigError("metricsPort", f"{self.metricsPort} is not a TCP port (0: no metrics endpoint)")
         if not 0 <= self.brokerPermission <= 7:  # PermName's bits: read 4, write 2, inherit 1 (Java 5's isValid)
             raise ConfigError("brokerPermission", f"{self.brokerPermission} is not a permission (0 to 7)")
         for problem, why in self.server_limits().problems(self.maxFrameSize):

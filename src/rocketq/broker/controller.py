@@ -297,6 +297,15 @@ class BrokerController:
                 await server.close()
             await self._undo_start()
             raise
+        if cfg.metricsPort > 0:
+            try:
+                await self._start_metrics()
+            except BaseException:  # the metrics port is taken: stop what start() began, as above
+                await self.ha.stop()
+                for server in self.servers:
+                    await server.close()
+                await self._undo_start()
+                raise
         if self.replicas is None and self.role.is_slave and len(cfg.haMasterAddress) >= 6:  # Java's static rule
             self.ha.client.update_master_address(cfg.haMasterAddress)
         self.send.start()
@@ -314,8 +323,6 @@ class BrokerController:
         self._tasks.every(lambda: cfg.consumerOffsetPersistIntervalMills / 1000.0, self._persist_offsets,
                           "persist-offsets", initial_delay=cfg.consumerOffsetPersistIntervalMills / 1000.0)  # fmt: skip
         self._tasks.every(lambda: 10.0, self._sample_stats, "sample-stats", initial_delay=10.0)
-        if cfg.metricsPort > 0:
-            await self._start_metrics()
         if self.acl is not None:
             self._tasks.every(lambda: cfg.aclReloadIntervalMills / 1000.0, self._poll_acl, "acl-reload",
                               initial_delay=cfg.aclReloadIntervalMills / 1000.0)  # fmt: skip
@@ -420,8 +427,7 @@ class BrokerController:
         endpoint = MetricsEndpoint(registry, self.config.metricsHost, self.config.metricsPort)
         await endpoint.start()
         self.metrics_endpoint = endpoint
-        self.dispatcher.request_hooks.insert(0, rpc.on_request)  # first: a request a later hook refuses is timed too
-        self.dispatcher.answer_hooks.append(rpc.on_answer)
+        rpc.install(self.dispatcher)
 
     # ------------------------------------------------------------------------------------------ role
 

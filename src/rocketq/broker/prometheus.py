@@ -7,7 +7,6 @@ store's put counter (one list bump per put).
 
 from __future__ import annotations
 
-import bisect
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -23,8 +22,8 @@ from rocketq.broker.context import BrokerContext
 from rocketq.broker.metrics import BrokerMetrics
 from rocketq.broker.processors.send import SendProcessor
 from rocketq.broker.services.long_polling import PullHoldService
-from rocketq.protocol.command import RemotingCommand
-from rocketq.remoting.connection import Connection
+from rocketq.codes import RequestCode
+from rocketq.remoting.metrics_http import RpcLatency, histogram_buckets
 from rocketq.replication import HAService
 from rocketq.store import MessageStore
 from rocketq.store.stats import SIZE_BUCKETS
@@ -41,45 +40,8 @@ class BrokerView(Protocol):
     pull_holds: PullHoldService
     ha: HAService
 
-#: Java 5's RemotingMetricsManager buckets for rocketmq_rpc_latency, in milliseconds
-RPC_BUCKETS_MS = (1.0, 3.0, 5.0, 7.0, 10.0, 100.0, 1000.0, 2000.0, 3000.0)
-#: pending request stamps kept at most (a request never answered must not grow the table for ever)
-_PENDING_MAX = 65536
+
 RETRY_PREFIX, DLQ_PREFIX = "%RETRY%", "%DLQ%"
-
-
-class RpcLatency:
-    """rocketmq_rpc_latency: arrival stamped by a request hook, observed by the answer hook."""
-
-    def __init__(self) -> None:
-        self._pending: dict[int, float] = {}
-        #: (request code, response code) → [bucket counts..., +Inf count], sum in ms
-        self.buckets: defaultdict[tuple[int, int], list[int]] = defaultdict(lambda: [0] * (len(RPC_BUCKETS_MS) + 1))
-        self.sums: defaultdict[tuple[int, int], float] = defaultdict(float)
-
-    def on_request(self, conn: Connection, cmd: RemotingCommand) -> None:
-        pending = self._pending
-        if len(pending) >= _PENDING_MAX:
-            pending.clear()
-        pending[id(cmd)] = time.perf_counter()
-
-    def on_answer(self, conn: Connection, cmd: RemotingCommand, code: int) -> None:
-        t0 = self._pending.pop(id(cmd), None)
-        if t0 is None:
-            return  # answered before the hook was installed
-        ms = (time.perf_counter() - t0) * 1000.0
-        key = (cmd.code, code)
-        self.buckets[key][bisect.bisect_left(RPC_BUCKETS_MS, ms)] += 1
-        self.sums[key] += ms
-
-
-def _histogram(counts: list[int], bounds: tuple[float, ...]) -> list[tuple[str, float]]:
-    """Cumulative (le, count) pairs from per-bucket counts (the last one is +Inf)."""
-    out, total = [], 0
-    for bound, n in zip((*(str(b) for b in bounds), "+Inf"), counts, strict=True):
-        total += n
-        out.append((bound, float(total)))
-    return out
 
 
 class BrokerCollector(Collector):
@@ -131,7 +93,7 @@ class BrokerCollector(Collector):
         yield msgs
         yield size
         hist = HistogramMetricFamily("rocketmq_message_size", "size of stored messages (bytes)", labels=names)
-        hist.add_metric(values, _histogram(list(store_stats.size_buckets), SIZE_BUCKETS),
+        hist.add_metric(values, histogram_buckets(list(store_stats.size_buckets), SIZE_BUCKETS),
                         float(store_stats.put_bytes))  # fmt: skip
         yield hist
         labels = [*names, "topic", "consumer_group", "is_retry", "is_system"]
@@ -230,13 +192,7 @@ class BrokerCollector(Collector):
         yield g
 
     def _rpc_latency(self, names: list[str], values: list[str]) -> Iterator[Metric]:
-        labels = [*names, "protocol_type", "request_code", "response_code", "is_long_polling"]
-        hist = HistogramMetricFamily("rocketmq_rpc_latency", "time from request to answer (ms)", labels=labels)
-        rpc = self._rpc
-        for (req, resp), counts in sorted(rpc.buckets.items()):
-            hist.add_metric([*values, "remoting", str(req), str(resp), str(req == 11).lower()],
-                            _histogram(counts, RPC_BUCKETS_MS), rpc.sums[(req, resp)])  # fmt: skip
-        yield hist
+        yield self._rpc.family(names, values, long_polling=(int(RequestCode.PULL_MESSAGE),))
 
 
 def _is_system(topic: str) -> bool:

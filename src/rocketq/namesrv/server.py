@@ -22,10 +22,12 @@ from types import TracebackType
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.kv_config import KVConfigManager
 from rocketq.namesrv.processors import NamesrvProcessor
+from rocketq.namesrv.prometheus import namesrv_registry
 from rocketq.namesrv.protection import NamesrvProtection
 from rocketq.namesrv.route_info import Clock, RouteInfoManager
 from rocketq.remoting.connection import Connection
 from rocketq.remoting.exposure import check_bind, is_loopback
+from rocketq.remoting.metrics_http import MetricsEndpoint
 from rocketq.remoting.server import RemotingDispatcher, RemotingServer
 from rocketq.replication.controller.config import ControllerConfig
 from rocketq.replication.controller.runtime import ControllerRuntime
@@ -59,6 +61,8 @@ class NamesrvServer:
         self._remoting: RemotingServer | None = None
         self._scan_task: asyncio.Task[None] | None = None
         self._closed = False
+        #: Prometheus /metrics (metricsPort > 0)
+        self.metrics_endpoint: MetricsEndpoint | None = None
 
     # ---------------------------------------------------------------------------------------- lifecycle
 
@@ -90,6 +94,10 @@ class NamesrvServer:
         check_bind("the name server", "listenHost", self.config.listen_host, protected=self.protected,
                    protection="name server protection (aclFile, --acl-file)", allowed=self.config.allow_insecure_bind,
                    loopback="--host 127.0.0.1, or listenHost=127.0.0.1 for standalone")  # fmt: skip
+        if self.config.metrics_port > 0:
+            check_bind("the name server's metrics endpoint", "metricsHost", self.config.metrics_host,
+                       protected=self.protected, protection="name server protection (aclFile, --acl-file)",
+                       allowed=self.config.allow_insecure_bind)  # fmt: skip
         self.config.home_dir.mkdir(parents=True, exist_ok=True)
         self.kv_config.load()
         remoting = RemotingServer(
@@ -102,6 +110,16 @@ class NamesrvServer:
             tls=self.config.server_tls(),
         )
         port = await remoting.start()
+        if self.config.metrics_port > 0:
+            registry, rpc = namesrv_registry(lambda: self.address, self.route_info.statistics)
+            endpoint = MetricsEndpoint(registry, self.config.metrics_host, self.config.metrics_port)
+            try:
+                await endpoint.start()
+            except BaseException:  # the metrics port is taken: do not leave the main port open
+                await remoting.close()
+                raise
+            self.metrics_endpoint = endpoint
+            rpc.install(self.dispatcher)
         # GET_NAMESRV_CONFIG shows the port served (Java's listenPort), also when asked for any free one (0)
         self.config.listen_port = port
         self._remoting = remoting
@@ -134,6 +152,8 @@ class NamesrvServer:
                 await self._scan_task
         if self.controller is not None:
             await self.controller.close()
+        if self.metrics_endpoint is not None:
+            await self.metrics_endpoint.close()
         if self._remoting is not None:
             await self._remoting.close()
         log.info("namesrv.stopped")

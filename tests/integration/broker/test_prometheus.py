@@ -176,3 +176,36 @@ async def test_off_by_default_and_a_reachable_bind_needs_protection(tmp_path: Pa
     with pytest.raises(ConfigError, match="metricsHost"):
         async with EmbeddedCluster(tmp_path / "b", metricsPort=free_port(), metricsHost="0.0.0.0"):
             pass
+
+
+async def test_a_taken_metrics_port_stops_start_up_and_frees_the_main_port(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(OSError):
+            async with EmbeddedCluster(tmp_path, metricsPort=port):
+                pass
+        with pytest.raises(OSError):
+            async with EmbeddedCluster(tmp_path / "ns", namesrv_settings={"metricsPort": str(port)}):
+                pass
+
+
+async def test_namesrv_metrics(tmp_path: Path) -> None:
+    port = free_port()
+    async with EmbeddedCluster(tmp_path, namesrv_settings={"metricsPort": str(port)}) as cluster:
+        assert cluster.namesrv is not None
+        async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+            await admin.create_topic("TNsMetrics", cluster="DefaultCluster")
+            topics = await admin.topic_list()
+        status, text = await http_get(port)
+        assert status == 200
+        fams = samples(text)
+        assert value(fams, "rocketq_namesrv_topics") == len(topics)
+        assert value(fams, "rocketq_namesrv_live_brokers") == 1
+        for s in fams["rocketmq_rpc_latency"]:
+            assert {"node_type", "node_id", "protocol_type", "request_code", "response_code"} <= set(s.labels)
+        code = int(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)
+        answered = cluster.namesrv.dispatcher.answer_counts[(code, 0)]
+        assert answered >= 1
+        assert value(fams, "rocketmq_rpc_latency_count", request_code=str(code), response_code="0") == answered
