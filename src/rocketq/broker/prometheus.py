@@ -23,6 +23,7 @@ from rocketq.broker.metrics import BrokerMetrics
 from rocketq.broker.processors.send import SendProcessor
 from rocketq.broker.services.long_polling import PullHoldService
 from rocketq.codes import RequestCode
+from rocketq.protocol.topics import RETRY_PREFIX, is_system_topic
 from rocketq.remoting.metrics_http import RpcLatency, histogram_buckets
 from rocketq.replication import HAService
 from rocketq.store import MessageStore
@@ -41,7 +42,6 @@ class BrokerView(Protocol):
     ha: HAService
 
 
-RETRY_PREFIX, DLQ_PREFIX = "%RETRY%", "%DLQ%"
 
 
 class BrokerCollector(Collector):
@@ -87,7 +87,7 @@ class BrokerCollector(Collector):
         msgs = CounterMetricFamily("rocketmq_messages_in_total", "messages stored", labels=labels)
         size = CounterMetricFamily("rocketmq_throughput_in_total", "bytes stored", labels=labels)
         for topic, (n, nbytes) in sorted(store_stats.per_topic.items()):
-            row = [*values, topic, "normal", str(_is_system(topic)).lower()]
+            row = [*values, topic, "normal", str(is_system_topic(topic)).lower()]
             msgs.add_metric(row, n)
             size.add_metric(row, nbytes)
         yield msgs
@@ -103,8 +103,7 @@ class BrokerCollector(Collector):
         sizes = dict(items.totals(si.GROUP_GET_SIZE))
         for key, n in sorted(items.totals(si.GROUP_GET_NUMS)):
             topic, _, group = key.partition("@")
-            row = [*values, topic, group, str(topic.startswith(RETRY_PREFIX)).lower(),
-                   str(_is_system(topic)).lower()]  # fmt: skip
+            row = [*values, topic, group, *_kind(topic)]
             out.add_metric(row, n)
             tput.add_metric(row, sizes.get(key, 0))
         yield out
@@ -156,7 +155,7 @@ class BrokerCollector(Collector):
                     ts = store.get_message_store_timestamp(topic, qid, max(off, 0))
                     if ts > 0:
                         oldest = max(oldest, now - ts)
-            row = [*values, topic, group, str(topic.startswith(RETRY_PREFIX)).lower(), str(_is_system(topic)).lower()]
+            row = [*values, topic, group, *_kind(topic)]
             # rocketq's pull path does not keep a pulled-but-uncommitted position: in flight reads 0, ready = lag
             ready.add_metric(row, behind)
             lag.add_metric(row, behind)
@@ -195,10 +194,9 @@ class BrokerCollector(Collector):
         yield self._rpc.family(names, values, long_polling=(int(RequestCode.PULL_MESSAGE),))
 
 
-def _is_system(topic: str) -> bool:
-    return topic.startswith(("rmq_sys_", "RMQ_SYS_", "SCHEDULE_TOPIC_", "TBW102", DLQ_PREFIX)) or topic in (
-        "SELF_TEST_TOPIC", "OFFSET_MOVED_EVENT", "BenchmarkTest", "RMQ_SYS_TRANS_HALF_TOPIC",
-    )  # fmt: skip
+def _kind(topic: str) -> tuple[str, str]:
+    """The ``is_retry`` and ``is_system`` label values (5.1: a retry topic; TopicValidator.isSystemTopic)."""
+    return str(topic.startswith(RETRY_PREFIX)).lower(), str(is_system_topic(topic)).lower()
 
 
 def broker_registry(broker: BrokerView) -> tuple[CollectorRegistry, RpcLatency]:

@@ -209,3 +209,28 @@ async def test_namesrv_metrics(tmp_path: Path) -> None:
         answered = cluster.namesrv.dispatcher.answer_counts[(code, 0)]
         assert answered >= 1
         assert value(fams, "rocketmq_rpc_latency_count", request_code=str(code), response_code="0") == answered
+
+
+async def test_replication_lag_matches_the_ha_status(tmp_path: Path) -> None:
+    port = free_port()
+    ha = {"haSendHeartbeatInterval": 200, "haReconnectInterval": 100}
+    async with EmbeddedCluster(tmp_path, metricsPort=port, **ha) as cluster:
+        slave = await cluster.start_slave(metricsPort=0)
+        master = cluster.brokers[0]
+        async with asyncio.timeout(30):
+            while not (slave.ha.client.connected and master.ha.master.connection_count == 1):
+                await asyncio.sleep(0.02)
+        async with Producer("pRepl", namesrv_addr=cluster.namesrv_addr) as producer:
+            for i in range(5):
+                await producer.send(Message("TRepl", b"r%d" % i))
+        top = master.store.get_max_phy_offset()
+        async with asyncio.timeout(30):
+            while master.ha.push2slave_max < top:
+                await asyncio.sleep(0.02)
+        async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+            status = await admin.broker_ha_status(cluster.broker_addr)
+        _, text = await http_get(port)
+    lags = samples(text)["rocketmq_replication_lag_bytes"]
+    (conn,) = status["haConnectionInfo"]
+    assert [(s.labels["slave"], s.value) for s in lags] == [(conn["addr"], conn["diff"])]
+    assert conn["diff"] == 0 and conn["slaveAckOffset"] == top
