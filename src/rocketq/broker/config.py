@@ -78,6 +78,10 @@ FAIL_CLOSED_KEYS: dict[str, str] = {}
 DEFAULT_ACL_FILE = "conf/plain_acl.yml"
 
 
+#: the metricsExporterType values rocketq serves (Java 5.1 also has OTLP_GRPC and LOG)
+METRICS_EXPORTER_TYPES = ("DISABLE", "PROM")
+
+
 @dataclass
 class BrokerConfig:
     """Every field is settable by its camelCase name (the name in Java's BrokerConfig/MessageStoreConfig)."""
@@ -98,10 +102,12 @@ class BrokerConfig:
     brokerRole: str = "ASYNC_MASTER"
     flushDiskType: str = "ASYNC_FLUSH"
     brokerPermission: int = 6
-    # rocketq: Prometheus /metrics on this port (0: off, the default); metricsHost: its address (loopback by
-    # default; any other needs aclEnable or allowInsecureBind, as listenHost does: docs/metrics.md)
-    metricsPort: int = 0
-    metricsHost: str = "127.0.0.1"
+    # Java 5.1's keys: PROM serves /metrics (docs/metrics.md); DISABLE (the default) serves nothing. The host is
+    # loopback by default (rocketq; Java: brokerIP1, which "" still means); any other needs aclEnable or
+    # allowInsecureBind, as listenHost does. Port 0: any free one (tests)
+    metricsExporterType: str = "DISABLE"
+    metricsPromExporterPort: int = 5557
+    metricsPromExporterHost: str = "127.0.0.1"
     autoCreateTopicEnable: bool = True
     autoCreateSubscriptionGroup: bool = True
     defaultTopicQueueNums: int = 8
@@ -225,6 +231,15 @@ class BrokerConfig:
     @property
     def controller_addrs(self) -> list[str]:
         return [a.strip() for a in self.controllerAddr.split(";") if a.strip()]
+
+    @property
+    def metrics_on(self) -> bool:
+        return self.metricsExporterType.upper() == "PROM"
+
+    @property
+    def metrics_host(self) -> str:
+        """Where /metrics listens: ``metricsPromExporterHost``, or brokerIP1 when it is empty (Java's rule)."""
+        return self.metricsPromExporterHost or self.brokerIP1
 
     @property
     def broker_addr(self) -> str:
@@ -361,8 +376,14 @@ class BrokerConfig:
             raise ConfigError("busyPollMaxMicros", "must be between 0 (off) and 100000")
         if self.maxMessageSize <= 0:
             raise ConfigError("maxMessageSize", "must be positive")
-        if not 0 <= self.metricsPort <= 65535:
-            raise ConfigError("metricsPort", f"{self.metricsPort} is not a TCP port (0: no metrics endpoint)")
+        if self.metricsExporterType.upper() not in METRICS_EXPORTER_TYPES:
+            raise ConfigError(
+                "metricsExporterType",
+                f"{self.metricsExporterType!r}: rocketq serves Prometheus (PROM) or nothing (DISABLE); OTLP_GRPC "
+                "and LOG are Java 5's OpenTelemetry exporters",
+            )
+        if not 0 <= self.metricsPromExporterPort <= 65535:
+            raise ConfigError("metricsPromExporterPort", f"{self.metricsPromExporterPort} is not a TCP port")
         if not 0 <= self.brokerPermission <= 7:  # PermName's bits: read 4, write 2, inherit 1 (Java 5's isValid)
             raise ConfigError("brokerPermission", f"{self.brokerPermission} is not a permission (0 to 7)")
         for problem, why in self.server_limits().problems(self.maxFrameSize):

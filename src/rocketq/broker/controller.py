@@ -228,7 +228,7 @@ class BrokerController:
         self.dispatcher.close_listeners.append(self._on_connection_closed)
         self.role.on_change(self._on_role_changed)
         self.servers: list[RemotingServer] = []
-        #: Prometheus /metrics (metricsPort > 0)
+        #: Prometheus /metrics (metricsExporterType=PROM)
         self.metrics_endpoint: MetricsEndpoint | None = None
         self.boot_timestamp = ctx.boot_timestamp
         self._tasks = TaskSet(log)
@@ -245,9 +245,9 @@ class BrokerController:
         cfg = self.config
         check_bind("the broker", "listenHost", cfg.listenHost, protected=cfg.aclEnable,
                    protection="aclEnable", allowed=cfg.allowInsecureBind)  # fmt: skip
-        if cfg.metricsPort > 0:
-            check_bind("the broker's metrics endpoint", "metricsHost", cfg.metricsHost, protected=cfg.aclEnable,
-                       protection="aclEnable", allowed=cfg.allowInsecureBind)  # fmt: skip
+        if cfg.metrics_on:
+            check_bind("the broker's metrics endpoint", "metricsPromExporterHost", cfg.metrics_host,
+                       protected=cfg.aclEnable, protection="aclEnable", allowed=cfg.allowInsecureBind)  # fmt: skip
         cfg.server_tls().context()  # a TLS file it cannot use stops start-up before the store is opened
         for manager in (self.topics, self.groups, self.offsets, self.schedule, self.timers, self.locks,
                         self.ctx.watermarks):  # fmt: skip
@@ -297,7 +297,7 @@ class BrokerController:
                 await server.close()
             await self._undo_start()
             raise
-        if cfg.metricsPort > 0:
+        if cfg.metrics_on:
             try:
                 await self._start_metrics()
             except BaseException:  # the metrics port is taken: stop what start() began, as above
@@ -424,7 +424,7 @@ class BrokerController:
     async def _start_metrics(self) -> None:
         """Serve /metrics; the rpc latency hooks go in only now, so a broker without the endpoint pays nothing."""
         registry, rpc = broker_registry(self)
-        endpoint = MetricsEndpoint(registry, self.config.metricsHost, self.config.metricsPort)
+        endpoint = MetricsEndpoint(registry, self.config.metrics_host, self.config.metricsPromExporterPort)
         await endpoint.start()
         self.metrics_endpoint = endpoint
         rpc.install(self.dispatcher)

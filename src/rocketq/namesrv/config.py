@@ -55,9 +55,11 @@ class NamesrvConfig:
     write_low_water: int = DEFAULT_WRITE_LOW_WATER
     max_write_buffer: int = DEFAULT_MAX_WRITE_BUFFER
     kv_config_max_bytes: int = DEFAULT_KV_MAX_BYTES
-    #: Prometheus /metrics on this port (0: off, the default) and address (loopback unless protected or allowed)
-    metrics_port: int = 0
-    metrics_host: str = "127.0.0.1"
+    #: the broker's Java 5.1 keys, for the name server's /metrics (rocketq's own): PROM serves it, DISABLE (the
+    #: default) not; loopback unless protected or allowed; 5558 beside a broker's 5557 (0: any free port)
+    metrics_exporter_type: str = "DISABLE"
+    metrics_prom_exporter_port: int = 5558
+    metrics_prom_exporter_host: str = "127.0.0.1"
     #: serve on a non-loopback listen_host without protection (refused otherwise; rocketq.remoting.exposure)
     allow_insecure_bind: bool = False
     #: TLS on the port (rocketq.remoting.tls), by Java's property names tls.server.*
@@ -87,8 +89,10 @@ class NamesrvConfig:
             self.controller_store_path = Path(self.controller_store_path)
         if not 0 <= self.listen_port <= 65535:
             raise ConfigError("listen_port", f"{self.listen_port} is not a TCP port")
-        if not 0 <= self.metrics_port <= 65535:
-            raise ConfigError("metricsPort", f"{self.metrics_port} is not a TCP port")
+        if self.metrics_exporter_type.upper() not in ("DISABLE", "PROM"):
+            raise ConfigError("metricsExporterType", f"{self.metrics_exporter_type!r}: PROM or DISABLE")
+        if not 0 <= self.metrics_prom_exporter_port <= 65535:
+            raise ConfigError("metricsPromExporterPort", f"{self.metrics_prom_exporter_port} is not a TCP port")
         for name in ("scan_interval", "broker_expiry", "idle_timeout", "acl_reload_interval"):
             if not getattr(self, name) > 0:  # also rejects NaN
                 raise ConfigError(name, "must be positive")
@@ -224,8 +228,11 @@ _PROPERTIES: dict[str, _Property] = {
     "serverWriteBufferLowWaterMark": _Property(lambda c: str(c.write_low_water), "write_low_water", int),
     "serverMaxWriteBufferBytes": _Property(lambda c: str(c.max_write_buffer), "max_write_buffer", int),
     "kvConfigMaxBytes": _Property(lambda c: str(c.kv_config_max_bytes), "kv_config_max_bytes", int),
-    "metricsPort": _Property(lambda c: str(c.metrics_port), "metrics_port", int),
-    "metricsHost": _Property(lambda c: c.metrics_host, "metrics_host"),
+    "metricsExporterType": _Property(lambda c: c.metrics_exporter_type, "metrics_exporter_type"),
+    "metricsPromExporterPort": _Property(
+        lambda c: str(c.metrics_prom_exporter_port), "metrics_prom_exporter_port", int
+    ),
+    "metricsPromExporterHost": _Property(lambda c: c.metrics_prom_exporter_host, "metrics_prom_exporter_host"),
     "allowInsecureBind": _Property(lambda c: str(c.allow_insecure_bind).lower(), "allow_insecure_bind", _bool),
     "aclFile": _Property(lambda c: str(c.acl_file or ""), "acl_file", lambda text: Path(text) if text else None),
     "aclReloadIntervalMills": _Property(lambda c: _ms(c.acl_reload_interval), "acl_reload_interval", _reload_ms),
@@ -253,8 +260,8 @@ CONFIG_BLACK_LIST = frozenset({"configBlackList", "configStorePath", "kvConfigPa
 # Security settings: given at start-up only (command line); a remote UPDATE_NAMESRV_CONFIG ignores them
 START_ONLY_KEYS = frozenset(
     {
-        "allowInsecureBind", "metricsPort", "metricsHost", "aclFile", "aclReloadIntervalMills",
-        "enableControllerInNamesrv", "controllerStorePath",
+        "allowInsecureBind", "aclFile", "aclReloadIntervalMills", "enableControllerInNamesrv", "controllerStorePath",
+        "metricsExporterType", "metricsPromExporterPort", "metricsPromExporterHost",
         SERVER_MODE_KEY, SERVER_CERT_KEY, SERVER_KEY_KEY, SERVER_TRUST_KEY, SERVER_CLIENT_AUTH_KEY,
     }
 )  # fmt: skip

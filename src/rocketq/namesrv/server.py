@@ -61,7 +61,7 @@ class NamesrvServer:
         self._remoting: RemotingServer | None = None
         self._scan_task: asyncio.Task[None] | None = None
         self._closed = False
-        #: Prometheus /metrics (metricsPort > 0)
+        #: Prometheus /metrics (metricsExporterType=PROM)
         self.metrics_endpoint: MetricsEndpoint | None = None
 
     # ---------------------------------------------------------------------------------------- lifecycle
@@ -94,8 +94,10 @@ class NamesrvServer:
         check_bind("the name server", "listenHost", self.config.listen_host, protected=self.protected,
                    protection="name server protection (aclFile, --acl-file)", allowed=self.config.allow_insecure_bind,
                    loopback="--host 127.0.0.1, or listenHost=127.0.0.1 for standalone")  # fmt: skip
-        if self.config.metrics_port > 0:
-            check_bind("the name server's metrics endpoint", "metricsHost", self.config.metrics_host,
+        metrics_on = self.config.metrics_exporter_type.upper() == "PROM"
+        if metrics_on:
+            check_bind("the name server's metrics endpoint", "metricsPromExporterHost",
+                       self.config.metrics_prom_exporter_host,
                        protected=self.protected, protection="name server protection (aclFile, --acl-file)",
                        allowed=self.config.allow_insecure_bind)  # fmt: skip
         self.config.home_dir.mkdir(parents=True, exist_ok=True)
@@ -110,9 +112,11 @@ class NamesrvServer:
             tls=self.config.server_tls(),
         )
         port = await remoting.start()
-        if self.config.metrics_port > 0:
+        if metrics_on:
             registry, rpc = namesrv_registry(lambda: self.address, self.route_info.statistics)
-            endpoint = MetricsEndpoint(registry, self.config.metrics_host, self.config.metrics_port)
+            endpoint = MetricsEndpoint(
+                registry, self.config.metrics_prom_exporter_host, self.config.metrics_prom_exporter_port
+            )
             try:
                 await endpoint.start()
             except BaseException:  # the metrics port is taken: do not leave the main port open

@@ -42,6 +42,11 @@ EXPECTED = {
 TOPIC, GROUP = "TMetrics", "gMetrics"
 
 
+def prom(port: int) -> dict[str, str]:
+    """The keys (Java 5.1's) that turn the endpoint on, on ``port``."""
+    return {"metricsExporterType": "PROM", "metricsPromExporterPort": str(port)}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -83,7 +88,7 @@ def value(fams: dict[str, list[Sample]], sample_name: str, **labels: str) -> flo
 @pytest.fixture
 async def metrics_cluster(tmp_path: Path) -> tuple[EmbeddedCluster, int]:  # type: ignore[misc]
     port = free_port()
-    async with EmbeddedCluster(tmp_path, metricsPort=port) as cluster:
+    async with EmbeddedCluster(tmp_path, **prom(port)) as cluster:
         yield cluster, port
 
 
@@ -173,8 +178,11 @@ async def test_endpoint_answers_only_metrics_and_survives_garbage(
 async def test_off_by_default_and_a_reachable_bind_needs_protection(tmp_path: Path) -> None:
     async with EmbeddedCluster(tmp_path / "a") as cluster:
         assert cluster.brokers[0].metrics_endpoint is None
-    with pytest.raises(ConfigError, match="metricsHost"):
-        async with EmbeddedCluster(tmp_path / "b", metricsPort=free_port(), metricsHost="0.0.0.0"):
+    with pytest.raises(ConfigError, match="metricsPromExporterHost"):
+        async with EmbeddedCluster(tmp_path / "b", **prom(0), metricsPromExporterHost="0.0.0.0"):
+            pass
+    with pytest.raises(ConfigError, match="metricsExporterType"):
+        async with EmbeddedCluster(tmp_path / "c", metricsExporterType="OTLP_GRPC"):
             pass
 
 
@@ -184,16 +192,16 @@ async def test_a_taken_metrics_port_stops_start_up_and_frees_the_main_port(tmp_p
         taken.listen()
         port = taken.getsockname()[1]
         with pytest.raises(OSError):
-            async with EmbeddedCluster(tmp_path, metricsPort=port):
+            async with EmbeddedCluster(tmp_path, **prom(port)):
                 pass
         with pytest.raises(OSError):
-            async with EmbeddedCluster(tmp_path / "ns", namesrv_settings={"metricsPort": str(port)}):
+            async with EmbeddedCluster(tmp_path / "ns", namesrv_settings=prom(port)):
                 pass
 
 
 async def test_namesrv_metrics(tmp_path: Path) -> None:
     port = free_port()
-    async with EmbeddedCluster(tmp_path, namesrv_settings={"metricsPort": str(port)}) as cluster:
+    async with EmbeddedCluster(tmp_path, namesrv_settings=prom(port)) as cluster:
         assert cluster.namesrv is not None
         async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
             await admin.create_topic("TNsMetrics", cluster="DefaultCluster")
@@ -214,8 +222,8 @@ async def test_namesrv_metrics(tmp_path: Path) -> None:
 async def test_replication_lag_matches_the_ha_status(tmp_path: Path) -> None:
     port = free_port()
     ha = {"haSendHeartbeatInterval": 200, "haReconnectInterval": 100}
-    async with EmbeddedCluster(tmp_path, metricsPort=port, **ha) as cluster:
-        slave = await cluster.start_slave(metricsPort=0)
+    async with EmbeddedCluster(tmp_path, **prom(port), **ha) as cluster:
+        slave = await cluster.start_slave(metricsExporterType="DISABLE")
         master = cluster.brokers[0]
         async with asyncio.timeout(30):
             while not (slave.ha.client.connected and master.ha.master.connection_count == 1):

@@ -487,6 +487,8 @@ ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
         "tlsEnable", "tlsClientTrustCertPath", "tlsClientAuthServer",
         "tls.server.mode", "tls.server.certPath", "tls.server.keyPath", "tls.server.need.client.auth",
         "tls.server.trustCertPath",
+        # the Prometheus endpoint (docs/metrics.md): Java 5.1's keys, which 4.9 does not have
+        "metricsExporterType", "metricsPromExporterPort", "metricsPromExporterHost",
         # replication (docs/replication.md): a slave's pause before reconnecting (Java hard-codes 5 s), and
         # SlaveSynchronize's period (Java: a fixed 10 s)
         "haReconnectInterval", "slaveSyncIntervalMills", "haAllowedAddresses",
