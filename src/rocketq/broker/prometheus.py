@@ -42,8 +42,6 @@ class BrokerView(Protocol):
     ha: HAService
 
 
-
-
 class BrokerCollector(Collector):
     def __init__(self, broker: BrokerView, rpc: RpcLatency) -> None:
         self._broker = broker
@@ -51,8 +49,8 @@ class BrokerCollector(Collector):
 
     def _base(self) -> dict[str, str]:
         cfg = self._broker.config
-        return {"cluster": cfg.brokerClusterName, "node_type": "broker",
-                "node_id": f"{cfg.brokerName}@{cfg.brokerId}"}  # fmt: skip
+        # node_id is the broker name, as in 5.1: Prometheus's own ``instance`` label tells a master from its slaves
+        return {"cluster": cfg.brokerClusterName, "node_type": "broker", "node_id": cfg.brokerName}
 
     def collect(self) -> Iterator[Metric]:
         b = self._broker
