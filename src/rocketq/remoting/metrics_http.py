@@ -92,7 +92,8 @@ class MetricsEndpoint:
 
     async def start(self) -> int:
         """Listen; returns the bound port (``port`` 0: any free one)."""
-        self._server = await asyncio.start_server(self._serve, self.host, self.port)
+        # the reader's limit bounds the head: a longer one fails at once (LimitOverrunError) instead of buffering
+        self._server = await asyncio.start_server(self._serve, self.host, self.port, limit=_HEAD_LIMIT)
         self.port = self._server.sockets[0].getsockname()[1]
         log.info("metrics.started listen=%s:%s", self.host, self.port)
         return self.port
@@ -108,8 +109,6 @@ class MetricsEndpoint:
         try:
             async with asyncio.timeout(_HEAD_TIMEOUT):
                 head = await reader.readuntil(b"\r\n\r\n")
-            if len(head) > _HEAD_LIMIT:
-                raise ValueError("request head too long")
             method, _, rest = head.split(b"\r\n", 1)[0].decode("latin-1").partition(" ")
             path = rest.split(" ", 1)[0].split("?", 1)[0]
             if method not in ("GET", "HEAD"):
