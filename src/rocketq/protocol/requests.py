@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from rocketq.codes import RequestCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import (
+    CloneGroupOffsetRequestHeader,
     ConsumerCallRequestHeader,
     ConsumerGroupRequestHeader,
     ConsumerSendMsgBackRequestHeader,
@@ -127,6 +128,7 @@ REQUESTS: dict[int, RequestSpec] = {
     RequestCode.GET_ALL_CONSUMER_OFFSET: RequestSpec(None, _ADMIN),
     RequestCode.GET_ALL_DELAY_OFFSET: RequestSpec(None, _ADMIN),
     RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: RequestSpec(ResetOffsetRequestHeader, _ADMIN, "topic", "group"),
+    RequestCode.CLONE_GROUP_OFFSET: RequestSpec(CloneGroupOffsetRequestHeader, _ADMIN, "topic", "destGroup"),
     RequestCode.VIEW_BROKER_STATS_DATA: RequestSpec(ViewBrokerStatsDataRequestHeader, _ADMIN),
     RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE: RequestSpec(None, _ADMIN),
     RequestCode.CLEAN_UNUSED_TOPIC: RequestSpec(None, _ADMIN),

@@ -20,6 +20,7 @@ from rocketq.errors import ProtocolError, RemotingError, RemotingTimeoutError
 from rocketq.protocol.bodies import TopicConfig, dumps, encode_kv_table, loads
 from rocketq.protocol.command import Buffer, RemotingCommand
 from rocketq.protocol.headers import (
+    CloneGroupOffsetRequestHeader,
     ConsumerCallRequestHeader,
     ConsumerGroupRequestHeader,
     CreateTopicRequestHeader,
@@ -77,6 +78,7 @@ class AdminProcessors:
         d.register(RequestCode.GET_ALL_CONSUMER_OFFSET, self.all_consumer_offsets)
         d.register(RequestCode.GET_ALL_DELAY_OFFSET, self.all_delay_offsets)
         d.register(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, self.reset_offset)
+        d.register(RequestCode.CLONE_GROUP_OFFSET, self.clone_group_offset)
         d.register(RequestCode.VIEW_BROKER_STATS_DATA, self.view_stats)
         d.register(RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, self.clean_expired_consume_queues)
         d.register(RequestCode.CLEAN_UNUSED_TOPIC, self.clean_unused_topics)
@@ -156,6 +158,13 @@ class AdminProcessors:
 
     def all_groups(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         return cmd.response(ResponseCode.SUCCESS, body=dumps(self._ctx.groups.to_json()))
+
+    def clone_group_offset(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        h = CloneGroupOffsetRequestHeader.from_ext(cmd.ext_fields)
+        cloned = self._admin.clone_offsets(h.src_group, h.dest_group, h.topic or None, h.offline)
+        log.info("admin.clone_group_offset src=%s dest=%s topics=%s remote=%s", h.src_group, h.dest_group, cloned,
+                 conn.remote)  # fmt: skip
+        return cmd.response(ResponseCode.SUCCESS)
 
     async def consume_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = GetConsumeStatsRequestHeader.from_ext(cmd.ext_fields)
