@@ -122,6 +122,7 @@ REQUESTS: dict[int, RequestSpec] = {
     RequestCode.GET_BROKER_HA_STATUS: RequestSpec(None, _ADMIN),
     RequestCode.GET_CONSUMER_CONNECTION_LIST: RequestSpec(ConsumerGroupRequestHeader, _ADMIN, None, "consumerGroup"),
     RequestCode.GET_PRODUCER_CONNECTION_LIST: RequestSpec(None, _ADMIN, None, "producerGroup"),
+    RequestCode.GET_ALL_PRODUCER_INFO: RequestSpec(None, _ADMIN),
     RequestCode.GET_BROKER_CONFIG: RequestSpec(None, _ADMIN),
     RequestCode.UPDATE_BROKER_CONFIG: RequestSpec(None, _ADMIN),
     RequestCode.QUERY_TOPIC_CONSUME_BY_WHO: RequestSpec(TopicRequestHeader, _ADMIN, "topic"),

@@ -272,3 +272,19 @@ async def test_clone_group_offset_copies_the_sources_offsets_topic_by_topic(wire
     assert offsets.topics_of_group("gnone") == set()
     bad = await wire.call(RequestCode.CLONE_GROUP_OFFSET, {"srcGroup": "gsrc"})
     assert bad.code == ResponseCode.SYSTEM_ERROR and "destGroup" in (bad.remark or "")
+
+
+async def test_all_producer_info_lists_every_producer_group(wire: Wire) -> None:
+    before = int(time.time() * 1000)
+    assert (await wire.call(RequestCode.HEART_BEAT, body=HeartbeatData("pa-1", ["pga", "pgb"], []).encode())).code == 0
+    resp = await wire.call(RequestCode.GET_ALL_PRODUCER_INFO)
+    assert resp.code == ResponseCode.SUCCESS
+    data = orjson.loads(resp.body)["data"]
+    assert {"pga", "pgb"} <= set(data)
+    (info,) = data["pga"]
+    assert (info["clientId"], info["language"]) == ("pa-1", "PYTHON")  # the test's own client
+    assert re.fullmatch(r"/127\.0\.0\.1:\d+", info["remoteIP"])  # a Java SocketAddress's toString
+    assert before - 1000 <= info["lastUpdateTimestamp"] <= int(time.time() * 1000) + 1000
+    unregister = {"clientID": "pa-1", "producerGroup": "pga"}
+    assert (await wire.call(RequestCode.UNREGISTER_CLIENT, unregister)).code == 0
+    assert "pga" not in orjson.loads((await wire.call(RequestCode.GET_ALL_PRODUCER_INFO)).body)["data"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -72,6 +73,7 @@ class AdminProcessors:
         d.register(RequestCode.GET_BROKER_RUNTIME_INFO, self.runtime_info)
         d.register(RequestCode.GET_CONSUMER_CONNECTION_LIST, self.consumer_connections)
         d.register(RequestCode.GET_PRODUCER_CONNECTION_LIST, self.producer_connections)
+        d.register(RequestCode.GET_ALL_PRODUCER_INFO, self.all_producers)
         d.register(RequestCode.GET_BROKER_CONFIG, self.broker_config)
         d.register(RequestCode.UPDATE_BROKER_CONFIG, self.update_broker_config)
         d.register(RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, self.consumed_by_who)
@@ -298,6 +300,21 @@ class AdminProcessors:
             ]
         }
         return cmd.response(ResponseCode.SUCCESS, body=dumps(body))
+
+    def all_producers(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """GET_ALL_PRODUCER_INFO (mqadmin producer, rocketmq-exporter): ProducerTableInfo, every producer group
+        with its clients. ``remoteIP`` as Java writes it (a SocketAddress's toString: ``/ip:port``), the last
+        heartbeat in epoch ms."""
+        producers = self._ctx.producers
+        now_ms, now = time.time() * 1000, producers.clock()
+        data = {
+            group: [{"clientId": ch.client_id, "language": ch.language, "remoteIP": f"/{ch.conn.remote}",
+                     "version": ch.version, "lastUpdateTimestamp": int(now_ms - (now - ch.last_update) * 1000)}
+                    for ch in channels.values()]
+            for group, channels in producers.groups.items()
+            if channels
+        }  # fmt: skip
+        return cmd.response(ResponseCode.SUCCESS, body=dumps({"data": data}))
 
     def broker_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         props = self._config.properties()
