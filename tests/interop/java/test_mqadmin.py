@@ -380,6 +380,7 @@ SHAPED = {
     "getNamesrvConfig": None,
     "getNamesrvConfig after": None,
     "resetOffsetByTime offline": None,
+    "producer": None,
 }
 
 
@@ -578,3 +579,24 @@ async def test_clone_group_offset_agrees_with_the_java_broker_but_for_the_blank_
     cloned = {0: 2, 1: 1}
     assert theirs == {f"CloneTopicDest{suffix}": cloned, f"CloneOfflineDest{suffix}": cloned}
     assert ours == {**theirs, f"CloneAllDest{suffix}": cloned}
+
+
+def _producer_lines(run: Run) -> dict[str, dict[str, str]]:
+    """mqadmin producer's ``producer group (G) instance : clientId=..,remoteIP=.., ...`` lines, by group."""
+    out = {}
+    for m in re.finditer(r"^producer group \((.+?)\) instance : (.*)$", run.stdout, re.M):
+        out[m[1]] = dict(kv.strip().split("=", 1) for kv in m[2].split(","))
+    return out
+
+
+def test_producer_lists_the_live_producer_as_the_java_broker_does(
+    rocketq_run: Transcript, java_run: Transcript
+) -> None:
+    ours, theirs = _producer_lines(rocketq_run["producer"]), _producer_lines(java_run["producer"])
+    group = NAMES.producer_group
+    assert ours[group]["clientId"] == rocketq_run.facts["producer_client_id"]
+    for info in (ours[group], theirs[group]):
+        assert re.fullmatch(r"/127\.0\.0\.1:\d+", info["remoteIP"]) and int(info["lastUpdateTimestamp"]) > 0
+    same = ("language", "version")
+    assert {k: ours[group][k] for k in same} == {k: theirs[group][k] for k in same}
+    assert set(ours) == set(theirs)  # the same groups: the SDK's producer and mqadmin's own inner ones
