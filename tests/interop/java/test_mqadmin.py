@@ -195,6 +195,11 @@ def test_connection_and_progress_commands_show_the_live_clients(rocketq_run: Tra
     status = rocketq_run["consumerStatus"]
     assert facts["consumer_client_id"] in status.stdout and "Rebalance OK" in status.stdout
     assert "#Consumer Subscription#" in rocketq_run["consumerStatus -i"].stdout  # the consumer's own report
+    # its RT&TPS table (statusTable): the topic's pulls and consumes in the last minute, no failures
+    rt_tps = re.search(rf"^{nm.topic}\s+([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +(\d+)$",
+                       rocketq_run["consumerStatus -i"].stdout, re.M)  # fmt: skip
+    assert rt_tps is not None
+    assert float(rt_tps[2]) > 0 and float(rt_tps[4]) > 0 and (rt_tps[5], rt_tps[6]) == ("0.00", "0")
     # statsAll: what went in and out of the topic for the group, counted at once
     (stats,) = columns(rocketq_run["statsAll"])
     assert stats[:3] == [nm.topic, nm.group, "0"] and (int(stats[5]), int(stats[6])) == (TOTAL, TOTAL)
@@ -351,6 +356,11 @@ def _retry_queue_rows_out(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.startswith("%RETRY%"))
 
 
+def _rates_out(text: str) -> str:
+    """consumerStatus -i's RT&TPS rows without their RT and TPS figures (the failed-message count stays)."""
+    return re.sub(r"^(\S+)(?: [\d.]+){5} (\d+)$", r"\1 <RT/TPS> \2", text, flags=re.M)
+
+
 SHAPED = {
     "topicList": _known_topics,
     "topicList -c": _known_topics,
@@ -371,7 +381,8 @@ SHAPED = {
     "consumerProgress offline": lambda t: re.sub(r"Consume TPS: [\d.]+", "Consume TPS: <TPS>", t),
     "statsAll": _numbers_out,
     # a consumer's running info: its own start time and the queue times in it
-    "consumerStatus -i": lambda t: _retry_queue_rows_out(re.sub(r"Timestamp=\d+", "Timestamp=<N>", t)),
+    # ... and its pull / consume RTs and rates, which are times
+    "consumerStatus -i": lambda t: _retry_queue_rows_out(_rates_out(re.sub(r"Timestamp=\d+", "Timestamp=<N>", t))),
     "queryMsgById -g -d": lambda t: re.sub(r"spentTimeMills=\d+", "spentTimeMills=<N>", t),
     "clusterList": None,
     "brokerStatus": None,
