@@ -73,6 +73,11 @@ class BrokerMetrics:
         self.items.add(si.GROUP_GET_NUMS, key, msgs)
         self.items.add(si.GROUP_GET_SIZE, key, nbytes)
 
+    def on_send_back(self, topic: str, group: str) -> None:
+        """A message handed back and stored again (Java: incSendBackNums; ``topic`` is the message's original
+        topic, rocketmq-exporter's send-back count reads it)."""
+        self.items.add(si.SNDBCK_PUT_NUMS, f"{topic}@{group}", 1)
+
     def _observe_store(self, name: str | None = None, key: str | None = None) -> None:
         """Copy the store's put counts into their items: all of them, or only the one ``name``/``key`` asks."""
         items, store = self.items, self._store

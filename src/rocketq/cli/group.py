@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rocketq.cli import args as a
 from rocketq.cli.command import run
-from rocketq.cli.output import CommandFailed, emit, fmt_ts
+from rocketq.cli.output import CommandFailed, UsageError, emit, fmt_ts
 from rocketq.client import AdminClient
 from rocketq.client.admin import QueueProgress
 
@@ -18,9 +18,10 @@ if TYPE_CHECKING:
 def register(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     group = sub.add_parser("group", help="consumer group progress, connections, offset reset")
     gsub = group.add_subparsers(dest="group_command", metavar="ACTION", required=True)
-    p = gsub.add_parser("progress", parents=[common], help="consume progress and lag per queue")
-    p.add_argument("-g", "--group", required=True)
-    p.add_argument("-t", "--topic", help="only this topic")
+    p = gsub.add_parser("progress", parents=[common],
+                        help="consume progress and lag per queue (without -g: every group at a glance)")  # fmt: skip
+    p.add_argument("-g", "--group", help="the group (without it: one line per group the name servers know)")
+    p.add_argument("-t", "--topic", help="only this topic (with -g)")
     p.set_defaults(func=run(_progress))
     p = gsub.add_parser("connections", parents=[common], help="clients connected for a consumer group")
     p.add_argument("-g", "--group", required=True)
@@ -53,6 +54,10 @@ async def committed_progress(admin: AdminClient, group: str, topic: str | None) 
 
 
 async def _progress(args: argparse.Namespace, admin: AdminClient) -> int:
+    if args.group is None:
+        if args.topic is not None:
+            raise UsageError("-t needs -g: without a group, progress lists every group")
+        return await _every_group(args, admin)
     progress = await committed_progress(admin, args.group, args.topic)
     data = [{**p.message_queue.to_json(), "brokerOffset": p.broker_offset, "consumerOffset": p.consumer_offset,
              "lag": p.lag, "lastTimestamp": p.last_timestamp} for p in progress]  # fmt: skip
@@ -61,6 +66,18 @@ async def _progress(args: argparse.Namespace, admin: AdminClient) -> int:
     emit(args, data, ["topic", "broker", "queue", "broker offset", "consumer offset", "lag", "last consumed"], rows)
     if not args.json:
         print(f"\ntotal lag: {sum(p.lag for p in progress)}")
+    return 0
+
+
+async def _every_group(args: argparse.Namespace, admin: AdminClient) -> int:
+    """One line per group, as mqadmin consumerProgress without ``-g``: groups found by their retry topics."""
+    summaries = [await admin.group_summary(g) for g in await admin.consumer_groups()]
+    data = [{"group": s.group, "count": s.count, "version": s.min_version, "consumeType": s.consume_type,
+             "messageModel": s.message_model, "consumeTps": s.consume_tps, "diffTotal": s.diff_total}
+            for s in summaries]  # fmt: skip
+    rows = [[s.group, s.count, "" if s.min_version is None else s.min_version, s.consume_type, s.message_model,
+             f"{s.consume_tps:.1f}", s.diff_total] for s in summaries]  # fmt: skip
+    emit(args, data, ["group", "clients", "min version", "type", "model", "consume tps", "lag"], rows)
     return 0
 
 

@@ -37,6 +37,7 @@ from rocketq.client.message import Message, MessageExt
 from rocketq.client.offset_store import OffsetStore
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.subscription import MessageModel, restore_retry_topic
+from rocketq.common.stats_items import ItemStats, StatsTable
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.message import (
     PROP_CONSUME_START_TIME,
@@ -69,9 +70,15 @@ MAX_TIME_CONSUME_CONTINUOUSLY = 60.0
 CONSUME_LATER_DELAY = 5.0
 
 
+# Java's ConsumerStatsManager tables, keyed ``topic@group`` (the queue's topic: a retry topic counts apart)
+PULL_TPS, PULL_RT = "PULL_TPS", "PULL_RT"
+CONSUME_OK_TPS, CONSUME_FAILED_TPS, CONSUME_RT = "CONSUME_OK_TPS", "CONSUME_FAILED_TPS", "CONSUME_RT"
+
+
 @dataclass
 class ConsumeStats:
-    """The consumer's counters (``PushConsumer.stats``)."""
+    """The consumer's counters (``PushConsumer.stats``), and per topic the windows of Java's ConsumerStatsManager
+    that GET_CONSUMER_RUNNING_INFO reports as ``statusTable`` (``sample`` every 10 s rolls them)."""
 
     pulled: int = 0
     consumed_ok: int = 0
@@ -79,6 +86,55 @@ class ConsumeStats:
     sent_back: int = 0
     flow_control_times: int = 0
     extra: dict[str, int] = field(default_factory=dict)
+    windows: StatsTable = field(default_factory=StatsTable, repr=False)
+    topics: set[str] = field(default_factory=set, repr=False)
+
+    def on_pull(self, group: str, topic: str, found: int, rt_ms: float) -> None:
+        """A pull that found messages (Java: incPullRT always, incPullTPS when the list is not empty)."""
+        key = self._key(group, topic)
+        self.windows.add(PULL_RT, key, int(rt_ms))
+        if found:
+            self.pulled += found
+            self.windows.add(PULL_TPS, key, found)
+
+    def on_consumed(self, group: str, topic: str, ok: int, failed: int) -> None:
+        self.consumed_ok += ok
+        self.consumed_failed += failed
+        key = self._key(group, topic)
+        self.windows.add(CONSUME_OK_TPS, key, ok)
+        self.windows.add(CONSUME_FAILED_TPS, key, failed)
+
+    def on_consume_rt(self, group: str, topic: str, rt_ms: float) -> None:
+        self.windows.add(CONSUME_RT, self._key(group, topic), int(rt_ms))
+
+    def _key(self, group: str, topic: str) -> str:
+        self.topics.add(topic)
+        return f"{topic}@{group}"
+
+    def sample(self) -> None:
+        self.windows.sample()
+
+    def status(self, group: str, topic: str) -> dict[str, float | int]:
+        """Java's ConsumeStatus of one topic: minute-window RTs and TPS, the failures of the last hour; a
+        consume RT with nothing in the minute falls back to the hour's, as Java's getConsumeRT does."""
+        key = f"{topic}@{group}"
+
+        def view(name: str) -> ItemStats | None:
+            return self.windows.view(name, key)
+
+        pull_rt, pull_tps, rt, ok, failed = (view(n) for n in (PULL_RT, PULL_TPS, CONSUME_RT, CONSUME_OK_TPS,
+                                                                 CONSUME_FAILED_TPS))  # fmt: skip
+        consume_rt = 0.0
+        if rt is not None:
+            consume_rt = rt.minute.avgpt if rt.minute.sum else rt.hour.avgpt
+        return {
+            "consumeFailedMsgs": failed.hour.sum if failed else 0,
+            "consumeFailedTPS": failed.minute.tps if failed else 0.0,
+            "consumeOKTPS": ok.minute.tps if ok else 0.0,
+            "consumeRT": consume_rt,
+            "pullRT": pull_rt.minute.avgpt if pull_rt else 0.0,
+            "pullTPS": pull_tps.minute.tps if pull_tps else 0.0,
+        }
 
 
 def retry_message(group: str, msg: MessageExt, reconsume_time: int, delay_level: int, max_reconsume: int) -> Message:
@@ -199,6 +255,7 @@ class ConcurrentlyService(_Service):
             for m in msgs:
                 m.properties[PROP_CONSUME_START_TIME] = start
             status: ConsumeConcurrentlyStatus
+            began = time.monotonic()
             try:
                 got = await call_user(c._listener, list(msgs), ctx, executor=self.executor, is_async=c._listener_async)
                 status = ConsumeConcurrentlyStatus.RECONSUME_LATER if got is ConsumeConcurrentlyStatus.RECONSUME_LATER \
@@ -206,6 +263,7 @@ class ConcurrentlyService(_Service):
             except Exception as exc:
                 log.warning("consume.failed group=%s mq=%s error=%r", c.group, mq, exc)
                 status = ConsumeConcurrentlyStatus.RECONSUME_LATER
+            c.stats.on_consume_rt(c.group, mq.topic, (time.monotonic() - began) * 1000)
             if pq.dropped:
                 log.warning("consume.dropped_after group=%s mq=%s", c.group, mq)
                 return
@@ -226,11 +284,10 @@ class ConcurrentlyService(_Service):
         ack_index = ctx.ack_index
         if status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS:
             ack_index = min(ack_index, len(msgs) - 1)
-            c.stats.consumed_ok += ack_index + 1
-            c.stats.consumed_failed += len(msgs) - ack_index - 1
+            c.stats.on_consumed(c.group, mq.topic, ack_index + 1, len(msgs) - ack_index - 1)
         else:
             ack_index = -1
-            c.stats.consumed_failed += len(msgs)
+            c.stats.on_consumed(c.group, mq.topic, 0, len(msgs))
         done = list(msgs)
         if c.message_model_enum is MessageModel.BROADCASTING:
             for m in msgs[ack_index + 1 :]:
@@ -353,6 +410,7 @@ class OrderlyService(_Service):
                     if pq.dropped:
                         return
                     async with self._sem:
+                        began = time.monotonic()
                         try:
                             assert c._listener is not None
                             got = await call_user(
@@ -362,6 +420,7 @@ class OrderlyService(_Service):
                         except Exception as exc:
                             log.warning("consume_orderly.failed group=%s mq=%s error=%r", c.group, mq, exc)
                             status = ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT
+                        c.stats.on_consume_rt(c.group, mq.topic, (time.monotonic() - began) * 1000)
                 if not await self._process_result(msgs, status, ctx, pq, mq):
                     return
 
@@ -381,7 +440,7 @@ class OrderlyService(_Service):
         suspend_time = c.suspend_current_queue_time if suspend is None else suspend
         if ctx.auto_commit:
             if status is ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT:
-                c.stats.consumed_failed += len(msgs)
+                c.stats.on_consumed(c.group, mq.topic, 0, len(msgs))
                 if await self._check_reconsume_times(msgs):
                     pq.make_message_to_consume_again(msgs)
                     self._submit_later(pq, mq, suspend_time)
@@ -389,11 +448,11 @@ class OrderlyService(_Service):
                 else:
                     commit_offset = pq.commit()
             else:
-                c.stats.consumed_ok += len(msgs)
+                c.stats.on_consumed(c.group, mq.topic, len(msgs), 0)
                 commit_offset = pq.commit()
         else:
             if status is ConsumeOrderlyStatus.SUCCESS:
-                c.stats.consumed_ok += len(msgs)
+                c.stats.on_consumed(c.group, mq.topic, len(msgs), 0)
             elif status is ConsumeOrderlyStatus.COMMIT:
                 commit_offset = pq.commit()
             elif status is ConsumeOrderlyStatus.ROLLBACK:
@@ -401,7 +460,7 @@ class OrderlyService(_Service):
                 self._submit_later(pq, mq, suspend_time)
                 cont = False
             else:
-                c.stats.consumed_failed += len(msgs)
+                c.stats.on_consumed(c.group, mq.topic, 0, len(msgs))
                 if await self._check_reconsume_times(msgs):
                     pq.make_message_to_consume_again(msgs)
                     self._submit_later(pq, mq, suspend_time)

@@ -61,6 +61,7 @@ class PullingConsumer(Protocol):
     message_model_enum: MessageModel
     paused: bool
     consume_orderly: bool
+    group: str
     offset_store: OffsetStore | None
     stats: ConsumeStats
     _running: bool
@@ -170,6 +171,7 @@ class PullMessageService:
             commit_enable = commit_offset_value > 0
         sub_expression = sub.sub_string if c.post_subscription_when_pull and not sub.class_filter_mode else None
         sys_flag = build_pull_sys_flag(commit_enable, True, sub_expression is not None, sub.class_filter_mode)
+        began = time.monotonic()
         try:
             raw = await pull_api.pull_kernel(
                 mq, sub_expression, sub.expression_type, sub.sub_version, req.next_offset, c.pull_batch_size,
@@ -191,9 +193,9 @@ class PullMessageService:
             return None
         if result.status is PullStatus.FOUND:
             req.next_offset = result.next_begin_offset
+            c.stats.on_pull(c.group, mq.topic, len(result.messages), (time.monotonic() - began) * 1000)
             if not result.messages:
                 return 0.0
-            c.stats.pulled += len(result.messages)
             dispatch = pq.put_messages(result.messages)
             c._submit_consume_request(result.messages, pq, mq, dispatch)
             return c.pull_interval

@@ -97,6 +97,19 @@ class ConsumerConnection:
 
 
 @dataclass(slots=True)
+class GroupSummary:
+    """One consumer group at a glance (mqadmin consumerProgress without ``-g``)."""
+
+    group: str
+    count: int = 0  #: clients connected
+    min_version: int | None = None  #: the lowest MQVersion ordinal among them
+    consume_type: str = ""
+    message_model: str = ""
+    consume_tps: float = 0.0
+    diff_total: int = 0  #: broker offset − consumer offset, summed over the group's queues
+
+
+@dataclass(slots=True)
 class BrokerInfo:
     cluster: str
     broker_name: str
@@ -398,7 +411,12 @@ class AdminClient:
 
     async def consume_progress(self, group: str, topic: str | None = None) -> list[QueueProgress]:
         """GET_CONSUME_STATS on every broker the group consumes from: per-queue broker / consumer offsets."""
+        return (await self._consume_stats(group, topic))[0]
+
+    async def _consume_stats(self, group: str, topic: str | None) -> tuple[list[QueueProgress], float]:
+        """GET_CONSUME_STATS of every broker the group consumes from: the queues, and the consume TPS summed."""
         out: list[QueueProgress] = []
+        tps = 0.0
         addrs = await self._group_brokers(group, topic)
         failures: list[BrokerError] = []
         for addr in addrs:
@@ -410,12 +428,41 @@ class AdminClient:
             except BrokerError as exc:
                 failures.append(exc)
                 continue
+            tps += float((obj or {}).get("consumeTps", 0) or 0)
             for mq, v in _mq_table((obj or {}).get("offsetTable")):
                 out.append(QueueProgress(mq, int(v.get("brokerOffset", 0)), int(v.get("consumerOffset", 0)),
                                          int(v.get("lastTimestamp", 0))))  # fmt: skip
         if failures and len(failures) == len(addrs):
             raise failures[0]
-        return sorted(out, key=lambda p: p.message_queue)
+        return sorted(out, key=lambda p: p.message_queue), tps
+
+    async def consumer_groups(self) -> list[str]:
+        """Every consumer group the name servers know of, found as Java's mqadmin consumerProgress finds them:
+        by the retry topics (``%RETRY%group``) in the topic list."""
+        prefix = retry_topic("")
+        topics = await self.topic_list()
+        return sorted({t[len(prefix) :] for t in topics if t.startswith(prefix) and len(t) > len(prefix)})
+
+    async def group_summary(self, group: str) -> GroupSummary:
+        """One row of consumerProgress without ``-g`` (Java's GroupConsumeInfo): connections, consume type,
+        model and lowest client version from GET_CONSUMER_CONNECTION_LIST, TPS and total lag from
+        GET_CONSUME_STATS. Either may fail (a group offline, a group without offsets): its fields stay empty."""
+        summary = GroupSummary(group)
+        try:
+            progress, summary.consume_tps = await self._consume_stats(group, None)
+            summary.diff_total = sum(p.broker_offset - p.consumer_offset for p in progress)
+        except (BrokerError, NoRouteError) as exc:
+            log.debug("admin.group_summary consume stats of %s: %s", group, exc)
+        try:
+            cc = await self.consumer_connections(group)
+        except (BrokerError, NoRouteError) as exc:
+            log.debug("admin.group_summary connections of %s: %s", group, exc)
+            return summary
+        summary.count = len(cc.connections)
+        summary.consume_type = cc.consume_type
+        summary.message_model = cc.message_model
+        summary.min_version = min((c.version for c in cc.connections), default=None)
+        return summary
 
     async def consumer_connections(self, group: str) -> ConsumerConnection:
         """GET_CONSUMER_CONNECTION_LIST (ConsumerNotOnlineError when nobody of the group is connected)."""

@@ -94,6 +94,8 @@ log = logging.getLogger("rocketq.client.push_consumer")
 
 #: Java rocketmq.client.unlockDelayTimeMills, seconds.
 UNLOCK_DELAY = 20.0
+#: how often the consume / pull windows of the running info's statusTable take a sample (Java: 10 s)
+STATS_SAMPLE_INTERVAL = 10.0
 
 
 class PushConsumer(ConsumerBase):
@@ -219,6 +221,7 @@ class PushConsumer(ConsumerBase):
         if not self.consume_orderly:
             self._tasks.every(lambda: self.consume_timeout, self.clean_expired_messages, "clean-expired",
                               self.consume_timeout)  # fmt: skip
+        self._tasks.every(lambda: STATS_SAMPLE_INTERVAL, self._sample_stats, "sample-stats", STATS_SAMPLE_INTERVAL)
         await self._update_subscribed_routes(instance, log)
         try:
             # Java fails start() when a broker rejects an SQL92 subscription (CHECK_CLIENT_CONFIG).
@@ -300,6 +303,9 @@ class PushConsumer(ConsumerBase):
         finally:
             self.resume()
 
+    async def _sample_stats(self) -> None:
+        self.stats.sample()
+
     def running_info(self) -> dict[str, Any]:
         rebalance = self._rebalance
         props = {
@@ -321,7 +327,9 @@ class PushConsumer(ConsumerBase):
                 info = pq.info()
                 info["commitOffset"] = self.offset_store.offset_table.get(mq, -1)
                 mq_table[mq] = info
-        return self._running_info(props, mq_table)
+        info = self._running_info(props, mq_table)
+        info["statusTable"] = {t: self.stats.status(self.group, t) for t in sorted(self.stats.topics)}
+        return info
 
     async def consume_message_directly(self, msg: MessageExt, broker_name: str | None) -> dict[str, Any]:
         assert self._listener is not None and self._consume is not None  # the instance asks once started

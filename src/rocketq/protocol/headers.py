@@ -286,6 +286,17 @@ class GetConsumeStatsRequestHeader(Header):
 
 
 @dataclass(**_KW)
+class CloneGroupOffsetRequestHeader(Header):
+    """CLONE_GROUP_OFFSET (314): copy ``src_group``'s committed offsets to ``dest_group`` (one topic, or every
+    topic the source has offsets on); ``offline`` skips the check against the source's online subscriptions."""
+
+    src_group: str = wire("srcGroup")
+    dest_group: str = wire("destGroup")
+    topic: str | None = wire("topic", None)
+    offline: bool = wire("offline", False)
+
+
+@dataclass(**_KW)
 class ViewBrokerStatsDataRequestHeader(Header):
     """VIEW_BROKER_STATS_DATA (315): one of Java's stats tables (``TOPIC_PUT_NUMS``...) and its key."""
 

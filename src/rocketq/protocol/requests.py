@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from rocketq.codes import RequestCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import (
+    CloneGroupOffsetRequestHeader,
     ConsumerCallRequestHeader,
     ConsumerGroupRequestHeader,
     ConsumerSendMsgBackRequestHeader,
@@ -121,12 +122,14 @@ REQUESTS: dict[int, RequestSpec] = {
     RequestCode.GET_BROKER_HA_STATUS: RequestSpec(None, _ADMIN),
     RequestCode.GET_CONSUMER_CONNECTION_LIST: RequestSpec(ConsumerGroupRequestHeader, _ADMIN, None, "consumerGroup"),
     RequestCode.GET_PRODUCER_CONNECTION_LIST: RequestSpec(None, _ADMIN, None, "producerGroup"),
+    RequestCode.GET_ALL_PRODUCER_INFO: RequestSpec(None, _ADMIN),
     RequestCode.GET_BROKER_CONFIG: RequestSpec(None, _ADMIN),
     RequestCode.UPDATE_BROKER_CONFIG: RequestSpec(None, _ADMIN),
     RequestCode.QUERY_TOPIC_CONSUME_BY_WHO: RequestSpec(TopicRequestHeader, _ADMIN, "topic"),
     RequestCode.GET_ALL_CONSUMER_OFFSET: RequestSpec(None, _ADMIN),
     RequestCode.GET_ALL_DELAY_OFFSET: RequestSpec(None, _ADMIN),
     RequestCode.INVOKE_BROKER_TO_RESET_OFFSET: RequestSpec(ResetOffsetRequestHeader, _ADMIN, "topic", "group"),
+    RequestCode.CLONE_GROUP_OFFSET: RequestSpec(CloneGroupOffsetRequestHeader, _ADMIN, "topic", "destGroup"),
     RequestCode.VIEW_BROKER_STATS_DATA: RequestSpec(ViewBrokerStatsDataRequestHeader, _ADMIN),
     RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE: RequestSpec(None, _ADMIN),
     RequestCode.CLEAN_UNUSED_TOPIC: RequestSpec(None, _ADMIN),

@@ -237,3 +237,54 @@ async def test_delete_expired_commit_log_triggers_the_retention_runs(wire: Wire,
     assert cleanup.manual_delete_times == 0
     assert (await wire.call(RequestCode.DELETE_EXPIRED_COMMITLOG)).code == 0
     assert cleanup.manual_delete_times > 0  # the next runs delete expired files whatever the hour
+
+
+async def test_clone_group_offset_copies_the_sources_offsets_topic_by_topic(wire: Wire, cluster) -> None:
+    offsets = cluster.broker.offsets
+    for topic in ("TClone1", "TClone2"):
+        assert (await wire.send(topic, b"x", queue_id=0)).code == 0
+        upd = {"consumerGroup": "gsrc", "topic": topic, "queueId": "0", "commitOffset": "1"}
+        assert (await wire.call(RequestCode.UPDATE_CONSUMER_OFFSET, upd)).code == 0
+    # the destination's own offsets on a topic are replaced by the source's, not merged
+    upd = {"consumerGroup": "gdst", "topic": "TClone1", "queueId": "3", "commitOffset": "7"}
+    assert (await wire.call(RequestCode.UPDATE_CONSUMER_OFFSET, upd)).code == 0
+    one = await wire.call(RequestCode.CLONE_GROUP_OFFSET, {"srcGroup": "gsrc", "destGroup": "gdst",
+                                                           "topic": "TClone1", "offline": "false"})  # fmt: skip
+    assert one.code == ResponseCode.SUCCESS
+    assert offsets.offsets_of("gdst", "TClone1") == {0: 1} and offsets.offsets_of("gdst", "TClone2") == {}
+    # without a topic: every topic the source has offsets on
+    every = await wire.call(RequestCode.CLONE_GROUP_OFFSET, {"srcGroup": "gsrc", "destGroup": "gall"})
+    assert every.code == ResponseCode.SUCCESS
+    assert offsets.topics_of_group("gall") == {"TClone1", "TClone2"}
+    # a source online without a subscription to the topic: skipped unless offline
+    hb = HeartbeatData("csrc", [], [ConsumerData("gsrc", subscriptions=[SubscriptionData.of("TClone2", "*")])])
+    assert (await wire.call(RequestCode.HEART_BEAT, body=hb.encode())).code == 0
+    ask = {"srcGroup": "gsrc", "destGroup": "gon", "topic": "TClone1", "offline": "false"}
+    assert (await wire.call(RequestCode.CLONE_GROUP_OFFSET, ask)).code == ResponseCode.SUCCESS
+    assert offsets.offsets_of("gon", "TClone1") == {}
+    assert (await wire.call(RequestCode.CLONE_GROUP_OFFSET, {**ask, "offline": "true"})).code == ResponseCode.SUCCESS
+    assert offsets.offsets_of("gon", "TClone1") == {0: 1}
+    # a topic unknown to the broker or without the source's offsets changes nothing; a missing field is an error
+    assert (await wire.send("TClone9", b"x")).code == 0
+    for topic in ("TNoSuch", "TClone9"):
+        ask = {"srcGroup": "gsrc", "destGroup": "gnone", "topic": topic, "offline": "true"}
+        assert (await wire.call(RequestCode.CLONE_GROUP_OFFSET, ask)).code == ResponseCode.SUCCESS
+    assert offsets.topics_of_group("gnone") == set()
+    bad = await wire.call(RequestCode.CLONE_GROUP_OFFSET, {"srcGroup": "gsrc"})
+    assert bad.code == ResponseCode.SYSTEM_ERROR and "destGroup" in (bad.remark or "")
+
+
+async def test_all_producer_info_lists_every_producer_group(wire: Wire) -> None:
+    before = int(time.time() * 1000)
+    assert (await wire.call(RequestCode.HEART_BEAT, body=HeartbeatData("pa-1", ["pga", "pgb"], []).encode())).code == 0
+    resp = await wire.call(RequestCode.GET_ALL_PRODUCER_INFO)
+    assert resp.code == ResponseCode.SUCCESS
+    data = orjson.loads(resp.body)["data"]
+    assert {"pga", "pgb"} <= set(data)
+    (info,) = data["pga"]
+    assert (info["clientId"], info["language"]) == ("pa-1", "PYTHON")  # the test's own client
+    assert re.fullmatch(r"/127\.0\.0\.1:\d+", info["remoteIP"])  # a Java SocketAddress's toString
+    assert before - 1000 <= info["lastUpdateTimestamp"] <= int(time.time() * 1000) + 1000
+    unregister = {"clientID": "pa-1", "producerGroup": "pga"}
+    assert (await wire.call(RequestCode.UNREGISTER_CLIENT, unregister)).code == 0
+    assert "pga" not in orjson.loads((await wire.call(RequestCode.GET_ALL_PRODUCER_INFO)).body)["data"]

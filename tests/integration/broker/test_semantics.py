@@ -183,6 +183,10 @@ async def test_send_back_retries_then_dead_letters(wire: Wire) -> None:
     dlq = await eventually(lambda: pull_all(wire, "%DLQ%rg"))
     assert dlq[0].body == b"fails" and dlq[0].reconsume_times == 3
     assert sent.code == 0
+    # every hand-back is counted under the original topic (the dead letter too), as Java's incSendBackNums
+    view = {"statsName": "SNDBCK_PUT_NUMS", "statsKey": "TRetry@rg"}
+    counted = await wire.call(RequestCode.VIEW_BROKER_STATS_DATA, view)
+    assert counted.code == 0 and orjson.loads(counted.body)["statsDay"]["sum"] == 3
 
 
 @pytest.mark.parametrize("cluster", [FAST_DELAYS], indirect=True)

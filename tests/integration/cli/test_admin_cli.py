@@ -335,3 +335,32 @@ async def test_ctrl_c_stops_consume_like_its_end(cli: Any, standalone: Standalon
     assert b"consumed 2 message(s)" in err
     progress = (await cli("group", "progress", "-g", "stop-g", "--json")).json()
     assert [(p["consumerOffset"], p["lag"]) for p in progress] == [(2, 0)]  # committed on the way out
+
+
+async def test_progress_without_a_group_lists_every_group(cli: Any, standalone: StandaloneProcess) -> None:
+    assert (await cli("topic", "create", "-t", "AllT", "-r", "1", "-w", "1")).rc == 0
+    assert (await cli("send", "-t", "AllT", "--count", "5")).rc == 0
+    consumed = await cli("consume", "-t", "AllT", "-g", "all-off", "--count", "2", "--commit", "--idle-timeout", "30")
+    assert consumed.rc == 0, consumed.err
+    online = LitePullConsumer("all-on", namesrv_addr=standalone.namesrv_addr)
+    online.subscribe("AllT")
+    await online.start()  # its heartbeat has reached the broker when start returns
+    try:
+        doc, text, mixed = await asyncio.gather(
+            cli("group", "progress", "--json"), cli("group", "progress"), cli("group", "progress", "-t", "AllT")
+        )
+    finally:
+        await online.shutdown()
+    rows = {r["group"]: r for r in doc.json()}
+    assert camel_keys(doc.json()) == []
+    # the offline group: no clients, its lag is what it left (5 sent, 2 committed)
+    assert (rows["all-off"]["count"], rows["all-off"]["diffTotal"], rows["all-off"]["version"]) == (0, 3, None)
+    # the online one: one client, its type and model, no committed offsets yet
+    on = rows["all-on"]
+    assert (on["count"], on["consumeType"], on["messageModel"]) == (1, "CONSUME_ACTIVELY", "CLUSTERING")
+    assert isinstance(on["version"], int) and on["version"] > 0
+    assert list(rows) == sorted(rows)
+    lines = table(text.out, "group", "clients", "min version", "type", "model", "consume tps", "lag")
+    # (empty cells vanish when a row is split on runs of spaces: the first and last cells are compared)
+    assert [(r[1], r[-1]) for r in lines if r[0] == "all-off"] == [("0", "3")]
+    mixed.failed(2, "-t", "-g")

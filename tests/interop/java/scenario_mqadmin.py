@@ -189,6 +189,7 @@ class _Scenario:
         await self.run("consumeMessage", "consumeMessage", "-n", n, "-t", nm.topic, "-b", bn, "-i", "0", "-o", "1",
                        "-c", "2")  # fmt: skip
         await self.run("producerConnection", "producerConnection", "-n", n, "-g", nm.producer_group, "-t", nm.topic)
+        await self.run("producer", "producer", "-n", n, "-b", self.t.broker_addr)  # GET_ALL_PRODUCER_INFO
 
     async def consumers(self) -> None:
         nm = self.t.names

@@ -26,10 +26,15 @@ from mqadmin import MqadminSession, Run, columns, key_values, labelled, route
 from scenario_mqadmin import MQADMIN_QUEUE, PER_QUEUE, QUEUES, SMALL_MAX_SIZE, Names, Target, Transcript, run_scenario
 
 import rocketq
+from rocketq.codes import RequestCode, ResponseCode
 from rocketq.common.hashing import java_string_hash
+from rocketq.protocol import fastjson
+from rocketq.protocol.bodies import ConsumerData, HeartbeatData, SubscriptionData
+from rocketq.remoting.client import RemotingClient
 from rocketq.testing import EmbeddedCluster
 from rocketq.testing.cluster import TEST_BROKER_DEFAULTS
 from rocketq.testing.java import MQADMIN_MAIN, JavaCluster
+from rocketq.testing.wire import Wire
 
 CLUSTER, BROKER_NAME = "JavaCluster", "java-broker-a"  # JavaCluster's defaults
 #: one suffix for both runs (mqadmin prints some tables in hash order, which follows the names), new each time
@@ -190,6 +195,11 @@ def test_connection_and_progress_commands_show_the_live_clients(rocketq_run: Tra
     status = rocketq_run["consumerStatus"]
     assert facts["consumer_client_id"] in status.stdout and "Rebalance OK" in status.stdout
     assert "#Consumer Subscription#" in rocketq_run["consumerStatus -i"].stdout  # the consumer's own report
+    # its RT&TPS table (statusTable): the topic's pulls and consumes in the last minute, no failures
+    rt_tps = re.search(rf"^{nm.topic}\s+([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +(\d+)$",
+                       rocketq_run["consumerStatus -i"].stdout, re.M)  # fmt: skip
+    assert rt_tps is not None
+    assert float(rt_tps[2]) > 0 and float(rt_tps[4]) > 0 and (rt_tps[5], rt_tps[6]) == ("0.00", "0")
     # statsAll: what went in and out of the topic for the group, counted at once
     (stats,) = columns(rocketq_run["statsAll"])
     assert stats[:3] == [nm.topic, nm.group, "0"] and (int(stats[5]), int(stats[6])) == (TOTAL, TOTAL)
@@ -346,6 +356,11 @@ def _retry_queue_rows_out(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.startswith("%RETRY%"))
 
 
+def _rates_out(text: str) -> str:
+    """consumerStatus -i's RT&TPS rows without their RT and TPS figures (the failed-message count stays)."""
+    return re.sub(r"^(\S+)(?: [\d.]+){5} (\d+)$", r"\1 <RT/TPS> \2", text, flags=re.M)
+
+
 SHAPED = {
     "topicList": _known_topics,
     "topicList -c": _known_topics,
@@ -366,7 +381,8 @@ SHAPED = {
     "consumerProgress offline": lambda t: re.sub(r"Consume TPS: [\d.]+", "Consume TPS: <TPS>", t),
     "statsAll": _numbers_out,
     # a consumer's running info: its own start time and the queue times in it
-    "consumerStatus -i": lambda t: _retry_queue_rows_out(re.sub(r"Timestamp=\d+", "Timestamp=<N>", t)),
+    # ... and its pull / consume RTs and rates, which are times
+    "consumerStatus -i": lambda t: _retry_queue_rows_out(_rates_out(re.sub(r"Timestamp=\d+", "Timestamp=<N>", t))),
     "queryMsgById -g -d": lambda t: re.sub(r"spentTimeMills=\d+", "spentTimeMills=<N>", t),
     "clusterList": None,
     "brokerStatus": None,
@@ -375,6 +391,7 @@ SHAPED = {
     "getNamesrvConfig": None,
     "getNamesrvConfig after": None,
     "resetOffsetByTime offline": None,
+    "producer": None,
 }
 
 
@@ -521,3 +538,78 @@ def test_an_offline_reset_ends_in_the_same_offsets(rocketq_run: Transcript, java
     ours, theirs = columns(rocketq_run["resetOffsetByTime offline"]), columns(java_run["resetOffsetByTime offline"])
     assert "#rollbackOffset" in java_run["resetOffsetByTime offline"].stdout
     assert {int(r[1]): int(r[2]) for r in ours} == {int(r[1]): int(r[5]) for r in theirs}
+
+
+# ------------------------------------------------------- CLONE_GROUP_OFFSET (314), which mqadmin does not send
+
+
+async def _clone_offsets_on(addr: str, suffix: str) -> dict[str, dict[int, int]]:
+    """The same CLONE_GROUP_OFFSET requests against one broker; every destination group's offsets after them.
+
+    (mqadmin's cloneGroupOffset reads the source's consume stats and commits each queue itself; 314 is what
+    MQClientAPIImpl.cloneGroupOffset sends.)"""
+    topic, other, src = f"CloneTopic{suffix}", f"CloneOther{suffix}", f"CloneSrc{suffix}"
+    rc = RemotingClient()
+    try:
+        w = Wire(rc, addr)
+        for t in (topic, other):
+            create = {"topic": t, "defaultTopic": "TBW102", "readQueueNums": "2", "writeQueueNums": "2", "perm": "6",
+                      "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false"}  # fmt: skip
+            assert (await w.call(RequestCode.UPDATE_AND_CREATE_TOPIC, create)).code == ResponseCode.SUCCESS
+        for qid in (0, 0, 1):
+            assert (await w.send(topic, b"x", queue_id=qid)).code == ResponseCode.SUCCESS
+        for qid, offset in ((0, 2), (1, 1)):
+            upd = {"consumerGroup": src, "topic": topic, "queueId": qid, "commitOffset": offset}
+            assert (await w.call(RequestCode.UPDATE_CONSUMER_OFFSET, upd)).code == ResponseCode.SUCCESS
+
+        async def clone(dest: str, **ext: str) -> None:
+            resp = await w.call(RequestCode.CLONE_GROUP_OFFSET, {"srcGroup": src, "destGroup": dest, **ext})
+            assert resp.code == ResponseCode.SUCCESS, resp.remark
+
+        await clone(f"CloneTopicDest{suffix}", topic=topic, offline="false")
+        await clone(f"CloneAllDest{suffix}")  # no topic: every topic the source has offsets on
+        # the source online, subscribed to another topic only: skipped unless offline
+        hb = HeartbeatData(f"clone-client{suffix}", [], [ConsumerData(src, subscriptions=[SubscriptionData.of(other)])])
+        assert (await w.call(RequestCode.HEART_BEAT, body=hb.encode())).code == ResponseCode.SUCCESS
+        await clone(f"CloneOnlineDest{suffix}", topic=topic, offline="false")
+        await clone(f"CloneOfflineDest{suffix}", topic=topic, offline="true")
+        table = fastjson.loads((await w.call(RequestCode.GET_ALL_CONSUMER_OFFSET)).body)["offsetTable"]
+    finally:
+        await rc.close()
+    return {k.partition("@")[2]: {int(q): int(o) for q, o in v.items()}
+            for k, v in table.items() if k.startswith(f"{topic}@") and "Dest" in k}  # fmt: skip
+
+
+@pytest.mark.asyncio(loop_scope="module")  # the rocketq cluster of ``rocketq_run`` serves in the module's loop
+async def test_clone_group_offset_agrees_with_the_java_broker_but_for_the_blank_topic(
+    rocketq_run: Transcript, own_java_broker: JavaCluster
+) -> None:
+    """Deliberate: without a topic Java loops over the source's topics but clones the header's (blank) topic
+    each time, so nothing is cloned; rocketq clones each topic of the loop."""
+    suffix = NAMES.suffix
+    ours = await _clone_offsets_on(rocketq_run.target.broker_addr, suffix)
+    theirs = await _clone_offsets_on(own_java_broker.broker_addr, suffix)
+    cloned = {0: 2, 1: 1}
+    assert theirs == {f"CloneTopicDest{suffix}": cloned, f"CloneOfflineDest{suffix}": cloned}
+    assert ours == {**theirs, f"CloneAllDest{suffix}": cloned}
+
+
+def _producer_lines(run: Run) -> dict[str, dict[str, str]]:
+    """mqadmin producer's ``producer group (G) instance : clientId=..,remoteIP=.., ...`` lines, by group."""
+    out = {}
+    for m in re.finditer(r"^producer group \((.+?)\) instance : (.*)$", run.stdout, re.M):
+        out[m[1]] = dict(kv.strip().split("=", 1) for kv in m[2].split(","))
+    return out
+
+
+def test_producer_lists_the_live_producer_as_the_java_broker_does(
+    rocketq_run: Transcript, java_run: Transcript
+) -> None:
+    ours, theirs = _producer_lines(rocketq_run["producer"]), _producer_lines(java_run["producer"])
+    group = NAMES.producer_group
+    assert ours[group]["clientId"] == rocketq_run.facts["producer_client_id"]
+    for info in (ours[group], theirs[group]):
+        assert re.fullmatch(r"/127\.0\.0\.1:\d+", info["remoteIP"]) and int(info["lastUpdateTimestamp"]) > 0
+    same = ("language", "version")
+    assert {k: ours[group][k] for k in same} == {k: theirs[group][k] for k in same}
+    assert set(ours) == set(theirs)  # the same groups: the SDK's producer and mqadmin's own inner ones

@@ -19,6 +19,7 @@ from rocketq.client.message import MessageExt
 from rocketq.client.offset_store import OffsetStore
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.subscription import MessageModel
+from rocketq.common.stats_items import StatsTable
 from rocketq.protocol.bodies import MessageQueue
 
 MQ = MessageQueue("T", "broker-a", 0)
@@ -91,6 +92,10 @@ async def test_concurrent_batches_success_and_send_back() -> None:
     assert view.sent_back == [(2, 0), (3, 0)]  # the failed batch, broker-chosen delay
     assert view.stats.consumed_ok == 2 and view.stats.consumed_failed == 2
     assert view.offset_store is not None and view.offset_store.offset_table[MQ] == 4 and pq.msg_count == 0
+    # the running info's statusTable for the queue's topic: two OK, two failed, each counted at once
+    status = view.stats.status("g", "T")
+    assert status["consumeFailedMsgs"] == 2 and status["consumeOKTPS"] > 0 and status["consumeFailedTPS"] > 0
+    assert status["consumeRT"] >= 0 and view.stats.topics == {"T"}
 
 
 async def test_concurrent_broadcast_failures_are_dropped_not_sent_back() -> None:
@@ -170,3 +175,29 @@ def test_retry_message_keeps_an_origin_id_unless_blank() -> None:
             m.properties["ORIGIN_MESSAGE_ID"] = origin
         new = retry_message("g", m, 1, 3, 16)
         assert new.properties["ORIGIN_MESSAGE_ID"] == (expected or m.msg_id)
+
+
+def test_consume_status_windows_follow_javas_consumer_stats() -> None:
+    """ConsumeStatus per topic: TPS and RT over the minute's samples, failures summed over the hour; a consume RT
+    with nothing in the minute falls back to the hour's (Java's getConsumeRT)."""
+    now = [1000.0]
+    stats = ConsumeStats(windows=StatsTable(lambda: now[0]))
+    assert stats.status("g", "T") == {"consumeFailedMsgs": 0, "consumeFailedTPS": 0.0, "consumeOKTPS": 0.0,
+                                      "consumeRT": 0.0, "pullRT": 0.0, "pullTPS": 0.0}  # fmt: skip
+    stats.on_pull("g", "T", 32, 4.0)
+    stats.on_pull("g", "T", 0, 10.0)  # a pull that found an empty list: its RT counts, no messages
+    stats.on_consumed("g", "T", 30, 2)
+    stats.on_consume_rt("g", "T", 20.0)
+    stats.on_consume_rt("g", "T", 40.0)
+    now[0] += 60.0
+    s = stats.status("g", "T")
+    assert (s["pullTPS"], s["pullRT"]) == (32 / 60, 7.0)
+    assert (s["consumeOKTPS"], s["consumeFailedTPS"], s["consumeRT"], s["consumeFailedMsgs"]) == (0.5, 2 / 60, 30.0, 2)
+    assert stats.pulled == 32 and (stats.consumed_ok, stats.consumed_failed) == (30, 2)
+    for _ in range(7):  # seven 10-s samples: the minute window now starts after the counts
+        now[0] += 10.0
+        stats.sample()
+    s = stats.status("g", "T")
+    assert (s["pullTPS"], s["consumeOKTPS"], s["consumeFailedTPS"]) == (0.0, 0.0, 0.0)
+    assert s["consumeFailedMsgs"] == 2 and s["consumeRT"] == 30.0  # the hour still holds them
+    assert stats.status("g", "Other") == {k: 0 for k in s}

@@ -100,6 +100,16 @@ class ConsumerOffsetManager(ConfigManager):
             self.table[key] = dict(queues)
         self._dirty = True
 
+    def clone(self, src: str, dest: str, topic: str) -> bool:
+        """``dest``'s offsets on ``topic`` become a copy of ``src``'s (Java's cloneOffset: the whole queue map
+        is replaced); False, and nothing changed, when ``src`` has none there."""
+        queues = self.table.get(f"{topic}{TOPIC_GROUP_SEPARATOR}{src}")
+        if queues is None:
+            return False
+        self.table[f"{topic}{TOPIC_GROUP_SEPARATOR}{dest}"] = dict(queues)
+        self._dirty = True
+        return True
+
     def query(self, group: str, topic: str, queue_id: int) -> int:
         """The committed offset, or -1 when the group has none for this queue."""
         return self.table.get(f"{topic}{TOPIC_GROUP_SEPARATOR}{group}", {}).get(queue_id, -1)

@@ -147,6 +147,23 @@ class AdminService:
             self._ctx.offsets.remove_group(group)
         return ResponseCode.SUCCESS, None
 
+    def clone_offsets(self, src: str, dest: str, topic: str | None, offline: bool) -> list[str]:
+        """CLONE_GROUP_OFFSET: ``dest`` takes ``src``'s committed offsets, topic by topic (``topic`` or every
+        topic ``src`` has offsets on); returns the topics cloned. Java's rules: a topic without configuration is
+        skipped, and unless ``offline`` so is one ``src`` does not subscribe to while it has online
+        subscriptions; a topic ``src`` has no offsets on leaves ``dest``'s alone. Java clones the header's topic
+        in its loop, so without ``-t`` it clones nothing; rocketq clones each topic of the loop."""
+        ctx = self._ctx
+        online = ctx.consumers.get(src)
+        subscribed = online.subscriptions if online is not None and not offline else {}
+        cloned = []
+        for name in [topic] if topic else sorted(ctx.offsets.topics_of_group(src)):
+            if ctx.topics.get(name) is None or (subscribed and name not in subscribed):
+                continue
+            if ctx.offsets.clone(src, dest, name):
+                cloned.append(name)
+        return cloned
+
     async def consume_offsets(
         self, group: str, topic: str | None, *, write_queues: bool = False, order_only: bool = False,
         pacer: Pacer | None = None,

@@ -464,5 +464,6 @@ def send_back(
     msg = restore(original, topic, queue_id, props, reconsume_times=original.reconsume_times + 1)
     result = ctx.store.put_message(semantics.before_put(msg))
     if result.status.name == "PUT_OK":
+        ctx.metrics.on_send_back(props[PROP_RETRY_TOPIC], h.group)
         return ResponseCode.SUCCESS, None
     return ResponseCode.SYSTEM_ERROR, f"send back failed: {result.status.name}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -20,6 +21,7 @@ from rocketq.errors import ProtocolError, RemotingError, RemotingTimeoutError
 from rocketq.protocol.bodies import TopicConfig, dumps, encode_kv_table, loads
 from rocketq.protocol.command import Buffer, RemotingCommand
 from rocketq.protocol.headers import (
+    CloneGroupOffsetRequestHeader,
     ConsumerCallRequestHeader,
     ConsumerGroupRequestHeader,
     CreateTopicRequestHeader,
@@ -71,12 +73,14 @@ class AdminProcessors:
         d.register(RequestCode.GET_BROKER_RUNTIME_INFO, self.runtime_info)
         d.register(RequestCode.GET_CONSUMER_CONNECTION_LIST, self.consumer_connections)
         d.register(RequestCode.GET_PRODUCER_CONNECTION_LIST, self.producer_connections)
+        d.register(RequestCode.GET_ALL_PRODUCER_INFO, self.all_producers)
         d.register(RequestCode.GET_BROKER_CONFIG, self.broker_config)
         d.register(RequestCode.UPDATE_BROKER_CONFIG, self.update_broker_config)
         d.register(RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, self.consumed_by_who)
         d.register(RequestCode.GET_ALL_CONSUMER_OFFSET, self.all_consumer_offsets)
         d.register(RequestCode.GET_ALL_DELAY_OFFSET, self.all_delay_offsets)
         d.register(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, self.reset_offset)
+        d.register(RequestCode.CLONE_GROUP_OFFSET, self.clone_group_offset)
         d.register(RequestCode.VIEW_BROKER_STATS_DATA, self.view_stats)
         d.register(RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, self.clean_expired_consume_queues)
         d.register(RequestCode.CLEAN_UNUSED_TOPIC, self.clean_unused_topics)
@@ -156,6 +160,13 @@ class AdminProcessors:
 
     def all_groups(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         return cmd.response(ResponseCode.SUCCESS, body=dumps(self._ctx.groups.to_json()))
+
+    def clone_group_offset(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        h = CloneGroupOffsetRequestHeader.from_ext(cmd.ext_fields)
+        cloned = self._admin.clone_offsets(h.src_group, h.dest_group, h.topic or None, h.offline)
+        log.info("admin.clone_group_offset src=%s dest=%s topics=%s remote=%s", h.src_group, h.dest_group, cloned,
+                 conn.remote)  # fmt: skip
+        return cmd.response(ResponseCode.SUCCESS)
 
     async def consume_stats(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = GetConsumeStatsRequestHeader.from_ext(cmd.ext_fields)
@@ -289,6 +300,21 @@ class AdminProcessors:
             ]
         }
         return cmd.response(ResponseCode.SUCCESS, body=dumps(body))
+
+    def all_producers(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """GET_ALL_PRODUCER_INFO (mqadmin producer, rocketmq-exporter): ProducerTableInfo, every producer group
+        with its clients. ``remoteIP`` as Java writes it (a SocketAddress's toString: ``/ip:port``), the last
+        heartbeat in epoch ms."""
+        producers = self._ctx.producers
+        now_ms, now = time.time() * 1000, producers.clock()
+        data = {
+            group: [{"clientId": ch.client_id, "language": ch.language, "remoteIP": f"/{ch.conn.remote}",
+                     "version": ch.version, "lastUpdateTimestamp": int(now_ms - (now - ch.last_update) * 1000)}
+                    for ch in channels.values()]
+            for group, channels in producers.groups.items()
+            if channels
+        }  # fmt: skip
+        return cmd.response(ResponseCode.SUCCESS, body=dumps({"data": data}))
 
     def broker_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         props = self._config.properties()
