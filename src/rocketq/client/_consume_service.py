@@ -37,6 +37,7 @@ from rocketq.client.message import Message, MessageExt
 from rocketq.client.offset_store import OffsetStore
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.subscription import MessageModel, restore_retry_topic
+from rocketq.client.trace import ConsumeReturnType, TraceDispatcher, consume_after, consume_before
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.message import (
     PROP_CONSUME_START_TIME,
@@ -106,6 +107,7 @@ class ConsumerView(Protocol):
     stats: ConsumeStats
     _listener: Callable[..., Any] | None
     _listener_async: bool  # is_async_callable(_listener), worked out once at registration
+    _trace: TraceDispatcher | None  # enable_msg_trace: SubBefore/SubAfter records
 
     async def send_message_back(self, msg: MessageExt, delay_level: int, broker_name: str | None = None) -> bool:
         """Hand a failed message back to the broker (or the retry topic); False when that failed."""
@@ -199,13 +201,21 @@ class ConcurrentlyService(_Service):
             for m in msgs:
                 m.properties[PROP_CONSUME_START_TIME] = start
             status: ConsumeConcurrentlyStatus
+            trace = c._trace
+            before = consume_before(trace, c.group, msgs) if trace is not None else None
+            code = ConsumeReturnType.SUCCESS
             try:
                 got = await call_user(c._listener, list(msgs), ctx, executor=self.executor, is_async=c._listener_async)
                 status = ConsumeConcurrentlyStatus.RECONSUME_LATER if got is ConsumeConcurrentlyStatus.RECONSUME_LATER \
                     else ConsumeConcurrentlyStatus.CONSUME_SUCCESS  # fmt: skip
+                if status is ConsumeConcurrentlyStatus.RECONSUME_LATER:
+                    code = ConsumeReturnType.FAILED
             except Exception as exc:
                 log.warning("consume.failed group=%s mq=%s error=%r", c.group, mq, exc)
                 status = ConsumeConcurrentlyStatus.RECONSUME_LATER
+                code = ConsumeReturnType.EXCEPTION
+            if before is not None and trace is not None:
+                consume_after(trace, before, status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS, code)
             if pq.dropped:
                 log.warning("consume.dropped_after group=%s mq=%s", c.group, mq)
                 return
@@ -353,6 +363,9 @@ class OrderlyService(_Service):
                     if pq.dropped:
                         return
                     async with self._sem:
+                        trace = c._trace
+                        before = consume_before(trace, c.group, msgs) if trace is not None else None
+                        code = ConsumeReturnType.SUCCESS
                         try:
                             assert c._listener is not None
                             got = await call_user(
@@ -362,6 +375,11 @@ class OrderlyService(_Service):
                         except Exception as exc:
                             log.warning("consume_orderly.failed group=%s mq=%s error=%r", c.group, mq, exc)
                             status = ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT
+                            code = ConsumeReturnType.EXCEPTION
+                        ok = status in (ConsumeOrderlyStatus.SUCCESS, ConsumeOrderlyStatus.COMMIT)
+                        if before is not None and trace is not None:
+                            consume_after(trace, before, ok, code if ok or code is not ConsumeReturnType.SUCCESS
+                                          else ConsumeReturnType.FAILED)  # fmt: skip
                 if not await self._process_result(msgs, status, ctx, pq, mq):
                     return
 
