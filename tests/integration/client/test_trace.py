@@ -156,7 +156,8 @@ async def test_a_custom_trace_topic_and_an_untraced_client(cluster: Any, fast_co
             untraced = await plain.send(Message(TOPIC, b"y", keys="plain"))
         [m] = await trace_messages(admin, traced.msg_id, "MyTrace")
         [pub] = decode(m.body)
-        assert (pub["type"], pub["msgId"], pub["group"], pub["keys"]) == ("Pub", traced.msg_id, "trace-custom", "custom")
+        want = ("Pub", traced.msg_id, "trace-custom", "custom")
+        assert (pub["type"], pub["msgId"], pub["group"], pub["keys"]) == want
         # nothing went to the default topic (never even auto-created); the untraced producer wrote no trace
         with pytest.raises(NoRouteError):
             await query_trace(admin, traced.msg_id)
