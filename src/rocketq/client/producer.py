@@ -26,6 +26,7 @@ completes and is retried on its broker (``_async_send``), and the transaction pr
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import enum
 import logging
 import time
@@ -57,7 +58,9 @@ from rocketq.client.errors import (
 from rocketq.client.latency import MQFaultStrategy
 from rocketq.client.message import Message, MessageExt, SendResult, SendStatus
 from rocketq.client.selectors import MessageQueueSelector, select_by_hash
-from rocketq.client.trace import TraceDispatcher, pub_context
+from rocketq.client.trace import MAX_MSG_SIZE as TRACE_MAX_MSG_SIZE
+from rocketq.client.trace import SEND_TIMEOUT as TRACE_SEND_TIMEOUT
+from rocketq.client.trace import TraceDispatcher, inner_producer_group, pub_context
 from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, ClientError, RemotingError
 from rocketq.protocol.bodies import MessageQueue
@@ -175,7 +178,8 @@ class Producer(ClientBase):
             await instance.start()
         await instance.send_heartbeat_to_all_brokers()
         if self.enable_msg_trace:
-            self._trace = TraceDispatcher(self.group, "PRODUCE", self.config, self.customized_trace_topic)
+            inner = trace_producer(self.group, "PRODUCE", self.config)
+            self._trace = TraceDispatcher(self.group, inner, self.customized_trace_topic)
             await self._trace.start()
         log.info("producer.started group=%s client_id=%s", self.group, instance.client_id)
 
@@ -492,6 +496,14 @@ class Producer(ClientBase):
             if ctx is not None:
                 trace.append(ctx)
         return result
+
+
+def trace_producer(group: str, kind: str, config: ClientConfig) -> Producer:
+    """The inner producer of a traced client (Java ``AsyncTraceDispatcher``'s): its own client instance with the
+    host's addresses, TLS and ACL account; 5 s send timeout, 128,000-byte messages, no trace of its own."""
+    cfg = dataclasses.replace(config, instance_name=f"PID_CLIENT_INNER_TRACE_PRODUCER_{kind}")
+    return Producer(inner_producer_group(group, kind), config=cfg, send_msg_timeout=TRACE_SEND_TIMEOUT,
+                    max_message_size=TRACE_MAX_MSG_SIZE)  # fmt: skip
 
 
 _ONEWAY_RESULT = SendResult(SendStatus.SEND_OK, "", "", MessageQueue("", "", -1), -1)

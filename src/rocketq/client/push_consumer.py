@@ -76,7 +76,7 @@ from rocketq.client.listener import (
 from rocketq.client.message import MessageExt
 from rocketq.client.offset_store import OffsetStore
 from rocketq.client.process_queue import REBALANCE_LOCK_INTERVAL, ProcessQueue
-from rocketq.client.producer import Producer
+from rocketq.client.producer import Producer, trace_producer
 from rocketq.client.subscription import ConsumeFromWhere, MessageModel
 from rocketq.client.trace import TraceDispatcher
 from rocketq.errors import BrokerError, ClientError, RemotingError
@@ -222,7 +222,8 @@ class PushConsumer(ConsumerBase):
         self._inner_producer = inner
         await instance.start()
         if self.enable_msg_trace:
-            self._trace = TraceDispatcher(self.group, "CONSUME", self.config, self.customized_trace_topic)
+            inner = trace_producer(self.group, "CONSUME", self.config)
+            self._trace = TraceDispatcher(self.group, inner, self.customized_trace_topic)
             await self._trace.start()
         if self.consume_orderly and self.message_model_enum is MessageModel.CLUSTERING:
             self._tasks.every(lambda: REBALANCE_LOCK_INTERVAL, rebalance.lock_all, "lock-mq", 1.0)

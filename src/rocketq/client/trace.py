@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import enum
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rocketq.client.message import Message, MessageExt, SendResult, SendStatus
 from rocketq.protocol.message import PROP_DELAY, PROP_KEYS, PROP_MSG_REGION, PROP_TAGS, PROP_TRACE_SWITCH, PROP_TRAN_MSG
@@ -26,8 +25,6 @@ from rocketq.protocol.topics import TRACE_TOPIC
 
 if TYPE_CHECKING:
     from rocketq.client.admin import AdminClient
-    from rocketq.client.config import ClientConfig
-    from rocketq.client.producer import Producer
 
 __all__ = [
     "ConsumeReturnType",
@@ -275,20 +272,35 @@ def end_transaction_context(
     return TraceContext(TraceType.EndTransaction, group, [bean], region_id=props.get(PROP_MSG_REGION) or DEFAULT_REGION)
 
 
+class TraceSender(Protocol):
+    """What the dispatcher needs of its inner producer (a ``Producer``; passed in, as the producer module
+    imports this one)."""
+
+    async def start(self) -> None: ...
+
+    async def shutdown(self) -> None: ...
+
+    def send_async(self, msg: Message, *, on_exception: Callable[[BaseException], None] | None = None) -> Any: ...
+
+
+def inner_producer_group(group: str, kind: str) -> str:
+    """Java's name for the trace producer of a client of ``group`` (``kind`` PRODUCE or CONSUME)."""
+    return f"_INNER_TRACE_PRODUCER-{group}-{kind}"
+
+
 class TraceDispatcher:
     """Java ``AsyncTraceDispatcher``: a bounded queue of contexts, one worker encoding them and sending a trace
     message per topic when the text reaches ``FLUSH_BYTES`` or its oldest record is ``FLUSH_AGE`` old.
 
-    ``kind`` is ``PRODUCE`` or ``CONSUME`` (the inner producer's group name carries it, as in Java)."""
+    ``producer`` sends the trace messages (``rocketq.client.producer.trace_producer`` makes it)."""
 
-    def __init__(self, group: str, kind: str, config: ClientConfig, trace_topic: str | None = None) -> None:
+    def __init__(self, group: str, producer: TraceSender, trace_topic: str | None = None) -> None:
         self.group = group
         self.trace_topic = trace_topic or TRACE_TOPIC
         self.dropped = 0  # contexts lost to a full queue (Java counts and drops them too)
-        self._config = config
-        self._kind = kind
+        self._inner = producer
         self._queue: asyncio.Queue[TraceContext] = asyncio.Queue(QUEUE_SIZE)
-        self._producer: Producer | None = None
+        self._producer: TraceSender | None = None
         self._worker: asyncio.Task[None] | None = None
         self._pending: list[str] = []
         self._pending_keys: list[str] = []
@@ -297,13 +309,8 @@ class TraceDispatcher:
         self._stopping = False
 
     async def start(self) -> None:
-        from rocketq.client.producer import Producer  # the producer module imports this one
-
-        cfg = dataclasses.replace(self._config, instance_name=f"PID_CLIENT_INNER_TRACE_PRODUCER_{self._kind}")
-        producer = Producer(f"_INNER_TRACE_PRODUCER-{self.group}-{self._kind}", config=cfg,
-                            send_msg_timeout=SEND_TIMEOUT, max_message_size=MAX_MSG_SIZE)  # fmt: skip
-        await producer.start()
-        self._producer = producer
+        await self._inner.start()
+        self._producer = self._inner
         self._worker = asyncio.get_running_loop().create_task(self._run(), name=f"trace-{self.group}")
 
     def append(self, ctx: TraceContext) -> None:
