@@ -162,3 +162,24 @@ async def test_a_custom_trace_topic_and_an_untraced_client(cluster: Any, fast_co
         with pytest.raises(NoRouteError):
             await query_trace(admin, traced.msg_id)
         assert await query_trace(admin, untraced.msg_id, "MyTrace") == []
+
+
+@pytest.mark.parametrize("cluster", [{"traceTopicEnable": True, "regionId": "EastRegion"}], indirect=True)
+async def test_the_pub_record_carries_the_brokers_region(cluster: Any, fast_config: Any) -> None:
+    async with Producer("trace-region", config=fast_config(), enable_msg_trace=True) as producer:
+        sent = await producer.send(Message(TOPIC, b"r"))
+    assert sent.region_id == "EastRegion"
+    async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+        [m] = await trace_messages(admin, sent.msg_id)
+    [pub] = decode(m.body)
+    assert (pub["region"], pub["keys"], pub["tags"]) == ("EastRegion", "null", "null")
+
+
+@pytest.mark.parametrize("cluster", [{"traceTopicEnable": True, "traceOn": False}], indirect=True)
+async def test_a_broker_with_trace_off_gets_no_pub_record(cluster: Any, fast_config: Any) -> None:
+    async with Producer("trace-off-broker", config=fast_config(), enable_msg_trace=True) as producer:
+        sent = await producer.send(Message(TOPIC, b"q"))
+    assert sent.trace_on is False
+    # the shutdown flushed whatever was pending, so an empty answer now is final
+    async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+        assert await query_trace(admin, sent.msg_id) == []
