@@ -9,7 +9,6 @@ import time
 from rocketq.client import ClientConfig, Message, Producer
 from rocketq.testing import EmbeddedCluster
 
-
 N = 4000
 
 
