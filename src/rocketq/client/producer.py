@@ -255,7 +255,6 @@ class Producer(ClientBase):
         if (
             queue is None
             and selector is None
-            and self._trace is None  # the task-less path has no place to record a Pub trace
             and fut.send_taskless(self, instance, msg, timeout, on_success, on_exception)  # type: ignore[arg-type]
         ):
             return fut
@@ -490,12 +489,16 @@ class Producer(ClientBase):
             result = instance.api.process_send_response(resp, addr, mq, uniq_id)
         else:
             result = await send_with_retry(self, cmd, addr, mq, uniq_id, remaining)
+        self._record_pub(msg, result, addr, begin_ms)
+        return result
+
+    def _record_pub(self, msg: Message, result: SendResult, addr: str, begin_ms: int) -> None:
+        """Queue the Pub trace of an answered send (message trace on): not batches, not the trace topic's own."""
         trace = self._trace
         if trace is not None and not isinstance(msg, MessageBatch) and msg.topic != trace.trace_topic:
             ctx = pub_context(self.group, msg, result, addr, begin_ms)
             if ctx is not None:
                 trace.append(ctx)
-        return result
 
 
 def trace_producer(group: str, kind: str, config: ClientConfig) -> Producer:
