@@ -1,4 +1,4 @@
-"""``rocketq message by-id|by-key|peek`` and the message rows every message command prints.
+"""``rocketq message by-id|by-key|peek|trace`` and the message rows every message command prints.
 
 ``peek`` reads a topic's queues from/to an offset or a time without a consumer group's offsets (mqadmin's
 ``printMsg`` / ``printMsgByQueue``): PULL_MESSAGE with the subscription in the request, no commit flag.
@@ -16,9 +16,11 @@ from rocketq.client import AdminClient, MessageExt
 from rocketq.client.lowlevel import to_subscribe_info
 from rocketq.client.message import PullStatus
 from rocketq.client.subscription import build_subscription_data
+from rocketq.client.trace import query_trace
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.headers import PULL_FLAG_SUBSCRIPTION, PullMessageRequestHeader
 from rocketq.protocol.message import iter_records
+from rocketq.protocol.topics import TRACE_TOPIC
 
 if TYPE_CHECKING:
     from rocketq.cli.command import Subparsers
@@ -56,6 +58,10 @@ def register(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p.add_argument("--count", type=a.positive_int, default=100, help="at most this many messages (default 100)")
     a.body_args(p)
     p.set_defaults(func=run(_peek))
+    p = msub.add_parser("trace", parents=[common], help="a message's trace records (mqadmin queryMsgTraceById)")
+    p.add_argument("-i", "--id", required=True, dest="msg_id", help="the message id (client id, UNIQ_KEY)")
+    p.add_argument("--trace-topic", default=TRACE_TOPIC, help=f"the trace topic (default {TRACE_TOPIC})")
+    p.set_defaults(func=run(_trace))
 
 
 def message_row(m: MessageExt, with_body: bool) -> tuple[dict[str, Any], list[Any]]:
@@ -92,6 +98,27 @@ async def _by_key(args: argparse.Namespace, admin: AdminClient) -> int:
     if not msgs:
         raise CommandFailed(f"no message with key {args.key!r} in topic {args.topic!r}")
     emit_messages(args, msgs)
+    return 0
+
+
+TRACE_HEADERS = ["type", "time", "group", "topic", "region", "store host", "cost ms", "success", "retry", "detail"]
+
+
+def _trace_row(r: dict[str, str]) -> list[Any]:
+    ts = r.get("timestamp", "")
+    when = fmt_ts(int(ts)) if ts.isdigit() else ts
+    kind = r["type"]
+    detail = {"SubBefore": r.get("requestId"), "SubAfter": f"request {r.get('requestId')} code {r.get('contextCode')}",
+              "EndTransaction": f"{r.get('transactionState')} check={r.get('fromTransactionCheck')}"}.get(kind, "")
+    return [kind, when, r.get("groupName", ""), r.get("topic", ""), r.get("regionId", ""), r.get("storeHost", ""),
+            r.get("costTime", ""), r.get("success", ""), r.get("retryTimes", ""), detail or ""]  # fmt: skip
+
+
+async def _trace(args: argparse.Namespace, admin: AdminClient) -> int:
+    records = await query_trace(admin, args.msg_id, args.trace_topic)
+    if not records:
+        raise CommandFailed(f"no trace of message {args.msg_id} in topic {args.trace_topic!r}")
+    emit(args, records, TRACE_HEADERS, [_trace_row(r) for r in records])
     return 0
 
 

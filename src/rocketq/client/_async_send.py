@@ -45,6 +45,7 @@ from rocketq.protocol.topics import RETRY_PREFIX
 
 if TYPE_CHECKING:
     from rocketq.client._instance import ClientInstance
+    from rocketq.client.trace import TraceDispatcher
 
 __all__ = [
     "AsyncSendOwner",
@@ -85,6 +86,9 @@ class TasklessSendOwner(AsyncSendOwner, SendSettings, Protocol):
     topic_publish_info_table: dict[str, TopicPublishInfo]
     max_message_size: int
     _id_gen: UniqIdGenerator | None
+    _trace: TraceDispatcher | None  # message trace on: the answer records a Pub trace
+
+    def _record_pub(self, msg: Message, result: SendResult, addr: str, begin_ms: int) -> None: ...
 
 
 class SendFuture(asyncio.Future[SendResult]):
@@ -96,7 +100,7 @@ class SendFuture(asyncio.Future[SendResult]):
     """
 
     __slots__ = ("_addr", "_begin", "_cmd", "_mq", "_on_exception", "_on_success", "_owner", "_timeout",
-                 "_uniq_id")  # fmt: skip
+                 "_traced", "_uniq_id")  # fmt: skip
 
     _owner: AsyncSendOwner
     _on_success: SendCallback | None
@@ -107,6 +111,7 @@ class SendFuture(asyncio.Future[SendResult]):
     _uniq_id: str
     _begin: float
     _timeout: float
+    _traced: tuple[Message, int] | None  # task-less, message trace on: the message and its send's epoch ms
 
     # -- the two ways a send starts -----------------------------------------------------------------------------
 
@@ -151,6 +156,7 @@ class SendFuture(asyncio.Future[SendResult]):
         self._uniq_id = uniq_id
         self._begin = begin
         self._timeout = timeout
+        self._traced = None if owner._trace is None else (msg, int(time.time() * 1000))
         remoting = api.remoting
         try:
             # The answer is handled as soon as it is decoded (no remoting future, handle or copied context);
@@ -207,6 +213,9 @@ class SendFuture(asyncio.Future[SendResult]):
         strategy = owner.fault_strategy
         if strategy.send_latency_fault_enable or strategy.__class__ is not MQFaultStrategy:
             owner._update_fault(mq.broker_name, self._begin, False)  # else a no-op: skip its clock reading
+        traced = self._traced
+        if traced is not None:
+            owner._record_pub(traced[0], result, self._addr, traced[1])  # type: ignore[attr-defined]
         self.complete(result, None)
 
     def _failed(self, exc: BaseException) -> None:

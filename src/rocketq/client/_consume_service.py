@@ -37,6 +37,7 @@ from rocketq.client.message import Message, MessageExt
 from rocketq.client.offset_store import OffsetStore
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.subscription import MessageModel, restore_retry_topic
+from rocketq.client.trace import ConsumeReturnType, TraceDispatcher, consume_after, consume_before
 from rocketq.common.stats_items import ItemStats, StatsTable
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.message import (
@@ -162,6 +163,7 @@ class ConsumerView(Protocol):
     stats: ConsumeStats
     _listener: Callable[..., Any] | None
     _listener_async: bool  # is_async_callable(_listener), worked out once at registration
+    _trace: TraceDispatcher | None  # enable_msg_trace: SubBefore/SubAfter records
 
     async def send_message_back(self, msg: MessageExt, delay_level: int, broker_name: str | None = None) -> bool:
         """Hand a failed message back to the broker (or the retry topic); False when that failed."""
@@ -256,14 +258,22 @@ class ConcurrentlyService(_Service):
                 m.properties[PROP_CONSUME_START_TIME] = start
             status: ConsumeConcurrentlyStatus
             began = time.monotonic()
+            trace = c._trace
+            before = consume_before(trace, c.group, msgs) if trace is not None else None
+            code = ConsumeReturnType.SUCCESS
             try:
                 got = await call_user(c._listener, list(msgs), ctx, executor=self.executor, is_async=c._listener_async)
                 status = ConsumeConcurrentlyStatus.RECONSUME_LATER if got is ConsumeConcurrentlyStatus.RECONSUME_LATER \
                     else ConsumeConcurrentlyStatus.CONSUME_SUCCESS  # fmt: skip
+                if status is ConsumeConcurrentlyStatus.RECONSUME_LATER:
+                    code = ConsumeReturnType.FAILED
             except Exception as exc:
                 log.warning("consume.failed group=%s mq=%s error=%r", c.group, mq, exc)
                 status = ConsumeConcurrentlyStatus.RECONSUME_LATER
+                code = ConsumeReturnType.EXCEPTION
             c.stats.on_consume_rt(c.group, mq.topic, (time.monotonic() - began) * 1000)
+            if before is not None and trace is not None:
+                consume_after(trace, before, status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS, code)
             if pq.dropped:
                 log.warning("consume.dropped_after group=%s mq=%s", c.group, mq)
                 return
@@ -411,6 +421,9 @@ class OrderlyService(_Service):
                         return
                     async with self._sem:
                         began = time.monotonic()
+                        trace = c._trace
+                        before = consume_before(trace, c.group, msgs) if trace is not None else None
+                        code = ConsumeReturnType.SUCCESS
                         try:
                             assert c._listener is not None
                             got = await call_user(
@@ -420,7 +433,12 @@ class OrderlyService(_Service):
                         except Exception as exc:
                             log.warning("consume_orderly.failed group=%s mq=%s error=%r", c.group, mq, exc)
                             status = ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT
+                            code = ConsumeReturnType.EXCEPTION
                         c.stats.on_consume_rt(c.group, mq.topic, (time.monotonic() - began) * 1000)
+                        ok = status in (ConsumeOrderlyStatus.SUCCESS, ConsumeOrderlyStatus.COMMIT)
+                        if before is not None and trace is not None:
+                            consume_after(trace, before, ok, code if ok or code is not ConsumeReturnType.SUCCESS
+                                          else ConsumeReturnType.FAILED)  # fmt: skip
                 if not await self._process_result(msgs, status, ctx, pq, mq):
                     return
 

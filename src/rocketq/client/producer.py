@@ -26,6 +26,7 @@ completes and is retried on its broker (``_async_send``), and the transaction pr
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import enum
 import logging
 import time
@@ -57,9 +58,13 @@ from rocketq.client.errors import (
 from rocketq.client.latency import MQFaultStrategy
 from rocketq.client.message import Message, MessageExt, SendResult, SendStatus
 from rocketq.client.selectors import MessageQueueSelector, select_by_hash
+from rocketq.client.trace import MAX_MSG_SIZE as TRACE_MAX_MSG_SIZE
+from rocketq.client.trace import SEND_TIMEOUT as TRACE_SEND_TIMEOUT
+from rocketq.client.trace import TraceDispatcher, inner_producer_group, pub_context
 from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, ClientError, RemotingError
 from rocketq.protocol.bodies import MessageQueue
+from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import CheckTransactionStateRequestHeader
 from rocketq.protocol.topics import AUTO_CREATE_TOPIC
 
@@ -118,8 +123,14 @@ class Producer(ClientBase):
         create_topic_key: str = AUTO_CREATE_TOPIC,
         send_latency_fault_enable: bool = False,
         retry_response_codes: frozenset[int] = DEFAULT_RETRY_RESPONSE_CODES,
+        enable_msg_trace: bool = False,
+        customized_trace_topic: str | None = None,
     ) -> None:
         super().__init__(group, namesrv_addr, config)
+        #: Java's enableMsgTrace / customizedTraceTopic: Pub (and EndTransaction) traces (docs/trace.md)
+        self.enable_msg_trace = enable_msg_trace
+        self.customized_trace_topic = customized_trace_topic
+        self._trace: TraceDispatcher | None = None
         self.send_msg_timeout = send_msg_timeout
         self.retry_times_when_send_failed = retry_times_when_send_failed
         self.retry_times_when_send_async_failed = retry_times_when_send_async_failed
@@ -166,6 +177,10 @@ class Producer(ClientBase):
         if self._owns_instance:
             await instance.start()
         await instance.send_heartbeat_to_all_brokers()
+        if self.enable_msg_trace:
+            inner = trace_producer(self.group, "PRODUCE", self.config)
+            self._trace = TraceDispatcher(self.group, inner, self.customized_trace_topic)
+            await self._trace.start()
         log.info("producer.started group=%s client_id=%s", self.group, instance.client_id)
 
     async def shutdown(self) -> None:
@@ -174,6 +189,9 @@ class Producer(ClientBase):
             return
         instance = self._instance
         await close_async_sends(self._tasks, self._async_in_flight, self.send_msg_timeout)
+        if self._trace is not None:  # after the sends, whose answers add the last Pub traces
+            await self._trace.shutdown()
+            self._trace = None
         self._running = False
         await instance.unregister_producer(self.group)
         if self._owns_instance:
@@ -451,10 +469,44 @@ class Producer(ClientBase):
         remaining = timeout - (time.monotonic() - begin)
         if remaining <= 0:
             raise SendTimeoutError(f"send timed out after {timeout}s", [mq.broker_name])
+        if self._trace is not None:
+            return await self._send_traced(msg, cmd, addr, mq, uniq_id, mode, remaining)
         if mode is _SYNC:
             resp = await instance.api.remoting.invoke(addr, cmd, remaining)  # = MQClientAPI.invoke, one frame less
             return instance.api.process_send_response(resp, addr, mq, uniq_id)
         return await send_with_retry(self, cmd, addr, mq, uniq_id, remaining)
+
+    async def _send_traced(
+        self, msg: Message, cmd: RemotingCommand, addr: str, mq: MessageQueue, uniq_id: str, mode: _Mode,
+        remaining: float,
+    ) -> SendResult:  # fmt: skip
+        """``_send_kernel``'s answer with a Pub trace of it (Java's send-message trace hook): answered sends only,
+        not batches, not sends to the trace topic itself."""
+        begin_ms = int(time.time() * 1000)
+        instance = self.instance
+        if mode is _SYNC:
+            resp = await instance.api.remoting.invoke(addr, cmd, remaining)
+            result = instance.api.process_send_response(resp, addr, mq, uniq_id)
+        else:
+            result = await send_with_retry(self, cmd, addr, mq, uniq_id, remaining)
+        self._record_pub(msg, result, addr, begin_ms)
+        return result
+
+    def _record_pub(self, msg: Message, result: SendResult, addr: str, begin_ms: int) -> None:
+        """Queue the Pub trace of an answered send (message trace on): not batches, not the trace topic's own."""
+        trace = self._trace
+        if trace is not None and not isinstance(msg, MessageBatch) and msg.topic != trace.trace_topic:
+            ctx = pub_context(self.group, msg, result, addr, begin_ms)
+            if ctx is not None:
+                trace.append(ctx)
+
+
+def trace_producer(group: str, kind: str, config: ClientConfig) -> Producer:
+    """The inner producer of a traced client (Java ``AsyncTraceDispatcher``'s): its own client instance with the
+    host's addresses, TLS and ACL account; 5 s send timeout, 128,000-byte messages, no trace of its own."""
+    cfg = dataclasses.replace(config, instance_name=f"PID_CLIENT_INNER_TRACE_PRODUCER_{kind}")
+    return Producer(inner_producer_group(group, kind), config=cfg, send_msg_timeout=TRACE_SEND_TIMEOUT,
+                    max_message_size=TRACE_MAX_MSG_SIZE)  # fmt: skip
 
 
 _ONEWAY_RESULT = SendResult(SendStatus.SEND_OK, "", "", MessageQueue("", "", -1), -1)

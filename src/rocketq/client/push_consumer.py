@@ -76,8 +76,9 @@ from rocketq.client.listener import (
 from rocketq.client.message import MessageExt
 from rocketq.client.offset_store import OffsetStore
 from rocketq.client.process_queue import REBALANCE_LOCK_INTERVAL, ProcessQueue
-from rocketq.client.producer import Producer
+from rocketq.client.producer import Producer, trace_producer
 from rocketq.client.subscription import ConsumeFromWhere, MessageModel
+from rocketq.client.trace import TraceDispatcher
 from rocketq.errors import BrokerError, ClientError, RemotingError
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.headers import ConsumerSendMsgBackRequestHeader
@@ -131,6 +132,8 @@ class PushConsumer(ConsumerBase):
         await_termination_when_shutdown: float = 3.0,
         offset_store: OffsetStore | None = None,
         local_offset_store_dir: str | None = None,
+        enable_msg_trace: bool = False,
+        customized_trace_topic: str | None = None,
     ) -> None:
         if group == "DEFAULT_CONSUMER":  # a legal name otherwise: checked before the rest, as before
             raise ClientError("consumer group can not be DEFAULT_CONSUMER, please specify another one")
@@ -171,6 +174,10 @@ class PushConsumer(ConsumerBase):
         self.paused = False
         self.stats = ConsumeStats()
         self.start_timestamp = 0
+        #: Java's enableMsgTrace / customizedTraceTopic: SubBefore/SubAfter traces (docs/trace.md)
+        self.enable_msg_trace = enable_msg_trace
+        self.customized_trace_topic = customized_trace_topic
+        self._trace: TraceDispatcher | None = None
 
     # -- configuration ------------------------------------------------------------------------------------
 
@@ -216,6 +223,10 @@ class PushConsumer(ConsumerBase):
         await inner.start(instance)
         self._inner_producer = inner
         await instance.start()
+        if self.enable_msg_trace:
+            inner = trace_producer(self.group, "CONSUME", self.config)
+            self._trace = TraceDispatcher(self.group, inner, self.customized_trace_topic)
+            await self._trace.start()
         if self.consume_orderly and self.message_model_enum is MessageModel.CLUSTERING:
             self._tasks.every(lambda: REBALANCE_LOCK_INTERVAL, rebalance.lock_all, "lock-mq", 1.0)
         if not self.consume_orderly:
@@ -250,6 +261,9 @@ class PushConsumer(ConsumerBase):
         if self.consume_orderly and self.message_model_enum is MessageModel.CLUSTERING:
             await rebalance.unlock_all(False)
         await self.persist_consumer_offset()
+        if self._trace is not None:  # after the listener calls, whose SubAfter records it sends
+            await self._trace.shutdown()
+            self._trace = None
         self._running = False
         await instance.unregister_consumer(self.group)
         if self._inner_producer is not None:

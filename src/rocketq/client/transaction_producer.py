@@ -19,6 +19,7 @@ from rocketq.client._validators import check_message
 from rocketq.client.errors import BrokerNotFoundError
 from rocketq.client.message import Message, MessageExt, SendResult, SendStatus
 from rocketq.client.producer import Producer
+from rocketq.client.trace import end_transaction_context
 from rocketq.errors import ClientError, RemotingError
 from rocketq.protocol.headers import CheckTransactionStateRequestHeader, EndTransactionRequestHeader
 from rocketq.protocol.message import (
@@ -109,13 +110,13 @@ class TransactionProducer(Producer):
         else:
             state = LocalTransactionState.ROLLBACK_MESSAGE
         try:
-            await self._end_transaction(result, state, local_exc)
+            await self._end_transaction(msg, result, state, local_exc)
         except Exception as exc:
             log.warning("transaction.end_failed state=%s error=%s", state.value, exc)
         return TransactionSendResult(result, state)
 
     async def _end_transaction(
-        self, result: SendResult, state: LocalTransactionState, local_exc: BaseException | None
+        self, msg: Message, result: SendResult, state: LocalTransactionState, local_exc: BaseException | None
     ) -> None:
         _, commit_log_offset = parse_offset_msg_id(result.offset_msg_id or result.msg_id)
         broker_name = result.message_queue.broker_name
@@ -133,6 +134,14 @@ class TransactionProducer(Producer):
         )
         remark = f"executeLocalTransactionBranch exception: {local_exc!r}" if local_exc is not None else None
         await self.instance.api.end_transaction_oneway(addr, header, broker_name, remark)
+        self._trace_end(msg, result.msg_id, addr, state, result.transaction_id, False)
+
+    def _trace_end(self, msg: Message, msg_id: str | None, addr: str, state: LocalTransactionState,
+                   transaction_id: str | None, from_check: bool) -> None:  # fmt: skip
+        trace = self._trace
+        if trace is not None and msg.topic != trace.trace_topic:
+            trace.append(end_transaction_context(self.group, msg, msg_id, addr, state.value, transaction_id,
+                                                 from_check))  # fmt: skip
 
     async def check_transaction_state(
         self, addr: str, msg: MessageExt, header: CheckTransactionStateRequestHeader
@@ -159,6 +168,7 @@ class TransactionProducer(Producer):
             remark = f"checkLocalTransactionState Exception: {exc!r}" if exc is not None else None
             try:
                 await self.instance.api.end_transaction_oneway(addr, end, None, remark)
+                self._trace_end(msg, end.msg_id, addr, state, header.transaction_id, True)
             except (RemotingError, ClientError) as e:
                 log.warning("transaction.check_reply_failed addr=%s error=%s", addr, e)
 

@@ -11,6 +11,7 @@ arrives once with its body, keys, tags and properties; per-key order; offsets; s
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator
@@ -18,9 +19,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
+import pytest
 from javaharness import run_driver  # type: ignore[import-not-found]
 
+from rocketq.cli.main import main as cli_main
 from rocketq.client import AdminClient
+from rocketq.client.trace import query_trace
 from rocketq.testing import EmbeddedCluster
 from rocketq.testing.java import JavaCluster
 
@@ -220,12 +224,22 @@ async def test_sql92_subscription_gets_only_matching_messages(tmp_path: Path) ->
     assert got.keys() == matching
 
 
-async def test_message_trace_lands_in_the_trace_topic(tmp_path: Path) -> None:
+async def test_message_trace_lands_in_the_trace_topic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # As on a Java broker with traceTopicEnable: the trace topic exists (one queue) without auto-creation.
     async with rocketq(tmp_path, traceTopicEnable=True, autoCreateTopicEnable=False) as cluster:
         async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
             await admin.create_topic(TOPIC, read_queue_nums=4, write_queue_nums=4)
         lines = await drive(cluster, tmp_path, "trace", "--count", "3")
+        # rocketq's look-up (QUERY_MESSAGE by msg id on the trace topic, as the console) finds the Java traces
+        shown: dict[str, list[dict[str, str]]] = {}
+        async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+            for msg_id in {x["msgId"] for x in of(lines, "sent")}:
+                found = await query_trace(admin, msg_id)
+                assert sorted(r["type"] for r in found) == ["Pub", "SubAfter", "SubBefore"], found
+                capsys.readouterr()
+                argv = ["message", "trace", "-n", cluster.namesrv_addr, "-i", msg_id, "--json"]
+                assert await asyncio.to_thread(cli_main, argv) == 0
+                shown[msg_id] = json.loads(capsys.readouterr().out)
     sent = {x["msgId"]: x for x in of(lines, "sent")}
     assert len(once_each(of(lines, "received"))) == 3
     traces = of(lines, "trace")
@@ -239,6 +253,12 @@ async def test_message_trace_lands_in_the_trace_topic(tmp_path: Path) -> None:
             assert (sub["keys"], sub["group"]) == (s["keys"], GROUP)
         # The trace message itself is keyed by the traced ids (so it can be queried by them).
         assert any(msg_id in x["traceKeys"].split() for x in traces)
+        by_type = {r["type"]: r for r in shown[msg_id]}
+        assert by_type.keys() == {"Pub", "SubBefore", "SubAfter"}
+        assert (by_type["Pub"]["groupName"], by_type["Pub"]["topic"], by_type["Pub"]["keys"]) == (
+            f"{GROUP}-producer", TOPIC, s["keys"])  # fmt: skip
+        assert by_type["SubAfter"]["requestId"] == by_type["SubBefore"]["requestId"]
+        assert by_type["SubBefore"]["groupName"] == GROUP
 
 
 async def test_request_reply(tmp_path: Path) -> None:

@@ -55,9 +55,13 @@ class _Owner:
         self.topic_publish_info_table = {"T": TopicPublishInfo([_MQ])}
         self.max_message_size = 4 * 1024 * 1024
         self._id_gen = UniqIdGenerator("10.0.0.7")
+        self._trace = None  # message trace off
 
     def _update_fault(self, broker_name: str, begin: float, isolation: bool) -> None:
         self.faults.append((broker_name, isolation))
+
+    def _record_pub(self, msg: Any, result: Any, addr: str, begin_ms: int) -> None:
+        raise AssertionError("message trace is off")
 
 
 def _answer(code: int = ResponseCode.SUCCESS) -> RemotingCommand:

@@ -53,6 +53,7 @@ class _View:
         self.sent_back: list[tuple[int, int]] = []
         self.back_ok = True
         self.resent: list[int] = []
+        self._trace = None  # no message trace
 
     async def send_message_back(self, msg: MessageExt, delay_level: int, broker_name: str | None = None) -> bool:
         self.sent_back.append((msg.queue_offset, delay_level))
