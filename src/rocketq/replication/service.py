@@ -85,7 +85,8 @@ class HAService:
         top = self.store.get_max_phy_offset()
         if not self.controller_mode or not self.all_ack:
             return top
-        ids = self.sync_state_set | self.candidates if with_candidates else self.sync_state_set
+        # (a union only while a slave is joining: this runs for every pull in controller mode)
+        ids = self.sync_state_set | self.candidates if with_candidates and self.candidates else self.sync_state_set
         others = [self.slave_acks.get(i, 0) for i in ids if i != self.self_id]
         return min([top, *others])
 

@@ -69,7 +69,7 @@ from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import SelectMappedBufferResult
 from rocketq.store.message import PlainMessage, StoreBatch, StoreMessage
 from rocketq.store.reader import MessageReader
-from rocketq.store.recovery import recover
+from rocketq.store.recovery import cut_tail, rebuild_queue_offsets, recover
 from rocketq.store.replica import ReplicaAppender
 from rocketq.store.results import (
     FlushCallback,
@@ -468,13 +468,8 @@ class MessageStore:
             end = cl.get_max_offset()
             if offset >= end:
                 return 0
-            cl.set_end(offset)
-            self.cq_table.truncate_dirty(offset)
-            if self.index is not None:
-                self.index.truncate(offset)
-            cl.topic_queue_table = {
-                (cq.topic, cq.queue_id): cq.max_offset_in_queue for cq in self.cq_table if cq.max_offset_in_queue > 0
-            }
+            cut_tail(cl, self.cq_table, self.index, offset)
+            rebuild_queue_offsets(cl, self.cq_table)
             self._replica = None  # its reput position is re-read from the new end at the next append
             self._flush_logics(0, holding_put_lock=True)
         log.warning("store.truncated from=%d to=%d", end, offset)

@@ -57,7 +57,7 @@ def recover(
         if end == start and start != last_start and not commit_log.is_zero_at(start):
             log.warning("recovery.untrusted_queue_end offset=%d: validating the last file", start)
             end = commit_log.scan(last_start, check_crc, None)
-        _set_end(commit_log, cq_table, index, end)
+        cut_tail(commit_log, cq_table, index, end)
         if index is not None:
             index.trust_last()
         reput_from = max(cq_table.max_physic_offset(), commit_log.get_min_offset())
@@ -67,7 +67,7 @@ def recover(
     else:
         start = files[commit_log.first_file_for_recovery(checkpoint.min_timestamp_index())].file_from_offset
         end = commit_log.scan(start, check_crc, dispatcher.dispatch_record)
-        _set_end(commit_log, cq_table, index, end)
+        cut_tail(commit_log, cq_table, index, end)
         log.warning("recovery.abnormal from=%d end=%d", start, end)
 
     if dispatcher.gaps:
@@ -76,14 +76,21 @@ def recover(
         log.warning("recovery.refill queues=%s", sorted(only))
         commit_log.scan(commit_log.get_min_offset(), False, lambda info, mf: dispatcher.refill_record(info, mf, only))
 
-    commit_log.topic_queue_table = {
-        (cq.topic, cq.queue_id): cq.max_offset_in_queue for cq in cq_table if cq.max_offset_in_queue > 0
-    }
+    rebuild_queue_offsets(commit_log, cq_table)
     cq_table.correct_min_offsets(commit_log.get_min_offset())
     dispatcher.last_dispatched_store_timestamp = commit_log.last_store_timestamp
 
 
-def _set_end(commit_log: CommitLog, cq_table: ConsumeQueueTable, index: IndexService | None, end: int) -> None:
+def rebuild_queue_offsets(commit_log: CommitLog, cq_table: ConsumeQueueTable) -> None:
+    """The next queue offset of every queue, from its consume queue (after recovery or a cut tail)."""
+    commit_log.topic_queue_table = {
+        (cq.topic, cq.queue_id): cq.max_offset_in_queue for cq in cq_table if cq.max_offset_in_queue > 0
+    }
+
+
+def cut_tail(commit_log: CommitLog, cq_table: ConsumeQueueTable, index: IndexService | None, end: int) -> None:
+    """End the log at ``end``: the commit log, and the consume-queue units and index entries at or past it
+    (recovery's damaged tail, and a replica's divergent one)."""
     commit_log.set_end(end)
     cq_table.truncate_dirty(end)
     if index is not None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from rocketq.acl.signature import sign_request
 from rocketq.broker.context import BrokerContext
@@ -34,6 +34,7 @@ from rocketq.protocol.bodies import DataVersion, TopicConfig
 from rocketq.protocol.command import RemotingCommand
 from rocketq.remoting.client import split_addr
 
+_Entry = TypeVar("_Entry")
 log = logging.getLogger(__name__)
 
 #: (address, request, timeout in seconds) → the answer
@@ -99,16 +100,9 @@ class SlaveSynchronize:
             doc = await self._ask(vip_addr(master), RequestCode.GET_ALL_TOPIC_CONFIG)
         except RemotingConnectError:  # no VIP port on that master
             doc = await self._ask(master, RequestCode.GET_ALL_TOPIC_CONFIG)
-        version, raw = _versioned(doc, "topicConfigTable")
-        topics = self._ctx.topics
-        if version == topics.data_version:
-            return
-        try:
-            table = {name: TopicConfig.from_json(tc) for name, tc in raw.items()}
-        except (TypeError, ValueError, KeyError) as exc:
-            raise SyncError(f"a topic config cannot be read: {exc}") from None
-        topics.replace_all(table, version)
-        log.info("slave_sync.topics master=%s topics=%d version=%s", master, len(table), version)
+        done = _replace_versioned(doc, "topicConfigTable", self._ctx.topics, TopicConfig.from_json, "a topic config")
+        if done is not None:
+            log.info("slave_sync.topics master=%s topics=%d version=%s", master, *done)
 
     async def _sync_offsets(self, master: str) -> None:
         doc = await self._ask(master, RequestCode.GET_ALL_CONSUMER_OFFSET)
@@ -129,16 +123,34 @@ class SlaveSynchronize:
 
     async def _sync_groups(self, master: str) -> None:
         doc = await self._ask(master, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
-        version, raw = _versioned(doc, "subscriptionGroupTable")
-        groups = self._ctx.groups
-        if version == groups.data_version:
-            return
-        try:
-            table = {name: SubscriptionGroupConfig.from_json(cfg) for name, cfg in raw.items()}
-        except (AttributeError, TypeError, ValueError, KeyError) as exc:
-            raise SyncError(f"a subscription group cannot be read: {exc}") from None
-        groups.replace_all(table, version)
-        log.info("slave_sync.groups master=%s groups=%d version=%s", master, len(table), version)
+        done = _replace_versioned(doc, "subscriptionGroupTable", self._ctx.groups, SubscriptionGroupConfig.from_json,
+                                  "a subscription group")  # fmt: skip
+        if done is not None:
+            log.info("slave_sync.groups master=%s groups=%d version=%s", master, *done)
+
+
+class _VersionedTable(Protocol[_Entry]):
+    """A config manager SlaveSynchronize replaces wholesale (topics, subscription groups)."""
+
+    data_version: DataVersion
+
+    def replace_all(self, table: dict[str, _Entry], version: DataVersion) -> None: ...
+
+
+def _replace_versioned(
+    doc: dict[str, Any], key: str, manager: _VersionedTable[_Entry], parse: Callable[[Any], _Entry], what: str
+) -> tuple[int, DataVersion] | None:
+    """Replace ``manager``'s table with the master's when the data versions differ (Java: clear, put all,
+    persist); the entries and version replaced, or None when nothing changed."""
+    version, raw = _versioned(doc, key)
+    if version == manager.data_version:
+        return None
+    try:
+        table = {name: parse(entry) for name, entry in raw.items()}
+    except (AttributeError, TypeError, ValueError, KeyError) as exc:
+        raise SyncError(f"{what} cannot be read: {exc}") from None
+    manager.replace_all(table, version)
+    return len(table), version
 
 
 def _versioned(doc: dict[str, Any], key: str) -> tuple[DataVersion, dict[str, Any]]:
