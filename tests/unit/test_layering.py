@@ -34,11 +34,13 @@ ALLOWED: dict[str, frozenset[str]] = {
     "replication": frozenset({"store", "remoting", "protocol"}),
     "broker": frozenset({"store", "filter", "remoting", "protocol", "acl", "replication"}),
     "client": frozenset({"remoting", "filter", "protocol", "acl"}),
-    "cli": frozenset({"client", "protocol", "broker", "namesrv", "bench", "acl", "replication"}),
+    "cli": frozenset({"client", "protocol", "broker", "namesrv", "bench", "acl", "replication", "console"}),
+    # the web console reaches the cluster only through the client SDK, as RocketMQ Dashboard does through its admin
+    "console": frozenset({"client", "protocol", "acl"}),
     "spark": frozenset({"client", "protocol"}),
     "bench": frozenset({"client", "remoting", "protocol"}),
     "testing": frozenset(
-        {"broker", "namesrv", "client", "remoting", "protocol", "store", "filter", "acl", "replication"}
+        {"broker", "namesrv", "client", "remoting", "protocol", "store", "filter", "acl", "replication", "console"}
     ),
     "__main__": frozenset({"cli"}),
     "__init__": frozenset(),

@@ -1,0 +1,59 @@
+"""The console's aiohttp application: page discovery, the error boundary, static files."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from aiohttp import web
+
+from rocketq.client import AdminClient
+from rocketq.console import pages
+from rocketq.console.keys import ADMIN_KEY, NAV_KEY
+from rocketq.console.page import Page
+from rocketq.console.render import render_error
+from rocketq.errors import RocketQError
+
+log = logging.getLogger(__name__)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def discover_pages() -> list[tuple[Page | None, web.RouteTableDef]]:
+    """Every module of ``rocketq.console.pages``: its ``PAGE`` (or None) and its ``routes``."""
+    found: list[tuple[Page | None, web.RouteTableDef]] = []
+    for info in sorted(pkgutil.iter_modules(pages.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{pages.__name__}.{info.name}")
+        found.append((getattr(module, "PAGE", None), module.routes))
+    return found
+
+
+@web.middleware
+async def error_boundary(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A cluster's refusal or a bad field is an error page with its message; nothing escapes as a traceback."""
+    try:
+        return await handler(request)
+    except web.HTTPException:
+        raise
+    except (RocketQError, ValueError) as exc:
+        return render_error(request, str(exc) or type(exc).__name__, status=400)
+    except Exception:  # the boundary: log it, answer 500, keep serving
+        log.exception("console: %s %s failed", request.method, request.path)
+        return render_error(request, "internal error (see the console's log)", status=500)
+
+
+def make_app(admin: AdminClient, *, middlewares: list[Callable[..., Awaitable[web.StreamResponse]]] | None = None,
+             ) -> web.Application:  # fmt: skip
+    """The console for the cluster ``admin`` talks to (the caller starts and closes ``admin``)."""
+    app = web.Application(middlewares=[*(middlewares or []), error_boundary])
+    app[ADMIN_KEY] = admin
+    nav: list[Page] = []
+    for page, routes in discover_pages():
+        if page is not None:
+            nav.append(page)
+        app.router.add_routes(routes)
+    app[NAV_KEY] = sorted(nav, key=lambda p: (p.order, p.title))
+    app.router.add_static("/static", Path(__file__).parent / "static")
+    return app

@@ -1,0 +1,1 @@
+"""One module per console page (found by ``rocketq.console.app.discover_pages``)."""
