@@ -14,6 +14,7 @@ understood.
 
 from __future__ import annotations
 
+from rocketq.client.admin._base import mq_table
 from rocketq.client.admin._types import (
     BrokerConsumeStats,
     BrokerInfo,
@@ -48,6 +49,7 @@ __all__ = [
     "SubscriptionGroupInfo",
     "TopicGroupStats",
     "TopicQueueStatus",
+    "mq_table",
 ]
 
 
