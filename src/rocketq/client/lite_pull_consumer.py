@@ -468,8 +468,12 @@ class LitePullConsumer(ConsumerBase):
         except (RemotingError, ClientError, ProtocolError) as exc:
             log.warning("lite_pull.failed mq=%s error=%s", mq, exc)
             return self.pull_time_delay_when_exception
-        if result.messages and self._trace is not None:
-            self._trace_pulled(result.messages)
+        if result.messages:
+            meter = self.config.metrics
+            if meter is not None:
+                meter.on_arrived(mq.topic, self.instance.client_id, self.group, result.messages)
+            if self._trace is not None:
+                self._trace_pulled(result.messages)
         if pq.dropped:
             return 0.0
         if result.status is PullStatus.FOUND:
