@@ -274,10 +274,7 @@ class Producer(ClientBase):
         timeout = self.send_msg_timeout if timeout is None else timeout
         fut = SendFuture(loop=asyncio.get_running_loop())
         metrics = self.config.metrics
-        if metrics is not None:
-            began, topic, client_id = time.perf_counter(), msg.topic, self.instance.client_id
-            fut.add_done_callback(lambda f: metrics.on_send(topic, client_id, began, not f.cancelled()
-                                                            and f.exception() is None))  # fmt: skip
+        fut._meter = None if metrics is None else (metrics, msg.topic, self.instance.client_id, time.perf_counter())
         if (
             queue is None
             and selector is None
