@@ -255,7 +255,7 @@ class SendFuture(asyncio.Future[SendResult]):
         """Settle this future with the send's outcome (unless already settled) and call the matching callback;
         an exception delivered to ``on_exception`` counts as retrieved. A callback's exception is logged."""
         self._owner._async_in_flight.discard(self)
-        meter = self._meter
+        meter = getattr(self, "_meter", None)  # set by Producer.send_async; a future made elsewhere has none
         if meter is not None:
             meter[0].on_send(meter[1], meter[2], meter[3], exc is None)
         if not report_if_cancelled and self.cancelled():
