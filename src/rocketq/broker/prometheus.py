@@ -24,6 +24,7 @@ from rocketq.broker.processors.send import SendProcessor
 from rocketq.broker.services.long_polling import PullHoldService
 from rocketq.codes import RequestCode
 from rocketq.protocol.topics import RETRY_PREFIX, is_system_topic
+from rocketq.protocol.version import version_desc
 from rocketq.remoting.metrics_http import RpcLatency, histogram_buckets
 from rocketq.replication import HAService
 from rocketq.store import MessageStore
@@ -112,25 +113,28 @@ class BrokerCollector(Collector):
         yield tput
 
     def _clients(self, names: list[str], values: list[str]) -> Iterator[Metric]:
+        """5.1's labels: language and version lower-cased (``python``, ``v4_9_8``), ``protocol_type``; a
+        consumer's group, ``consume_mode`` (pull/push) and ``is_system`` (a CID_RMQ_SYS_ group)."""
         ctx = self._broker.ctx
-        labels = [*names, "language", "version"]
+        labels = [*names, "language", "version", "protocol_type"]
         prod = GaugeMetricFamily("rocketmq_producer_connections", "producer connections", labels=labels)
         counts: defaultdict[tuple[str, str], int] = defaultdict(int)
         for channels in ctx.producers.groups.values():
             for ch in channels.values():
-                counts[(ch.language, str(ch.version))] += 1
+                counts[(ch.language.lower(), version_desc(ch.version).lower())] += 1
         for (lang, ver), n in sorted(counts.items()):
-            prod.add_metric([*values, lang, ver], n)
+            prod.add_metric([*values, lang, ver, "remoting"], n)
         yield prod
-        labels = [*names, "consumer_group", "language", "version", "consume_mode"]
+        labels = [*names, "consumer_group", "language", "version", "consume_mode", "protocol_type", "is_system"]
         cons = GaugeMetricFamily("rocketmq_consumer_connections", "consumer connections", labels=labels)
         per: defaultdict[tuple[str, str, str, str], int] = defaultdict(int)
         for group, info in ctx.consumers.groups.items():
             mode = "push" if info.consume_type == "CONSUME_PASSIVELY" else "pull"
             for ch in info.channels.values():
-                per[(group, ch.language, str(ch.version), mode)] += 1
-        for key, n in sorted(per.items()):
-            cons.add_metric([*values, *key], n)
+                per[(group, ch.language.lower(), version_desc(ch.version).lower(), mode)] += 1
+        for (group, lang, ver, mode), n in sorted(per.items()):
+            system = str(group.lower().startswith(SYS_GROUP_PREFIX)).lower()
+            cons.add_metric([*values, group, lang, ver, mode, "remoting", system], n)
         yield cons
 
     def _consumers(self, names: list[str], values: list[str]) -> Iterator[Metric]:

@@ -34,8 +34,9 @@ EXPECTED = {
     "rocketmq_consumer_lag_latency": {"topic", "consumer_group", "is_retry", "is_system"},
     "rocketmq_consumer_inflight_messages": {"topic", "consumer_group", "is_retry", "is_system"},
     "rocketmq_consumer_queueing_latency": {"topic", "consumer_group", "is_retry", "is_system"},
-    "rocketmq_consumer_connections": {"consumer_group", "language", "version", "consume_mode"},
-    "rocketmq_producer_connections": {"language", "version"},
+    "rocketmq_consumer_connections": {"consumer_group", "language", "version", "consume_mode", "protocol_type",
+                                      "is_system"},
+    "rocketmq_producer_connections": {"language", "version", "protocol_type"},
     "rocketmq_topic_number": set(),
     "rocketmq_consumer_group_number": set(),
     "rocketmq_storage_size": {"storage_type", "storage_medium"},
@@ -121,7 +122,9 @@ async def test_metrics_after_a_send_consume_load(metrics_cluster: tuple[Embedded
             status, text = await http_get(port)
             assert status == 200
             online = samples(text)
-            assert value(online, "rocketmq_consumer_connections", consumer_group=GROUP, language="PYTHON") == 1
+            # 5.1's label values: language and MQVersion name lower-cased (rocketq announces 4.9.8's ordinal)
+            assert value(online, "rocketmq_consumer_connections", consumer_group=GROUP, language="python",
+                         version="v4_9_8", consume_mode="push", protocol_type="remoting", is_system="false") == 1
             assert sum(s.value for s in online["rocketmq_producer_connections"]) >= 1
         finally:
             await consumer.shutdown()  # commits its offsets on the way out
