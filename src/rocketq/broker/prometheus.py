@@ -106,7 +106,7 @@ class BrokerCollector(Collector):
         sizes = dict(items.totals(si.GROUP_GET_SIZE))
         for key, n in sorted(items.totals(si.GROUP_GET_NUMS)):
             topic, _, group = key.partition("@")
-            row = [*values, topic, group, *_kind(topic)]
+            row = [*values, topic, group, *_kind(topic, group)]
             out.add_metric(row, n)
             tput.add_metric(row, sizes.get(key, 0))
         yield out
@@ -169,7 +169,7 @@ class BrokerCollector(Collector):
                     oldest = max(oldest, _age(store, topic, qid, done, now))
                 if top > pulled:
                     oldest_unpulled = max(oldest_unpulled, _age(store, topic, qid, pulled, now))
-            row = [*values, topic, group, *_kind(topic)]
+            row = [*values, topic, group, *_kind(topic, group)]
             ready.add_metric(row, waiting)
             lag.add_metric(row, behind)
             lat.add_metric(row, oldest)
@@ -183,8 +183,7 @@ class BrokerCollector(Collector):
         dlq = CounterMetricFamily("rocketmq_send_to_dlq_messages_total", "messages sent to a dead-letter queue",
                                   labels=[*names, "consumer_group", "topic", "is_system"])  # fmt: skip
         for (group, topic), n in sorted(m.dlq.items()):
-            system = is_system_topic(topic) or group.lower().startswith(SYS_GROUP_PREFIX)
-            dlq.add_metric([*values, group, topic, str(system).lower()], n)
+            dlq.add_metric([*values, group, topic, _kind(topic, group)[1]], n)
         yield dlq
         labels = [*names, "topic"]
         for name, doc, table in (
@@ -243,9 +242,11 @@ def _age(store: MessageStore, topic: str, qid: int, offset: int, now: int) -> in
     return now - ts if ts > 0 else 0
 
 
-def _kind(topic: str) -> tuple[str, str]:
-    """The ``is_retry`` and ``is_system`` label values (5.1: a retry topic; TopicValidator.isSystemTopic)."""
-    return str(topic.startswith(RETRY_PREFIX)).lower(), str(is_system_topic(topic)).lower()
+def _kind(topic: str, group: str) -> tuple[str, str]:
+    """The ``is_retry`` and ``is_system`` label values of a (topic, group) row: 5.1 counts a system topic
+    (TopicValidator.isSystemTopic) or a system group (a CID_RMQ_SYS_ name) as system."""
+    system = is_system_topic(topic) or group.lower().startswith(SYS_GROUP_PREFIX)
+    return str(topic.startswith(RETRY_PREFIX)).lower(), str(system).lower()
 
 
 def broker_registry(broker: BrokerView) -> tuple[CollectorRegistry, RpcLatency]:

@@ -279,6 +279,7 @@ async def test_in_flight_queueing_dlq_and_transaction_metrics(metrics_cluster: t
     api = MQClientAPI(remoting, [ns])
     try:
         await api.update_consumer_offset(addr, group, mq, 1, 5.0, oneway=False)
+        await api.update_consumer_offset(addr, "CID_RMQ_SYS_METRICS", mq, 0, 5.0, oneway=False)  # a system group
         pull = PullMessageRequestHeader(consumer_group=group, topic=topic, queue_id=0, queue_offset=1, max_msg_nums=3,
                                         sys_flag=PULL_FLAG_SUBSCRIPTION, subscription="*")  # fmt: skip
         raw = await api.pull_message(addr, pull, name, 5.0)
@@ -306,6 +307,10 @@ async def test_in_flight_queueing_dlq_and_transaction_metrics(metrics_cluster: t
     assert value(fams, "rocketmq_consumer_queueing_latency", **row) >= 50
     assert value(fams, "rocketmq_consumer_lag_latency", **row) >= value(fams, "rocketmq_consumer_queueing_latency",
                                                                         **row)  # fmt: skip
+    # 5.1: a system group makes the row system even on a user topic
+    assert value(fams, "rocketmq_consumer_lag_messages", topic=topic, consumer_group="CID_RMQ_SYS_METRICS",
+                 is_system="true") == 6  # fmt: skip
+    assert value(fams, "rocketmq_consumer_lag_messages", is_system="false", **row) == 5
     assert value(fams, "rocketmq_send_to_dlq_messages_total", consumer_group=group, topic=topic,
                  is_system="false") == 1  # fmt: skip
     assert value(fams, "rocketmq_commit_messages_total", topic="TTxMetrics") == 2
