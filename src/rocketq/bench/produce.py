@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from prometheus_client import CollectorRegistry
+
 from rocketq.bench.load import Counter, run_window
 from rocketq.bench.progress import Progress
 from rocketq.bench.report import ScenarioResult, Target
@@ -29,6 +31,7 @@ from rocketq.bench.session import (
     uniq_key,
 )
 from rocketq.client import AdminClient, Message, Producer
+from rocketq.client.metrics import ClientMetrics
 from rocketq.codes import RequestCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.message import BatchItem, encode_batch
@@ -51,6 +54,8 @@ class ProduceSpec:
     flush: str = ASYNC_FLUSH
     client: str = "sdk"  # sdk | raw
     acl: str = "off"  # on: the broker checks ACL (aclEnable=true) and every request is signed
+    trace: bool = False  # the producer records message trace (sdk client only)
+    client_metrics: bool = False  # the producer records client metrics (sdk client only)
 
     @property
     def effective_inflight(self) -> int:
@@ -76,10 +81,14 @@ class ProduceSpec:
             extras.append(f"{self.client} client")
         if self.acl == "on":
             extras.append("ACL on, requests signed")
+        if self.trace:
+            extras.append("message trace on")
+        if self.client_metrics:
+            extras.append("client metrics on")
         return f"{what} ({', '.join(extras)})"
 
     def targets(self) -> list[Target]:
-        if self.body != 1024 or self.client != "sdk" or self.acl == "on":
+        if self.body != 1024 or self.client != "sdk" or self.acl == "on" or self.trace or self.client_metrics:
             return []
         if self.flush == SYNC_FLUSH:
             wanted = self.mode == "async" and self.effective_inflight >= 1000
@@ -139,6 +148,8 @@ class _RawProducer:
 async def run_produce(session: Session, spec: ProduceSpec, name: str = "produce") -> ScenarioResult:
     if spec.mode not in ("sync", "async", "oneway", "batch"):
         raise ValueError(f"unknown produce mode {spec.mode!r}")
+    if spec.client == "raw" and (spec.trace or spec.client_metrics):
+        raise ValueError("--trace and --client-metrics need the sdk client (--client sdk)")
     common = session.common
     async with session.cluster(spec.flush, acl=spec.acl == "on") as cluster:
         result = new_result(name, spec, "produce", common, cluster)
@@ -153,7 +164,11 @@ async def run_produce(session: Session, spec: ProduceSpec, name: str = "produce"
         if spec.client == "raw":
             producer_cm: Any = _raw_producer(cluster, topics, spec.queues)
         else:
-            producer_cm = Producer(f"bench-producer-{run}", config=cluster.client_config(), send_msg_timeout=30.0)
+            config = cluster.client_config()
+            if spec.client_metrics:
+                config.metrics = ClientMetrics(CollectorRegistry())
+            producer_cm = Producer(f"bench-producer-{run}", config=config, send_msg_timeout=30.0,
+                                   enable_msg_trace=spec.trace)  # fmt: skip
         async with producer_cm as producer:
             op = _produce_op(spec, producer, body, topic_cycle)
             # Warm-up: routes, connections, the broker's first mapped file; not measured.

@@ -106,6 +106,10 @@ def register(subparsers: Any) -> None:
                    help="on: the broker checks ACL (embedded: aclEnable=true and one account; -n: the broker's own, "
                         "signing with --access-key/--secret-key) and every request is signed; both: the same "
                         "scenario without, then with ACL, in one run (default off)")  # fmt: skip
+    p.add_argument("--trace", action="store_true",
+                   help="the producer records message trace (enable_msg_trace; Pub records to RMQ_SYS_TRACE_TOPIC)")
+    p.add_argument("--client-metrics", action="store_true",
+                   help="the producer records client metrics (ClientConfig.metrics, rocketq.client.metrics)")
     p.set_defaults(bench_func=_produce)
 
     c = sub.add_parser("consume", parents=[common], help="drain a stored backlog, or consume while producing")
@@ -218,7 +222,8 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         return ProduceSpec(
             mode=args.mode, inflight=args.inflight, batch=args.batch, body=args.body, topics=args.topics,
             queues=args.queues, count=args.count, duration=duration, warmup=args.warmup, flush=args.flush,
-            client=args.client, acl="on" if args.acl == "on" else "off",
+            client=args.client, acl="on" if args.acl == "on" else "off", trace=args.trace,
+            client_metrics=args.client_metrics,
         )  # fmt: skip
     if cmd == "consume":
         return ConsumeSpec(

@@ -153,3 +153,17 @@ def test_produce_acl_option_and_credentials() -> None:
     assert "--acl on" in command_line("produce", spec, common)
     # 'both': the spec of each half is 'off' then 'on'; the parsed spec itself is the unsigned one
     assert spec_from_args(parse("produce", "--acl", "both")).acl == "off"
+
+
+def test_produce_trace_and_client_metrics_options() -> None:
+    from rocketq.bench.session import command_line
+
+    plain = spec_from_args(parse("produce"))
+    assert (plain.trace, plain.client_metrics) == (False, False)
+    args = parse("produce", "--trace", "--client-metrics")
+    spec = spec_from_args(args)
+    assert (spec.trace, spec.client_metrics) == (True, True)
+    assert "message trace on" in spec.title() and "client metrics on" in spec.title()
+    assert spec.targets() == []  # not the standard scenario: no targets to meet
+    line = command_line("produce", spec, build_common(args))
+    assert "--trace" in line and "--client-metrics" in line
