@@ -22,6 +22,7 @@ from rocketq.client.admin._types import (
     QueueProgress,
     TopicQueueStatus,
 )
+from rocketq.client.admin.access_b import AccessAdmin
 from rocketq.client.admin.groups import GroupAdmin
 from rocketq.client.admin.messages import MessageAdmin
 from rocketq.client.admin.security import SecurityAdmin
@@ -38,6 +39,6 @@ __all__ = [
 ]
 
 
-class AdminClient(TopicAdmin, GroupAdmin, MessageAdmin, SecurityAdmin):
+class AdminClient(TopicAdmin, GroupAdmin, MessageAdmin, SecurityAdmin, AccessAdmin):
     """The admin client: one class, its requests grouped by area in this package's modules (each a mixin over
     ``AdminBase``, which holds the connection and the cluster view they share)."""
