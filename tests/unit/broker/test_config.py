@@ -95,6 +95,15 @@ def test_namesrv_addr_from_environment_and_argument_wins() -> None:
     assert cfg.namesrv_addrs() == ["5.6.7.8:9876", "9.9.9.9:9876"]
 
 
+def test_namesrv_addr_environment_is_only_a_default_under_a_config_file(tmp_path: Path) -> None:
+    """As Java's BrokerConfig: NAMESRV_ADDR is namesrvAddr's default, so a broker.conf that sets it wins."""
+    conf = tmp_path / "broker.conf"
+    conf.write_text("namesrvAddr = 5.6.7.8:9876\n")
+    assert BrokerConfig.load(conf, [], env={"NAMESRV_ADDR": "1.2.3.4:9876"}).namesrvAddr == "5.6.7.8:9876"
+    conf.write_text("brokerName = b\n")
+    assert BrokerConfig.load(conf, [], env={"NAMESRV_ADDR": "1.2.3.4:9876"}).namesrvAddr == "1.2.3.4:9876"
+
+
 def test_missing_config_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         BrokerConfig.load(tmp_path / "nope.conf", [], env={})
