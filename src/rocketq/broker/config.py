@@ -1,9 +1,10 @@
 """Broker configuration with RocketMQ's own ``broker.conf`` property names.
 
 Sources, later winning: defaults (``NAMESRV_ADDR`` from the environment is namesrvAddr's default, as in Java's
-``BrokerConfig``), a Java-properties file (``-c broker.conf``), then ``key=value`` arguments. An unknown key or a value of the wrong type raises
-``ConfigError`` naming the key. Java keys that tune things rocketq does not have (thread-pool sizes, Netty
-options) are accepted and ignored with a warning, so that an existing broker.conf still starts.
+``BrokerConfig``), a Java-properties file (``-c broker.conf``), then ``key=value`` arguments. An unknown key or a
+value of the wrong type raises ``ConfigError`` naming the key. Java keys that tune things rocketq does not have
+(thread-pool sizes, Netty options) are accepted and ignored with a warning, so that an existing broker.conf still
+starts.
 """
 
 from __future__ import annotations
