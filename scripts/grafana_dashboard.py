@@ -148,9 +148,9 @@ SECTIONS: list[tuple[str, list[tuple[int, Panel]]]] = [
         (12, timeseries("Processor watermark", "short", target(
             f'sum by (processor) (rocketmq_processor_watermark{{{BROKER}}})', "{{processor}}"),
             desc="send requests queued; pulls held for long polling")),
-        (12, timeseries("Long-polling pulls answered / s", "reqps", target(
-            f'sum by (response_code) (rate(rocketmq_rpc_latency_count{{{BROKER}, is_long_polling="true"}}{RATE}))',
-            "{{response_code}}"), desc="pulls that were held until a message came or the hold expired")),
+        (12, quantiles("rocketmq_rpc_latency", "", f'{BROKER}, is_long_polling="true"', "ms",
+                       "Pull latency (long polling)", "pulls, whose answer may wait for a message up to the "
+                       "consumer's suspend time: high values are idle consumers, not a slow broker")),
     ]),
     ("Storage", [
         (8, timeseries("Commit log size", "bytes", target(

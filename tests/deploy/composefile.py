@@ -235,9 +235,7 @@ class LocalService:
         names = "|".join(re.escape(n) for n in hosts)
         token = re.sub(rf"\b({names}):(\d+)\b", host_port, token) if names else token
         key, eq, value = token.rpartition("=")
-        if eq and value in hosts:  # brokerIP1=broker (a bare "broker" is the subcommand)
-            value = "127.0.0.1"
-        elif value == "0.0.0.0":
+        if (eq and value in hosts) or value == "0.0.0.0":  # brokerIP1=broker; a bare "broker" is the subcommand
             value = "127.0.0.1"
         elif value.isdigit() and int(value) in self.own_ports:
             value = str(self.own_ports[int(value)])
