@@ -1,6 +1,6 @@
 """deploy/compose.yaml read without a container runtime: the Compose specification's structural rules that can be
 checked offline (``problems``), and the translation of a rocketq service into a local process (``LocalService``):
-the image's entrypoint becomes ``python -m rocketq``, service host names 127.0.0.1, mounted container paths
+the image's entrypoint becomes ``python -m rocketq``, service host names localhost, mounted container paths
 their host directories, and the service's own ports test ports.
 """
 
@@ -226,8 +226,9 @@ class LocalService:
 
     def translate(self, token: str, hosts: Mapping[str, Mapping[int, int]]) -> str:
         """One argument or environment value as this machine runs it: ``svc:port`` → 127.0.0.1 and that
-        service's test port; a value naming a service → 127.0.0.1; 0.0.0.0 → 127.0.0.1 (the test binds loopback
-        only); a value that is one of this service's ports → its test port; a mounted path → its host path."""
+        service's test port; a value naming a service → ``localhost`` (still a host name, as the service's name is
+        in the compose network); 0.0.0.0 → 127.0.0.1 (the test binds loopback only); a value that is one of this
+        service's ports → its test port; a mounted path → its host path."""
 
         def host_port(m: re.Match[str]) -> str:
             return f"127.0.0.1:{hosts[m.group(1)][int(m.group(2))]}"
@@ -235,7 +236,9 @@ class LocalService:
         names = "|".join(re.escape(n) for n in hosts)
         token = re.sub(rf"\b({names}):(\d+)\b", host_port, token) if names else token
         key, eq, value = token.rpartition("=")
-        if (eq and value in hosts) or value == "0.0.0.0":  # brokerIP1=broker; a bare "broker" is the subcommand
+        if eq and value in hosts:  # brokerIP1=broker (a bare "broker" is the subcommand)
+            value = "localhost"
+        elif value == "0.0.0.0":
             value = "127.0.0.1"
         elif value.isdigit() and int(value) in self.own_ports:
             value = str(self.own_ports[int(value)])

@@ -239,8 +239,9 @@ async def ready(name: str, proc: asyncio.subprocess.Process, svc: LocalService, 
     log = (tmp_path / f"{name}.log").read_text(errors="replace")
     assert b"listening on" in line, f"{name} did not start: {line!r}\n{log}"
     if name == "broker":
-        m = re.search(rb"advertised as 127\.0\.0\.1:(\d+)", line)
-        assert m, line  # brokerIP1=broker became 127.0.0.1: clients here can dial it
+        # brokerIP1=broker became localhost: registered by name (clients resolve it), stored as its address
+        m = re.search(rb"advertised as localhost:(\d+)", line)
+        assert m, line
         svc.own_ports[10911] = int(m.group(1))
 
 

@@ -1,8 +1,9 @@
+import socket
 from pathlib import Path
 
 import pytest
 
-from rocketq.broker.config import BrokerConfig, parse_delay_levels, read_properties
+from rocketq.broker.config import BrokerConfig, parse_delay_levels, read_properties, store_ip
 from rocketq.errors import ConfigError
 from rocketq.remoting.limits import ServerLimits
 
@@ -161,3 +162,25 @@ def test_replication_keys_have_java_defaults_and_are_checked() -> None:
         BrokerConfig.from_mapping({"brokerRole": "SLAVE"})
     with pytest.raises(ConfigError, match="slaveTimeout"):
         BrokerConfig.from_mapping({"slaveTimeout": "0"})
+
+
+def test_store_ip_resolves_a_host_name_brokerip1_once_as_java() -> None:
+    """brokerIP1 may be a host name (Java resolves it into storeHost); the stored address is then an IP."""
+    asked: list[str] = []
+
+    def resolve(name: str) -> str:
+        asked.append(name)
+        return "10.0.0.7"
+
+    assert store_ip("10.1.2.3", resolve) == "10.1.2.3"
+    assert store_ip("::1", resolve) == "::1"
+    assert asked == []  # an address is not looked up
+    assert store_ip("broker", resolve) == "10.0.0.7"
+    assert asked == ["broker"]
+    assert store_ip("localhost") in ("127.0.0.1", "::1")
+
+    def fail(name: str) -> str:
+        raise socket.gaierror(-2, "Name or service not known")
+
+    with pytest.raises(ConfigError, match=r"brokerIP1.*does not resolve"):
+        store_ip("no-such-host.invalid", fail)
