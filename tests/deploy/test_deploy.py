@@ -416,6 +416,9 @@ def test_systemd_units_start_commands_parse_with_the_cli(capsys: pytest.CaptureF
             assert main([*local, "-p"]) == 0, capsys.readouterr().err
             printed = dict(line.split("=", 1) for line in capsys.readouterr().out.splitlines() if "=" in line)
             assert printed["metricsExporterType"] == "PROM", path.name
+            # systemd starts it in /: a relative directory would land there
+            dirs = {k: v for k, v in printed.items() if re.search(r"(Path|Dir|Home)$", k) and v}
+            assert dirs and all(v.startswith("/") for v in dirs.values()), (path.name, dirs)
     assert set(found) == {"namesrv", "broker", "console"}
 
 
