@@ -12,10 +12,14 @@ copies of the store's per-topic put counts for VIEW_BROKER_STATS_DATA.
 from __future__ import annotations
 
 import datetime
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
 
 from rocketq.broker import stats_items as si
 from rocketq.store.stats import StatsService
+
+#: 5.2's rocketmq_finish_message_latency buckets (seconds): 5 s, 1 min, 10 min, 1 h, 12 h, 24 h
+FINISH_BUCKETS = (5.0, 60.0, 600.0, 3600.0, 43200.0, 86400.0)
 
 
 class BrokerMetrics:
@@ -36,6 +40,15 @@ class BrokerMetrics:
         # Java's BrokerStats: the totals at the last two local midnights (zero until the first one passes)
         self.put_total_today_morning = self.put_total_yesterday_morning = 0
         self.get_total_today_morning = self.get_total_yesterday_morning = 0
+        #: 5.1's rocketmq_send_to_dlq_messages_total: (consumer group, topic) → messages sent to the DLQ
+        self.dlq: dict[tuple[str, str], int] = {}
+        #: 5.2's transaction metrics, per real topic: commits, rollbacks, half messages not yet finished
+        #: (since start: Java persists the half counts, rocketq starts them at 0)
+        self.tx_commits: dict[str, int] = {}
+        self.tx_rollbacks: dict[str, int] = {}
+        self.tx_half: dict[str, int] = {}
+        #: rocketmq_finish_message_latency per topic: per-bucket counts (FINISH_BUCKETS, +Inf) and the sum (s)
+        self.tx_finish: dict[str, tuple[list[int], list[int]]] = {}
 
     # ------------------------------------------------------------------------------ counted by the store
 
@@ -77,6 +90,37 @@ class BrokerMetrics:
         """A message handed back and stored again (Java: incSendBackNums; ``topic`` is the message's original
         topic, rocketmq-exporter's send-back count reads it)."""
         self.items.add(si.SNDBCK_PUT_NUMS, f"{topic}@{group}", 1)
+
+    def on_send_to_dlq(self, group: str, topic: str) -> None:
+        """A message that exhausted its retries goes to ``%DLQ%group`` (5.1: labelled by group and topic)."""
+        key = (group, topic)
+        self.dlq[key] = self.dlq.get(key, 0) + 1
+
+    def on_half(self, topic: str) -> None:
+        """A transactional half message of ``topic`` was accepted (5.2's TransactionMetrics +1)."""
+        self.tx_half[topic] = self.tx_half.get(topic, 0) + 1
+
+    def _finished(self, topic: str) -> None:
+        n = self.tx_half.get(topic, 0)
+        if n > 0:  # halves from before a restart were never counted
+            self.tx_half[topic] = n - 1
+
+    def on_commit(self, topic: str, born_ms: int, now_ms: int) -> None:
+        """A half message committed; its latency (seconds since the producer made it, as 5.2) is bucketed."""
+        self._finished(topic)
+        self.tx_commits[topic] = self.tx_commits.get(topic, 0) + 1
+        buckets, total = self.tx_finish.setdefault(topic, ([0] * (len(FINISH_BUCKETS) + 1), [0]))
+        seconds = max(now_ms - born_ms, 0) // 1000
+        buckets[bisect_left(FINISH_BUCKETS, seconds)] += 1
+        total[0] += seconds
+
+    def on_rollback(self, topic: str) -> None:
+        self._finished(topic)
+        self.tx_rollbacks[topic] = self.tx_rollbacks.get(topic, 0) + 1
+
+    def on_discard(self, topic: str) -> None:
+        """The check service gave a half message up (checked ``transactionCheckMax`` times)."""
+        self._finished(topic)
 
     def _observe_store(self, name: str | None = None, key: str | None = None) -> None:
         """Copy the store's put counts into their items: all of them, or only the one ``name``/``key`` asks."""

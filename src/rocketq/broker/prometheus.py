@@ -19,7 +19,7 @@ from prometheus_client.registry import Collector
 from rocketq.broker import stats_items as si
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.metrics import BrokerMetrics
+from rocketq.broker.metrics import FINISH_BUCKETS, BrokerMetrics
 from rocketq.broker.processors.send import SendProcessor
 from rocketq.broker.services.long_polling import PullHoldService
 from rocketq.codes import RequestCode
@@ -28,6 +28,9 @@ from rocketq.remoting.metrics_http import RpcLatency, histogram_buckets
 from rocketq.replication import HAService
 from rocketq.store import MessageStore
 from rocketq.store.stats import SIZE_BUCKETS
+
+#: 5.1's BrokerMetricsManager.isSystemGroup: groups whose lower-cased name starts with MixAll.CID_RMQ_SYS_PREFIX
+SYS_GROUP_PREFIX = "cid_rmq_sys_"
 
 
 class BrokerView(Protocol):
@@ -59,6 +62,7 @@ class BrokerCollector(Collector):
         yield from self._messages(names, values)
         yield from self._clients(names, values)
         yield from self._consumers(names, values)
+        yield from self._dlq_and_transactions(names, values)
         # counts of what the broker holds
         for name, doc, n in (
             ("rocketmq_topic_number", "topics", len(ctx.topics.table)),
@@ -130,8 +134,10 @@ class BrokerCollector(Collector):
         yield cons
 
     def _consumers(self, names: list[str], values: list[str]) -> Iterator[Metric]:
-        """Per (group, topic) with committed offsets: ready (stored beyond the pulled point), lag (beyond the
-        committed point), lag latency (age of the oldest unconsumed) and in flight (pulled, not committed)."""
+        """Per (group, topic) with committed offsets, as 5.1's ConsumerLagCalculator: lag (beyond the committed
+        point) and its latency (age of the oldest unconsumed), in flight (pulled, not committed), ready (stored,
+        not pulled) and queueing latency (age of the oldest not pulled). The pulled point is the last pull's
+        next offset (``offsets.pulled``); a queue not pulled since start counts from its committed offset."""
         ctx, store = self._broker.ctx, self._broker.store
         labels = [*names, "topic", "consumer_group", "is_retry", "is_system"]
         ready = GaugeMetricFamily("rocketmq_consumer_ready_messages", "messages ready to consume", labels=labels)
@@ -140,26 +146,61 @@ class BrokerCollector(Collector):
                                 labels=labels)  # fmt: skip
         inflight = GaugeMetricFamily("rocketmq_consumer_inflight_messages", "pulled, not yet committed",
                                      labels=labels)  # fmt: skip
+        queueing = GaugeMetricFamily("rocketmq_consumer_queueing_latency", "age of the oldest message not yet "
+                                     "pulled (ms)", labels=labels)  # fmt: skip
         now = int(time.time() * 1000)
         for topic, group, committed in sorted(ctx.offsets.items()):
             if ctx.topics.get(topic) is None:
                 continue
-            behind = oldest = 0
+            pulled_at = ctx.offsets.pulled_of(group, topic)
+            behind = flying = waiting = oldest = oldest_unpulled = 0
             for qid, off in committed.items():
                 top = max(store.get_max_offset_in_queue(topic, qid), 0)
-                diff = max(top - max(off, 0), 0)
-                behind += diff
-                if diff > 0:
-                    ts = store.get_message_store_timestamp(topic, qid, max(off, 0))
-                    if ts > 0:
-                        oldest = max(oldest, now - ts)
+                done = min(max(off, 0), top)
+                pulled = min(max(pulled_at.get(qid, done), done), top)
+                behind += top - done
+                flying += pulled - done
+                waiting += top - pulled
+                if top > done:
+                    oldest = max(oldest, _age(store, topic, qid, done, now))
+                if top > pulled:
+                    oldest_unpulled = max(oldest_unpulled, _age(store, topic, qid, pulled, now))
             row = [*values, topic, group, *_kind(topic)]
-            # rocketq's pull path does not keep a pulled-but-uncommitted position: in flight reads 0, ready = lag
-            ready.add_metric(row, behind)
+            ready.add_metric(row, waiting)
             lag.add_metric(row, behind)
             lat.add_metric(row, oldest)
-            inflight.add_metric(row, 0)
-        yield from (ready, lag, lat, inflight)
+            inflight.add_metric(row, flying)
+            queueing.add_metric(row, oldest_unpulled)
+        yield from (ready, lag, lat, inflight, queueing)
+
+    def _dlq_and_transactions(self, names: list[str], values: list[str]) -> Iterator[Metric]:
+        """5.1's DLQ counter and 5.2's transaction metrics, counted by the send-back and END_TRANSACTION paths."""
+        m = self._broker.metrics
+        dlq = CounterMetricFamily("rocketmq_send_to_dlq_messages_total", "messages sent to a dead-letter queue",
+                                  labels=[*names, "consumer_group", "topic", "is_system"])  # fmt: skip
+        for (group, topic), n in sorted(m.dlq.items()):
+            system = is_system_topic(topic) or group.lower().startswith(SYS_GROUP_PREFIX)
+            dlq.add_metric([*values, group, topic, str(system).lower()], n)
+        yield dlq
+        labels = [*names, "topic"]
+        for name, doc, table in (
+            ("rocketmq_commit_messages_total", "transactional messages committed", m.tx_commits),
+            ("rocketmq_rollback_messages_total", "transactional messages rolled back", m.tx_rollbacks),
+        ):
+            c = CounterMetricFamily(name, doc, labels=labels)
+            for topic, n in sorted(table.items()):
+                c.add_metric([*values, topic], n)
+            yield c
+        hist = HistogramMetricFamily("rocketmq_finish_message_latency", "seconds from a half message's birth to its "
+                                     "commit", labels=labels)  # fmt: skip
+        for topic, (buckets, total) in sorted(m.tx_finish.items()):
+            hist.add_metric([*values, topic], histogram_buckets(list(buckets), FINISH_BUCKETS), float(total[0]))
+        yield hist
+        g = GaugeMetricFamily("rocketmq_half_messages", "half messages not yet committed or rolled back",
+                              labels=labels)  # fmt: skip
+        for topic, n in sorted(m.tx_half.items()):
+            g.add_metric([*values, topic], n)
+        yield g
 
     def _store(self, names: list[str], values: list[str]) -> Iterator[Metric]:
         store = self._broker.store
@@ -190,6 +231,12 @@ class BrokerCollector(Collector):
 
     def _rpc_latency(self, names: list[str], values: list[str]) -> Iterator[Metric]:
         yield self._rpc.family(names, values, long_polling=(int(RequestCode.PULL_MESSAGE),))
+
+
+def _age(store: MessageStore, topic: str, qid: int, offset: int, now: int) -> int:
+    """ms since the message at ``offset`` was stored (0: not found)."""
+    ts = store.get_message_store_timestamp(topic, qid, offset)
+    return now - ts if ts > 0 else 0
 
 
 def _kind(topic: str) -> tuple[str, str]:

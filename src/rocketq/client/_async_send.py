@@ -45,6 +45,7 @@ from rocketq.protocol.topics import RETRY_PREFIX
 
 if TYPE_CHECKING:
     from rocketq.client._instance import ClientInstance
+    from rocketq.client.metrics import ClientMetrics
     from rocketq.client.trace import TraceDispatcher
 
 __all__ = [
@@ -99,7 +100,7 @@ class SendFuture(asyncio.Future[SendResult]):
     callbacks, as ``send_async`` has always done there.
     """
 
-    __slots__ = ("_addr", "_begin", "_cmd", "_mq", "_on_exception", "_on_success", "_owner", "_timeout",
+    __slots__ = ("_addr", "_begin", "_cmd", "_meter", "_mq", "_on_exception", "_on_success", "_owner", "_timeout",
                  "_traced", "_uniq_id")  # fmt: skip
 
     _owner: AsyncSendOwner
@@ -112,6 +113,8 @@ class SendFuture(asyncio.Future[SendResult]):
     _begin: float
     _timeout: float
     _traced: tuple[Message, int] | None  # task-less, message trace on: the message and its send's epoch ms
+    #: client metrics on: where to file the send's cost, its topic, client id and ``perf_counter`` start
+    _meter: tuple[ClientMetrics, str, str, float] | None
 
     # -- the two ways a send starts -----------------------------------------------------------------------------
 
@@ -252,6 +255,9 @@ class SendFuture(asyncio.Future[SendResult]):
         """Settle this future with the send's outcome (unless already settled) and call the matching callback;
         an exception delivered to ``on_exception`` counts as retrieved. A callback's exception is logged."""
         self._owner._async_in_flight.discard(self)
+        meter = self._meter
+        if meter is not None:
+            meter[0].on_send(meter[1], meter[2], meter[3], exc is None)
         if not report_if_cancelled and self.cancelled():
             return
         if exc is not None:

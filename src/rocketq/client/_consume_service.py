@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rocketq.client._tasks import TaskSet
 from rocketq.client._util import call_user, now_ms
@@ -50,6 +50,9 @@ from rocketq.protocol.message import (
     PROP_TRAN_MSG,
 )
 from rocketq.protocol.topics import retry_topic
+
+if TYPE_CHECKING:
+    from rocketq.client.metrics import ClientMetrics
 
 __all__ = [
     "CONSUME_LATER_DELAY",
@@ -89,6 +92,9 @@ class ConsumeStats:
     extra: dict[str, int] = field(default_factory=dict)
     windows: StatsTable = field(default_factory=StatsTable, repr=False)
     topics: set[str] = field(default_factory=set, repr=False)
+    #: the client's Prometheus metrics (``ClientConfig.metrics``) and the client id they are labelled with
+    meter: ClientMetrics | None = field(default=None, repr=False)
+    client_id: str = ""
 
     def on_pull(self, group: str, topic: str, found: int, rt_ms: float) -> None:
         """A pull that found messages (Java: incPullRT always, incPullTPS when the list is not empty)."""
@@ -101,12 +107,17 @@ class ConsumeStats:
     def on_consumed(self, group: str, topic: str, ok: int, failed: int) -> None:
         self.consumed_ok += ok
         self.consumed_failed += failed
+        if self.meter is not None:
+            self.meter.on_consumed(topic, self.client_id, group, ok, failed)
         key = self._key(group, topic)
         self.windows.add(CONSUME_OK_TPS, key, ok)
         self.windows.add(CONSUME_FAILED_TPS, key, failed)
 
-    def on_consume_rt(self, group: str, topic: str, rt_ms: float) -> None:
+    def on_consume_rt(self, group: str, topic: str, rt_ms: float, ok: bool = True) -> None:
+        """A listener call ended after ``rt_ms`` (``ok``: its verdict was success)."""
         self.windows.add(CONSUME_RT, self._key(group, topic), int(rt_ms))
+        if self.meter is not None:
+            self.meter.on_process(topic, self.client_id, group, rt_ms, ok)
 
     def _key(self, group: str, topic: str) -> str:
         self.topics.add(topic)
@@ -235,8 +246,9 @@ class ConcurrentlyService(_Service):
             if len(names) >= 4096:  # queues come and go with rebalances: keep the cache bounded
                 names.clear()
             name = names[mq] = f"consume-{mq}"
+        arrived = time.perf_counter() if self._consumer.stats.meter is not None else 0.0
         for i in range(0, len(msgs), size):
-            self.tasks.spawn(self._consume(msgs[i : i + size], pq, mq), name)
+            self.tasks.spawn(self._consume(msgs[i : i + size], pq, mq, arrived), name)
 
     def _submit_later(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue) -> None:
         async def later() -> None:
@@ -245,11 +257,14 @@ class ConcurrentlyService(_Service):
 
         self.tasks.spawn(later(), f"consume-later-{mq}")
 
-    async def _consume(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue) -> None:
+    async def _consume(self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, arrived: float = 0.0) -> None:
         c = self._consumer
         async with self._sem:
             if pq.dropped:
                 return
+            meter = c.stats.meter
+            if meter is not None and arrived:
+                meter.on_await(mq.topic, c.stats.client_id, c.group, arrived)
             assert c._listener is not None
             ctx = ConsumeConcurrentlyContext(mq)
             restore_retry_topic(msgs, retry_topic(c.group))
@@ -271,9 +286,10 @@ class ConcurrentlyService(_Service):
                 log.warning("consume.failed group=%s mq=%s error=%r", c.group, mq, exc)
                 status = ConsumeConcurrentlyStatus.RECONSUME_LATER
                 code = ConsumeReturnType.EXCEPTION
-            c.stats.on_consume_rt(c.group, mq.topic, (time.monotonic() - began) * 1000)
+            ok = status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+            c.stats.on_consume_rt(c.group, mq.topic, (time.monotonic() - began) * 1000, ok)
             if before is not None and trace is not None:
-                consume_after(trace, before, status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS, code)
+                consume_after(trace, before, ok, code)
             if pq.dropped:
                 log.warning("consume.dropped_after group=%s mq=%s", c.group, mq)
                 return
@@ -434,8 +450,8 @@ class OrderlyService(_Service):
                             log.warning("consume_orderly.failed group=%s mq=%s error=%r", c.group, mq, exc)
                             status = ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT
                             code = ConsumeReturnType.EXCEPTION
-                        c.stats.on_consume_rt(c.group, mq.topic, (time.monotonic() - began) * 1000)
                         ok = status in (ConsumeOrderlyStatus.SUCCESS, ConsumeOrderlyStatus.COMMIT)
+                        c.stats.on_consume_rt(c.group, mq.topic, (time.monotonic() - began) * 1000, ok)
                         if before is not None and trace is not None:
                             consume_after(trace, before, ok, code if ok or code is not ConsumeReturnType.SUCCESS
                                           else ConsumeReturnType.FAILED)  # fmt: skip

@@ -194,6 +194,8 @@ class PullMessageService:
         if result.status is PullStatus.FOUND:
             req.next_offset = result.next_begin_offset
             c.stats.on_pull(c.group, mq.topic, len(result.messages), (time.monotonic() - began) * 1000)
+            if c.stats.meter is not None:
+                c.stats.meter.on_arrived(mq.topic, c.stats.client_id, c.group, result.messages)
             if not result.messages:
                 return 0.0
             dispatch = pq.put_messages(result.messages)

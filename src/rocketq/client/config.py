@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 import socket
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rocketq.client.credentials import SessionCredentials
 from rocketq.remoting.tls import ClientTls
+
+if TYPE_CHECKING:
+    from rocketq.client.metrics import ClientMetrics
 
 __all__ = ["ClientConfig", "ClientTls", "local_ip", "resolve_namesrv_addr"]
 
@@ -72,6 +76,8 @@ class ClientConfig:
     access_key: str | None = None
     secret_key: str | None = field(default=None, repr=False)
     security_token: str | None = field(default=None, repr=False)
+    #: rocketq: client-side Prometheus metrics (5.x clients' names, ``rocketq.client.metrics``); None: off
+    metrics: ClientMetrics | None = field(default=None, repr=False, compare=False)
 
     def credentials(self) -> SessionCredentials | None:
         """The account to sign with, None without one; a half-given account is a ``ValueError``."""

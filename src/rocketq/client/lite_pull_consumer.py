@@ -38,6 +38,7 @@ from rocketq.client.errors import InvalidOffsetError, QueueNotAssignedError
 from rocketq.client.message import MessageExt, PullStatus
 from rocketq.client.offset_store import OffsetStore, ReadOffsetType
 from rocketq.client.process_queue import ProcessQueue
+from rocketq.client.producer import trace_producer
 from rocketq.client.subscription import (
     ConsumeFromWhere,
     ExpressionType,
@@ -45,6 +46,7 @@ from rocketq.client.subscription import (
     MessageSelector,
     build_subscription_data,
 )
+from rocketq.client.trace import ConsumeReturnType, TraceDispatcher, consume_after, consume_before
 from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError, ClientError, ProtocolError, RemotingError
 from rocketq.protocol.bodies import MessageQueue, SubscriptionData
@@ -105,6 +107,8 @@ class LitePullConsumer(ConsumerBase):
         rebalance_interval: float = 20.0,
         offset_store: OffsetStore | None = None,
         local_offset_store_dir: str | None = None,
+        enable_msg_trace: bool = False,
+        customized_trace_topic: str | None = None,
     ) -> None:
         super().__init__(
             group, namesrv_addr=namesrv_addr, config=config, message_model=message_model,
@@ -131,6 +135,10 @@ class LitePullConsumer(ConsumerBase):
         self._requests_ready = asyncio.Event()
         self._tasks = TaskSet(log)
         self._next_auto_commit = 0.0
+        #: Java's enableMsgTrace / customizedTraceTopic: SubBefore + SubAfter per pull that found messages
+        self.enable_msg_trace = enable_msg_trace
+        self.customized_trace_topic = customized_trace_topic
+        self._trace: TraceDispatcher | None = None
 
     consume_type = CONSUME_ACTIVELY
 
@@ -202,6 +210,10 @@ class LitePullConsumer(ConsumerBase):
         self._stopping = False
         self._next_auto_commit = time.monotonic() + self.auto_commit_interval
         await instance.start()
+        if self.enable_msg_trace:
+            self._trace = TraceDispatcher(self.group, trace_producer(self.group, "CONSUME", self.config),
+                                          self.customized_trace_topic)  # fmt: skip
+            await self._trace.start()
         await self._update_subscribed_routes(instance, log)
         await instance.send_heartbeat_to_all_brokers()
         for mq in list(self._assigned):
@@ -220,6 +232,9 @@ class LitePullConsumer(ConsumerBase):
                 st.task.cancel()
         await self._tasks.aclose()
         await self.persist_consumer_offset()
+        if self._trace is not None:  # after the pull tasks, whose records it sends
+            await self._trace.shutdown()
+            self._trace = None
         self._running = False
         await instance.unregister_consumer(self.group)
         await instance.shutdown()
@@ -453,6 +468,12 @@ class LitePullConsumer(ConsumerBase):
         except (RemotingError, ClientError, ProtocolError) as exc:
             log.warning("lite_pull.failed mq=%s error=%s", mq, exc)
             return self.pull_time_delay_when_exception
+        if result.messages:
+            meter = self.config.metrics
+            if meter is not None:
+                meter.on_arrived(mq.topic, self.instance.client_id, self.group, result.messages)
+            if self._trace is not None:
+                self._trace_pulled(result.messages)
         if pq.dropped:
             return 0.0
         if result.status is PullStatus.FOUND:
@@ -464,6 +485,15 @@ class LitePullConsumer(ConsumerBase):
         if st.seek_offset == -1:
             st.pull_offset = result.next_begin_offset
         return 0.0
+
+    def _trace_pulled(self, msgs: list[MessageExt]) -> None:
+        """Java 4.9's lite pull runs the consume hooks on each pull that found messages: SubBefore, then at
+        once SubAfter, successful (the application's handling after ``poll`` is not seen)."""
+        trace = self._trace
+        assert trace is not None
+        before = consume_before(trace, self.group, msgs)
+        if before is not None:
+            consume_after(trace, before, True, ConsumeReturnType.SUCCESS)
 
 
 class _RebalanceLitePull(ConsumerRebalance):

@@ -223,6 +223,7 @@ class PushConsumer(ConsumerBase):
         await inner.start(instance)
         self._inner_producer = inner
         await instance.start()
+        self.stats.meter, self.stats.client_id = self.config.metrics, instance.client_id
         if self.enable_msg_trace:
             inner = trace_producer(self.group, "CONSUME", self.config)
             self._trace = TraceDispatcher(self.group, inner, self.customized_trace_topic)

@@ -152,11 +152,14 @@ def encode_context(ctx: TraceContext) -> str:
 
 
 def trace_keys(ctx: TraceContext) -> list[str]:
-    """What a context adds to the trace message's KEYS: each bean's msg id and each of its user keys."""
+    """What a context adds to the trace message's KEYS: each bean's msg id (and, for a batch, each id of it)
+    and each of its user keys."""
     keys: list[str] = []
     for b in ctx.beans:
         if b.msg_id:
             keys.append(b.msg_id)
+            if "," in b.msg_id:  # a batch's ids: Java keys only the joined text; each id finds the record too
+                keys.extend(i for i in b.msg_id.split(",") if i)
         if b.keys and b.keys != "null":
             keys.extend(k for k in b.keys.split(" ") if k)
     return keys
@@ -197,7 +200,7 @@ async def query_trace(admin: AdminClient, msg_id: str, trace_topic: str = TRACE_
             continue
         seen.add(m.msg_id)
         for r in decode_traces(m.body.decode("utf-8", "replace")):
-            if r["msgId"] == msg_id:
+            if r["msgId"] == msg_id or msg_id in r["msgId"].split(","):  # a batch's Pub lists all its ids
                 r["traceMsgStoreTime"] = str(m.store_timestamp)
                 records.append(r)
     return records

@@ -12,8 +12,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
 from rocketq.client import AdminClient, ConsumeFromWhere, Message, Producer, PushConsumer
+from rocketq.client.lowlevel import MQClientAPI, RemotingClient
+from rocketq.client.transaction_producer import LocalTransactionState, TransactionProducer
 from rocketq.codes import RequestCode
 from rocketq.errors import ConfigError
+from rocketq.protocol.bodies import MessageQueue
+from rocketq.protocol.headers import PULL_FLAG_SUBSCRIPTION, ConsumerSendMsgBackRequestHeader, PullMessageRequestHeader
 from rocketq.testing import EmbeddedCluster
 
 BASE_LABELS = {"cluster", "node_type", "node_id"}
@@ -29,6 +33,7 @@ EXPECTED = {
     "rocketmq_consumer_lag_messages": {"topic", "consumer_group", "is_retry", "is_system"},
     "rocketmq_consumer_lag_latency": {"topic", "consumer_group", "is_retry", "is_system"},
     "rocketmq_consumer_inflight_messages": {"topic", "consumer_group", "is_retry", "is_system"},
+    "rocketmq_consumer_queueing_latency": {"topic", "consumer_group", "is_retry", "is_system"},
     "rocketmq_consumer_connections": {"consumer_group", "language", "version", "consume_mode"},
     "rocketmq_producer_connections": {"language", "version"},
     "rocketmq_topic_number": set(),
@@ -147,7 +152,9 @@ async def test_metrics_after_a_send_consume_load(metrics_cluster: tuple[Embedded
     lag = sum(p.lag for p in progress)
     assert lag == 5
     assert value(fams, "rocketmq_consumer_lag_messages", topic=TOPIC, consumer_group=GROUP) == lag
+    # the consumer pulled all it consumed and left: the backlog is ready (not pulled), nothing in flight
     assert value(fams, "rocketmq_consumer_ready_messages", topic=TOPIC, consumer_group=GROUP) == lag
+    assert value(fams, "rocketmq_consumer_inflight_messages", topic=TOPIC, consumer_group=GROUP) == 0
     assert value(fams, "rocketmq_consumer_lag_latency", topic=TOPIC, consumer_group=GROUP) >= 0
     # the message size histogram: every stored message in a bucket, the 2000-byte one above 1 KiB
     broker = cluster.brokers[0]
@@ -242,3 +249,67 @@ async def test_replication_lag_matches_the_ha_status(tmp_path: Path) -> None:
     (conn,) = status["haConnectionInfo"]
     assert [(s.labels["slave"], s.value) for s in lags] == [(conn["addr"], conn["diff"])]
     assert conn["diff"] == 0 and conn["slaveAckOffset"] == top
+
+
+class _Decide:
+    """Commits bodies starting with ``c``, rolls back the others."""
+
+    def execute_local_transaction(self, msg: Message, arg: object) -> LocalTransactionState:
+        ok = msg.body.startswith(b"c")
+        return LocalTransactionState.COMMIT_MESSAGE if ok else LocalTransactionState.ROLLBACK_MESSAGE
+
+    def check_local_transaction(self, msg: object) -> LocalTransactionState:
+        return LocalTransactionState.ROLLBACK_MESSAGE
+
+
+async def test_in_flight_queueing_dlq_and_transaction_metrics(metrics_cluster: tuple[EmbeddedCluster, int]) -> None:
+    """A pull that is not committed is in flight; what is not pulled is ready and ages (queueing latency); a
+    send-back with delay level -1 counts as sent to the DLQ; commits and rollbacks count per topic."""
+    cluster, port = metrics_cluster
+    ns, broker = cluster.namesrv_addr, cluster.brokers[0]
+    addr, name = cluster.broker_addr, broker.config.brokerName
+    topic, group = "TInflight", "gInflight"
+    mq = MessageQueue(topic, name, 0)
+    async with Producer("pInflight", namesrv_addr=ns) as producer:
+        sent = [await producer.send(Message(topic, b"m%d" % i), queue=mq) for i in range(6)]
+    remoting = RemotingClient()
+    api = MQClientAPI(remoting, [ns])
+    try:
+        await api.update_consumer_offset(addr, group, mq, 1, 5.0, oneway=False)
+        pull = PullMessageRequestHeader(consumer_group=group, topic=topic, queue_id=0, queue_offset=1, max_msg_nums=3,
+                                        sys_flag=PULL_FLAG_SUBSCRIPTION, subscription="*")  # fmt: skip
+        raw = await api.pull_message(addr, pull, name, 5.0)
+        assert raw.header.next_begin_offset == 4
+        # the last message goes to the DLQ straight away (delay level -1), labelled with the original topic
+        back = ConsumerSendMsgBackRequestHeader(offset=int(sent[-1].offset_msg_id[-16:], 16), group=group,
+                                                delay_level=-1, origin_topic=topic)  # fmt: skip
+        await api.consumer_send_msg_back(addr, back, name, 5.0)
+    finally:
+        await remoting.close()
+    tx = TransactionProducer("pTxMetrics", _Decide(), namesrv_addr=ns)
+    async with tx:
+        for body in (b"c1", b"c2", b"r1", b"r2"):
+            await tx.send_message_in_transaction(Message("TTxMetrics", body))
+    await asyncio.sleep(0.05)  # the oldest unpulled message is at least this old
+    async with asyncio.timeout(30):  # END_TRANSACTION is oneway: wait until the broker has taken all three
+        while sum(broker.metrics.tx_commits.values()) + sum(broker.metrics.tx_rollbacks.values()) < 3:
+            await asyncio.sleep(0.02)
+    _, text = await http_get(port)
+    fams = samples(text)
+    row = {"topic": topic, "consumer_group": group}
+    assert value(fams, "rocketmq_consumer_lag_messages", **row) == 5  # 6 stored, committed 1
+    assert value(fams, "rocketmq_consumer_inflight_messages", **row) == 3  # pulled 1..3, not committed
+    assert value(fams, "rocketmq_consumer_ready_messages", **row) == 2  # 4 and 5 not pulled
+    assert value(fams, "rocketmq_consumer_queueing_latency", **row) >= 50
+    assert value(fams, "rocketmq_consumer_lag_latency", **row) >= value(fams, "rocketmq_consumer_queueing_latency",
+                                                                        **row)  # fmt: skip
+    assert value(fams, "rocketmq_send_to_dlq_messages_total", consumer_group=group, topic=topic,
+                 is_system="false") == 1  # fmt: skip
+    assert value(fams, "rocketmq_commit_messages_total", topic="TTxMetrics") == 2
+    assert value(fams, "rocketmq_rollback_messages_total", topic="TTxMetrics") == 2
+    assert value(fams, "rocketmq_finish_message_latency_count", topic="TTxMetrics") == 2
+    assert value(fams, "rocketmq_finish_message_latency_bucket", topic="TTxMetrics", le="5.0") == 2
+    assert value(fams, "rocketmq_half_messages", topic="TTxMetrics") == 0
+    for name_ in ("rocketmq_send_to_dlq_messages", "rocketmq_commit_messages", "rocketmq_half_messages"):
+        for s in fams[name_]:
+            assert set(s.labels) >= BASE_LABELS, s

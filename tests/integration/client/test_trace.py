@@ -16,6 +16,7 @@ from rocketq.cli.main import main
 from rocketq.client import (
     AdminClient,
     ConsumeFromWhere,
+    LitePullConsumer,
     LocalTransactionState,
     Message,
     MessageExt,
@@ -183,3 +184,44 @@ async def test_a_broker_with_trace_off_gets_no_pub_record(cluster: Any, fast_con
     # the shutdown flushed whatever was pending, so an empty answer now is final
     async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
         assert await query_trace(admin, sent.msg_id) == []
+
+
+@pytest.mark.parametrize("cluster", [{"traceTopicEnable": True}], indirect=True)
+async def test_batch_send_and_lite_pull_traces(cluster: Any, fast_config: Any) -> None:
+    """Java 4.9: a batch send writes one Pub record (joined ids, no tags or keys, the encoded batch's length); the
+    lite pull consumer writes SubBefore and SubAfter (success) for each pulled message."""
+    topic = "TraceBatchT"
+    async with Producer("trace-batch", config=fast_config(), enable_msg_trace=True) as producer:
+        [result] = await producer.send_batch([Message(topic, b"b%d" % i, keys=f"bk{i}") for i in range(3)])
+    ids = result.msg_id.split(",")
+    assert len(ids) == 3
+    consumer = LitePullConsumer("trace-lite", config=fast_config(), enable_msg_trace=True,
+                                consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)  # fmt: skip
+    consumer.subscribe(topic, "*")
+    polled: list[MessageExt] = []
+    async with consumer:
+        async with asyncio.timeout(WAIT):
+            while len(polled) < 3:
+                polled.extend(await consumer.poll(0.5))
+    assert sorted(m.msg_id for m in polled) == sorted(ids)
+    async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+        # the joined ids are one key (Java's way); rocketq keys each id as well
+        for key in (result.msg_id, ids[1]):
+            msgs = await trace_messages(admin, key)
+            pubs = [r for m in msgs for r in decode(m.body) if r["type"] == "Pub"]
+            assert len(pubs) == 1, pubs
+        [pub] = pubs
+        assert (pub["group"], pub["topic"], pub["msgId"], pub["offsetMsgId"]) == (
+            "trace-batch", topic, result.msg_id, result.offset_msg_id)  # fmt: skip
+        assert (pub["tags"], pub["keys"], pub["msgType"], pub["success"]) == ("null", "null", "0", "true")
+        assert int(pub["bodyLength"]) > sum(len(b"b0") for _ in ids)  # the encoded batch, headers included
+        for msg_id, m in ((m.msg_id, m) for m in polled):
+            records = [r for t in await trace_messages(admin, msg_id) for r in decode(t.body) if r["msgId"] == msg_id]
+            by_type = {r["type"]: r for r in records}
+            assert set(by_type) == {"SubBefore", "SubAfter"}, records
+            before, after = by_type["SubBefore"], by_type["SubAfter"]
+            assert (before["group"], before["keys"], before["retryTimes"]) == ("trace-lite", m.properties["KEYS"], "0")
+            assert (after["requestId"], after["success"], after["contextCode"], after["group"]) == (
+                before["requestId"], "true", "0", "trace-lite")  # fmt: skip
+        # the library's look-up finds a batch message's Pub through its own id
+        assert sorted(r["type"] for r in await query_trace(admin, ids[0])) == ["Pub", "SubAfter", "SubBefore"]

@@ -24,6 +24,9 @@ class ConsumerOffsetManager(ConfigManager):
     def __init__(self, config_dir: Path, writer: BackgroundWriter | None = None) -> None:
         super().__init__(config_dir / "consumerOffset.json", writer)
         self.table: dict[str, dict[int, int]] = {}
+        #: Java 5.1's pullOffsetTable, in memory only: ``topic@group → {queueId: next offset to pull}`` as the
+        #: last answered pull left it (the metrics tell pulled-not-committed from not-pulled with it)
+        self.pulled: dict[str, dict[int, int]] = {}
         self._dirty = False
 
     def decode(self, obj: dict[str, Any]) -> None:
@@ -93,6 +96,20 @@ class ConsumerOffsetManager(ConfigManager):
         self.table.setdefault(f"{topic}{TOPIC_GROUP_SEPARATOR}{group}", {})[queue_id] = offset
         self._dirty = True
 
+    def commit_pull(self, group: str, topic: str, queue_id: int, offset: int) -> None:
+        key = f"{topic}{TOPIC_GROUP_SEPARATOR}{group}"
+        queues = self.pulled.get(key)
+        if queues is None:
+            queues = self.pulled[key] = {}
+        queues[queue_id] = offset
+
+    def pulled_of(self, group: str, topic: str) -> dict[int, int]:
+        """The next offsets the group will pull (only queues pulled since start)."""
+        return self.pulled.get(f"{topic}{TOPIC_GROUP_SEPARATOR}{group}", {})
+
+    def forget_pulled(self, group: str, topic: str) -> None:
+        self.pulled.pop(f"{topic}{TOPIC_GROUP_SEPARATOR}{group}", None)
+
     def merge(self, table: dict[str, dict[int, int]]) -> None:
         """A slave takes its master's offsets (SlaveSynchronize, Java's ``putAll``): each ``topic@group`` the
         master has replaces the slave's; keys only the slave has stay."""
@@ -133,11 +150,15 @@ class ConsumerOffsetManager(ConfigManager):
         for key in [k for k in self.table if k.rpartition(TOPIC_GROUP_SEPARATOR)[0] == topic]:
             del self.table[key]
             self._dirty = True
+        for key in [k for k in self.pulled if k.rpartition(TOPIC_GROUP_SEPARATOR)[0] == topic]:
+            del self.pulled[key]
 
     def remove_group(self, group: str) -> None:
         for key in [k for k in self.table if k.rpartition(TOPIC_GROUP_SEPARATOR)[2] == group]:
             del self.table[key]
             self._dirty = True
+        for key in [k for k in self.pulled if k.rpartition(TOPIC_GROUP_SEPARATOR)[2] == group]:
+            del self.pulled[key]
 
 
 

@@ -251,6 +251,7 @@ class AdminService:
             offset = target if force or now < 0 or target < now else now
             ctx.offsets.commit(group, topic, qid, offset)
             table.append((qid, offset))
+        ctx.offsets.forget_pulled(group, topic)  # the consumers pull from the new offsets next
         return table
 
 

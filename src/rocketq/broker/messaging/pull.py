@@ -168,6 +168,8 @@ class PullService:
             suggest = group_cfg.broker_id
 
         commit = h.sys_flag & PULL_FLAG_COMMIT_OFFSET and not is_slave
+        # Java 5.1's commitPullOffset: every answered (or parked) pull records where the group pulls next
+        ctx.offsets.commit_pull(h.consumer_group, h.topic, h.queue_id, next_begin)
         if code == ResponseCode.PULL_NOT_FOUND and allow_suspend and h.sys_flag & PULL_FLAG_SUSPEND:
             timeout_ms = h.suspend_timeout_millis if cfg.longPollingEnable else cfg.shortPollingTimeMills
             timeout_ms = max(0, min(timeout_ms, _MAX_SUSPEND_MS))

@@ -322,6 +322,8 @@ class SendService:
             if header.max_reconsume_times is not None and client_version > VERSION_V3_4_9:
                 max_times = header.max_reconsume_times
             if reconsume_times >= max_times:
+                # 5.1 labels this one with the producer group; the retry topic's own group is the one failing
+                ctx.metrics.on_send_to_dlq(group, topic)
                 topic = DLQ_PREFIX + group
                 topics.create_system_if_absent(topic, 1, PERM_READ | PERM_WRITE)
                 ctx.registrar.kick()
@@ -445,6 +447,7 @@ def send_back(
         max_times = h.max_reconsume_times
     delay = h.delay_level
     if original.reconsume_times >= max_times or delay < 0:
+        ctx.metrics.on_send_to_dlq(h.group, h.origin_topic or props[PROP_RETRY_TOPIC])  # 5.1: the header's
         topic = DLQ_PREFIX + h.group
         ctx.topics.create_system_if_absent(topic, 1, PERM_READ | PERM_WRITE)
         queue_id = 0

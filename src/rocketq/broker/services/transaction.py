@@ -88,6 +88,7 @@ class TransactionService:
         if self._ctx.config.rejectTransactionMessage:
             raise NoPermissionError("the broker sending transaction message is forbidden")
         self._ctx.topics.create_system_if_absent(TRANS_HALF_TOPIC, 1, PERM_READ | PERM_WRITE)
+        self._ctx.metrics.on_half(msg.topic)
         msg.properties[PROP_REAL_TOPIC] = msg.topic
         msg.properties[PROP_REAL_QID] = str(msg.queue_id)
         msg.sys_flag = (msg.sys_flag & ~SYSFLAG_TX_MASK) | SYSFLAG_TX_NOT
@@ -116,10 +117,14 @@ class TransactionService:
         if self._is_done(root):
             # Already finished (a retried END_TRANSACTION, or a check answer after a commit): idempotent.
             return ResponseCode.SUCCESS, None
+        metrics, real_topic = self._ctx.metrics, half.properties.get(PROP_REAL_TOPIC, half.topic)
         if h.commit_or_rollback == COMMIT:
             result = self._ctx.store.put_message(self._committed(half))
             if result.status.name != "PUT_OK":
                 return ResponseCode.SYSTEM_ERROR, f"commit failed: {result.status.name}"
+            metrics.on_commit(real_topic, half.born_timestamp, int(time.time() * 1000))
+        else:
+            metrics.on_rollback(real_topic)
         self._write_op(root)
         return ResponseCode.SUCCESS, None
 
@@ -259,6 +264,7 @@ class TransactionService:
         self._ctx.topics.create_system_if_absent(TRANS_CHECK_MAX_TIME_TOPIC, 1, PERM_READ | PERM_WRITE)
         msg = restore(half, TRANS_CHECK_MAX_TIME_TOPIC, 0, dict(half.properties), reconsume_times=0)
         self._ctx.store.put_message(msg)
+        self._ctx.metrics.on_discard(half.properties.get(PROP_REAL_TOPIC, half.topic))
         log.warning("transaction.discarded uniq_key=%s checks=%s", half.properties.get(PROP_UNIQ_KEY), self.check_max)
 
     def _send_check(self, half: MessageRecord) -> None:
