@@ -121,14 +121,18 @@ SECTIONS: list[tuple[str, list[tuple[int, Panel]]]] = [
             f'max by (consumer_group, topic) (rocketmq_consumer_lag_latency{{{BROKER}, topic=~"$topic", '
             f'consumer_group=~"$group"}})', "{{consumer_group}} @ {{topic}}"),
             desc="age of the oldest message a group has not consumed (0: none)")),
-        (12, timeseries("Ready messages", "short", target(
+        (8, timeseries("Ready messages", "short", target(
             f'sum by (consumer_group, topic) (rocketmq_consumer_ready_messages{{{BROKER}, topic=~"$topic", '
             f'consumer_group=~"$group"}})', "{{consumer_group}} @ {{topic}}"),
-            desc="not yet pulled (rocketq reports the whole backlog here: docs/metrics.md)")),
-        (12, timeseries("In-flight messages", "short", target(
+            desc="stored, not yet pulled by the group")),
+        (8, timeseries("In-flight messages", "short", target(
             f'sum by (consumer_group, topic) (rocketmq_consumer_inflight_messages{{{BROKER}, topic=~"$topic", '
             f'consumer_group=~"$group"}})', "{{consumer_group}} @ {{topic}}"),
-            desc="pulled, not committed (always 0 on rocketq: docs/metrics.md)")),
+            desc="pulled, offset not yet committed")),
+        (8, timeseries("Queueing latency", "ms", target(
+            f'max by (consumer_group, topic) (rocketmq_consumer_queueing_latency{{{BROKER}, topic=~"$topic", '
+            f'consumer_group=~"$group"}})', "{{consumer_group}} @ {{topic}}"),
+            desc="age of the oldest message the group has not pulled yet (0: none)")),
         (12, timeseries("Consumer connections per group", "short", target(
             f'sum by (consumer_group, consume_mode) (rocketmq_consumer_connections{{{BROKER}, '
             f'consumer_group=~"$group"}})', "{{consumer_group}} ({{consume_mode}})"),
@@ -136,6 +140,23 @@ SECTIONS: list[tuple[str, list[tuple[int, Panel]]]] = [
         (12, table("Producer connections by client", f'sum by (language, version) '
                    f'(rocketmq_producer_connections{{{BROKER}}})', "producers heartbeating, by client language "
                    "and version")),
+    ]),
+    ("Dead letters and transactions", [
+        (12, timeseries("Sent to the DLQ / s", "short", target(
+            f'sum by (consumer_group, topic) (rate(rocketmq_send_to_dlq_messages_total{{{BROKER}, '
+            f'consumer_group=~"$group"}}{RATE}))', "{{consumer_group}} @ {{topic}}"),
+            desc="messages that ran out of retries and went to %DLQ%<group> (rocketmq_send_to_dlq_messages_total)")),
+        (12, timeseries("Transactions ended / s", "short",
+            target(f'sum by (topic) (rate(rocketmq_commit_messages_total{{{BROKER}, topic=~"$topic"}}{RATE}))',
+                   "commit {{topic}}", "A"),
+            target(f'sum by (topic) (rate(rocketmq_rollback_messages_total{{{BROKER}, topic=~"$topic"}}{RATE}))',
+                   "rollback {{topic}}", "B"),
+            desc="half messages committed and rolled back per second")),
+        (12, quantiles("rocketmq_finish_message_latency", "topic", f'{BROKER}, topic=~"$topic"', "s",
+                       "Transaction finish latency", "from a half message's birth to its commit")),
+        (12, timeseries("Half messages", "short", target(
+            f'sum by (topic) (rocketmq_half_messages{{{BROKER}, topic=~"$topic"}})', "{{topic}}"),
+            desc="transactional messages waiting for their commit or rollback")),
     ]),
     ("Requests", [
         (12, timeseries("Broker requests / s by code", "reqps", target(
@@ -198,14 +219,14 @@ def dashboard() -> dict[str, Any]:
     for title, row in SECTIONS:
         panels.append({"type": "row", "title": title, "collapsed": False, "id": ident, "panels": [],
                        "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}})  # fmt: skip
-        ident, y, x = ident + 1, y + 1, 0
+        ident, y, x, line = ident + 1, y + 1, 0, 0
         for width, panel in row:
             height = 4 if panel["type"] == "stat" else 8
-            if x + width > 24:
-                x, y = 0, y + height
+            if x + width > 24:  # a new line, below the tallest panel of this one
+                x, y, line = 0, y + line, 0
             panels.append(panel | {"id": ident, "gridPos": {"h": height, "w": width, "x": x, "y": y}})
-            ident, x = ident + 1, x + width
-        y += 8
+            ident, x, line = ident + 1, x + width, max(line, height)
+        y += line
     templating = [
         {"name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus",
          "current": {}, "hide": 0, "refresh": 1},
