@@ -51,9 +51,10 @@ async def scraper(port: int) -> None:
 
 @contextlib.asynccontextmanager
 async def clusters() -> AsyncIterator[tuple[EmbeddedCluster, EmbeddedCluster]]:
+    patient = {"waitTimeMillsInSendQueue": "10000"}  # a shared, loaded machine: no flow-control refusals
     async with (
-        EmbeddedCluster(tempfile.mkdtemp()) as off,
-        EmbeddedCluster(tempfile.mkdtemp(), metricsExporterType="PROM", metricsPromExporterPort="0") as on,
+        EmbeddedCluster(tempfile.mkdtemp(), **patient) as off,
+        EmbeddedCluster(tempfile.mkdtemp(), metricsExporterType="PROM", metricsPromExporterPort="0", **patient) as on,
     ):
         yield off, on
 

@@ -230,7 +230,9 @@ class Producer(ClientBase):
         timeout = self.send_msg_timeout if timeout is None else timeout
         if self.config.metrics is not None:
             return await self._metered(msg.topic, self._send(msg, queue, selector, arg, timeout))
-        return await self._send(msg, queue, selector, arg, timeout)
+        if queue is not None or selector is not None:  # _send's body, without a coroutine more per send
+            return await self._send_to_queue(msg, queue, selector, arg, timeout, _SYNC)
+        return await self._send_default(msg, timeout)
 
     async def _send(
         self, msg: Message, queue: MessageQueue | None, selector: MessageQueueSelector | None, arg: Any,
