@@ -87,6 +87,19 @@ def test_compose_file_is_valid_compose() -> None:
     assert changed["services"]["broker"]["ports"] == ["0.0.0.0:10911:10911"]
 
 
+def test_published_and_checked_ports_are_the_ones_the_commands_listen_on() -> None:
+    """A port published or health-checked that the command does not set would be a dead mapping (the test's
+    port translation could not see it either)."""
+    for name, svc in load()["services"].items():
+        if svc.get("image") != ROCKETQ_IMAGE:
+            continue
+        set_ports = {int(v) for t in svc["command"] if (v := t.rpartition("=")[2]).isdigit()}
+        assert container_ports(svc) <= set_ports, name
+        hc = svc.get("healthcheck")
+        if hc:
+            assert int(hc["test"][-1]) in container_ports(svc), name
+
+
 def test_the_offline_validator_refuses_what_compose_refuses() -> None:
     """The checks above can fail: each broken copy of the file is refused for its own reason."""
     good = load()
