@@ -118,10 +118,15 @@ def _build(name: str, build: Any, base: Path) -> list[str]:
     dockerfile = context / build.get("dockerfile", "Dockerfile")
     if not dockerfile.is_file():
         return [*out, f"{name}: no Dockerfile {dockerfile}"]
+    ignore = dockerfile.with_name(dockerfile.name + ".dockerignore")  # BuildKit's per-Dockerfile ignore file
+    lines = ignore.read_text(encoding="utf-8").splitlines() if ignore.exists() else []
+    patterns = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
     for line in dockerfile.read_text(encoding="utf-8").splitlines():
         parts = line.split()
         if parts[:1] == ["COPY"] and not any(p.startswith("--from") for p in parts):
             out += [f"{name}: COPY source {s} missing" for s in parts[1:-1] if not (context / s).exists()]
+            if patterns[:1] == ["*"]:  # everything ignored but the ! entries
+                out += [f"{name}: COPY source {s} is ignored" for s in parts[1:-1] if f"!{s}" not in patterns]
     return out
 
 

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -129,6 +130,23 @@ def test_the_offline_validator_refuses_what_compose_refuses() -> None:
     with pytest.raises(ValueError, match="invalid interpolation"):
         interpolate("price $ 5", {})
     assert interpolate("$${A} ${B:-x} ${C-y} $D", {"C": "", "D": "d"}) == "${A} x  d"
+
+
+def test_the_image_build_context_is_checked(tmp_path: Path) -> None:
+    """A Dockerfile COPY of something missing from the context, or left out by its .dockerignore, is refused."""
+    shutil.copytree(DEPLOY, tmp_path / "deploy")
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "src").mkdir()
+    doc = load(tmp_path / "deploy" / "compose.yaml")
+    assert problems(doc, tmp_path / "deploy") == []
+    ignore = tmp_path / "deploy" / "Dockerfile.dockerignore"
+    ignore.write_text(ignore.read_text().replace("!setup.py\n", ""))
+    (tmp_path / "README.md").unlink()
+    assert sorted(set(problems(doc, tmp_path / "deploy"))) == [
+        f"{svc}: {why}" for svc in ("broker", "console", "namesrv")
+        for why in ("COPY source README.md missing", "COPY source setup.py is ignored")
+    ]  # fmt: skip
 
 
 def test_prometheus_and_grafana_files_match_the_compose_services() -> None:
