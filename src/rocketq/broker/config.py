@@ -1,16 +1,19 @@
 """Broker configuration with RocketMQ's own ``broker.conf`` property names.
 
-Sources, later winning: defaults, a Java-properties file (``-c broker.conf``), ``NAMESRV_ADDR`` from the
-environment, then ``key=value`` arguments. An unknown key or a value of the wrong type raises
-``ConfigError`` naming the key. Java keys that tune things rocketq does not have (thread-pool sizes, Netty
-options) are accepted and ignored with a warning, so that an existing broker.conf still starts.
+Sources, later winning: defaults (``NAMESRV_ADDR`` from the environment is namesrvAddr's default, as in Java's
+``BrokerConfig``), a Java-properties file (``-c broker.conf``), then ``key=value`` arguments. An unknown key or a
+value of the wrong type raises ``ConfigError`` naming the key. Java keys that tune things rocketq does not have
+(thread-pool sizes, Netty options) are accepted and ignored with a warning, so that an existing broker.conf still
+starts.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import logging
 import os
+import socket
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -422,6 +425,26 @@ def default_broker_ip(listen_host: str, lookup: Callable[[], str] = local_addres
     if listen_host and not binds_every_interface(listen_host):
         return listen_host
     return lookup()
+
+
+def _resolve(name: str) -> str:
+    infos = socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)
+    return str(next((i for i in infos if i[0] == socket.AF_INET), infos[0])[4][0])
+
+
+def store_ip(broker_ip: str, resolve: Callable[[str], str] = _resolve) -> str:
+    """The address stamped into stored messages (storeHost: the record's STOREHOST, the offset message id) for
+    ``brokerIP1``. Java builds storeHost as an InetSocketAddress, which resolves a host name once at start-up, so
+    brokerIP1 may be a name (a compose service, a Kubernetes pod's DNS name); the name itself is still what the
+    broker registers, and clients resolve it. IPv4 first, as Java prefers it."""
+    try:
+        return str(ipaddress.ip_address(broker_ip))
+    except ValueError:
+        pass
+    try:
+        return resolve(broker_ip)
+    except (OSError, UnicodeError) as exc:  # socket.gaierror is an OSError; an over-long label a UnicodeError
+        raise ConfigError("brokerIP1", f"{broker_ip!r} is not an IP address and does not resolve ({exc})") from None
 
 
 def gives_key(key: str, conf_file: str | os.PathLike[str] | None, overrides: Iterable[str]) -> bool:

@@ -20,7 +20,7 @@ from typing import Protocol
 
 from rocketq.acl.errors import AclConfigError
 from rocketq.acl.store import AclStore
-from rocketq.broker.config import BrokerConfig
+from rocketq.broker.config import BrokerConfig, store_ip
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.ha_access import HAPeerPolicy
 from rocketq.broker.managers.client_manager import ConsumerGroupInfo, ConsumerManager, ProducerManager
@@ -167,7 +167,7 @@ class BrokerController:
             put_ack=PutAck(self.store, self.role, sync_flush=config.flushDiskType == "SYNC_FLUSH"),
             gate=self.dispatcher,
             boot_timestamp=int(time.time() * 1000),
-            store_host=(config.brokerIP1, config.listenPort),
+            store_host=(store_ip(config.brokerIP1), config.listenPort),
         )
         # the managers, by their old names (tests and tools read them off the controller)
         self.topics, self.groups, self.offsets = ctx.topics, ctx.groups, ctx.offsets
@@ -286,7 +286,7 @@ class BrokerController:
                 self.servers.append(fast)
             except OSError as exc:
                 log.warning("broker.fast_port_unavailable port=%s error=%s", cfg.listenPort - 2, exc)
-        self.ctx.store_host = (cfg.brokerIP1, cfg.listenPort)
+        self.ctx.store_host = (store_ip(cfg.brokerIP1), cfg.listenPort)
         try:
             # an ephemeral main port (tests, listenPort=0) gets an ephemeral HA port; the registration advertises
             # the bound one

@@ -1,8 +1,9 @@
+import socket
 from pathlib import Path
 
 import pytest
 
-from rocketq.broker.config import BrokerConfig, parse_delay_levels, read_properties
+from rocketq.broker.config import BrokerConfig, parse_delay_levels, read_properties, store_ip
 from rocketq.errors import ConfigError
 from rocketq.remoting.limits import ServerLimits
 
@@ -95,6 +96,15 @@ def test_namesrv_addr_from_environment_and_argument_wins() -> None:
     assert cfg.namesrv_addrs() == ["5.6.7.8:9876", "9.9.9.9:9876"]
 
 
+def test_namesrv_addr_environment_is_only_a_default_under_a_config_file(tmp_path: Path) -> None:
+    """As Java's BrokerConfig: NAMESRV_ADDR is namesrvAddr's default, so a broker.conf that sets it wins."""
+    conf = tmp_path / "broker.conf"
+    conf.write_text("namesrvAddr = 5.6.7.8:9876\n")
+    assert BrokerConfig.load(conf, [], env={"NAMESRV_ADDR": "1.2.3.4:9876"}).namesrvAddr == "5.6.7.8:9876"
+    conf.write_text("brokerName = b\n")
+    assert BrokerConfig.load(conf, [], env={"NAMESRV_ADDR": "1.2.3.4:9876"}).namesrvAddr == "1.2.3.4:9876"
+
+
 def test_missing_config_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         BrokerConfig.load(tmp_path / "nope.conf", [], env={})
@@ -161,3 +171,25 @@ def test_the_keys_mqadmin_export_configs_reads_are_printed_and_read_back() -> No
     assert (shown["filterServerNums"], shown["useTLS"]) == ("0", "true")
     again = BrokerConfig.from_mapping({"filterServerNums": "0", "useTLS": "true"})
     assert again.tlsEnable is True
+
+
+def test_store_ip_resolves_a_host_name_brokerip1_once_as_java() -> None:
+    """brokerIP1 may be a host name (Java resolves it into storeHost); the stored address is then an IP."""
+    asked: list[str] = []
+
+    def resolve(name: str) -> str:
+        asked.append(name)
+        return "10.0.0.7"
+
+    assert store_ip("10.1.2.3", resolve) == "10.1.2.3"
+    assert store_ip("::1", resolve) == "::1"
+    assert asked == []  # an address is not looked up
+    assert store_ip("broker", resolve) == "10.0.0.7"
+    assert asked == ["broker"]
+    assert store_ip("localhost") in ("127.0.0.1", "::1")
+
+    def fail(name: str) -> str:
+        raise socket.gaierror(-2, "Name or service not known")
+
+    with pytest.raises(ConfigError, match=r"brokerIP1.*does not resolve"):
+        store_ip("no-such-host.invalid", fail)

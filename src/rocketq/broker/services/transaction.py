@@ -152,8 +152,8 @@ class TransactionService:
             body=str(half_queue_offset).encode(),
             properties={"TAGS": OP_TAG},
             born_timestamp=int(time.time() * 1000),
-            born_host=(self._ctx.config.brokerIP1, 0),
-            store_host=(self._ctx.config.brokerIP1, self._ctx.config.listenPort),
+            born_host=(self._ctx.store_host[0], 0),
+            store_host=self._ctx.store_host,
         )
         self._ctx.store.put_message(op)
 

@@ -1,0 +1,8 @@
+"""tests/deploy: its modules import the compose-file reader beside them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
