@@ -8,6 +8,7 @@ from typing import Any
 import jinja2
 from aiohttp import web
 
+from rocketq.console import flash
 from rocketq.console.keys import ADMIN_KEY, LOGIN_KEY, NAV_KEY
 
 _ENV = jinja2.Environment(
@@ -31,7 +32,7 @@ def render(request: web.Request, template: str, *, status: int = 200, **context:
     """The page ``template`` inside base.html's layout; ``nav``, ``path`` and ``user`` are always there."""
     body = _ENV.get_template(template).render(
         nav=request.app[NAV_KEY], path=request.path, user=request.get("user"), login=request.app[LOGIN_KEY],
-        namesrv=request.app[ADMIN_KEY].config.namesrv_addr, **context,
+        namesrv=request.app[ADMIN_KEY].config.namesrv_addr, flash=flash.take(request), **context,
     )  # fmt: skip
     return web.Response(text=body, status=status, content_type="text/html")
 

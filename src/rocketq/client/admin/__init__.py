@@ -23,6 +23,7 @@ from rocketq.client.admin._types import (
     TopicQueueStatus,
 )
 from rocketq.client.admin.access_b import AccessAdmin
+from rocketq.client.admin.brokers_b import BrokerReadAdmin
 from rocketq.client.admin.groups import GroupAdmin
 from rocketq.client.admin.messages import MessageAdmin
 from rocketq.client.admin.security import SecurityAdmin
@@ -39,6 +40,6 @@ __all__ = [
 ]
 
 
-class AdminClient(TopicAdmin, GroupAdmin, MessageAdmin, SecurityAdmin, AccessAdmin):
+class AdminClient(TopicAdmin, GroupAdmin, MessageAdmin, SecurityAdmin, AccessAdmin, BrokerReadAdmin):
     """The admin client: one class, its requests grouped by area in this package's modules (each a mixin over
     ``AdminBase``, which holds the connection and the cluster view they share)."""
