@@ -14,32 +14,57 @@ understood.
 
 from __future__ import annotations
 
+from rocketq.client.admin._base import mq_table
 from rocketq.client.admin._types import (
+    BrokerConsumeStats,
     BrokerInfo,
     ConnectionInfo,
     ConsumerConnection,
     GroupSummary,
+    GroupTopicStats,
     QueueProgress,
+    SubscriptionGroupInfo,
+    TopicGroupStats,
     TopicQueueStatus,
 )
 from rocketq.client.admin.access_b import AccessAdmin
-from rocketq.client.admin.brokers_b import BrokerReadAdmin
+from rocketq.client.admin.browse import BrowseAdmin
+from rocketq.client.admin.clients import ClientsAdmin
+from rocketq.client.admin.config import ConfigAdmin
 from rocketq.client.admin.groups import GroupAdmin
 from rocketq.client.admin.messages import MessageAdmin
 from rocketq.client.admin.security import SecurityAdmin
+from rocketq.client.admin.stats import StatsAdmin
+from rocketq.client.admin.subscriptions import SubscriptionAdmin
 from rocketq.client.admin.topics import TopicAdmin
 
 __all__ = [
     "AdminClient",
+    "BrokerConsumeStats",
     "BrokerInfo",
     "ConnectionInfo",
     "ConsumerConnection",
     "GroupSummary",
+    "GroupTopicStats",
     "QueueProgress",
+    "SubscriptionGroupInfo",
+    "TopicGroupStats",
     "TopicQueueStatus",
+    "mq_table",
 ]
 
 
-class AdminClient(TopicAdmin, GroupAdmin, MessageAdmin, SecurityAdmin, AccessAdmin, BrokerReadAdmin):
+class AdminClient(
+    TopicAdmin,
+    SubscriptionAdmin,
+    GroupAdmin,
+    ClientsAdmin,
+    MessageAdmin,
+    BrowseAdmin,
+    StatsAdmin,
+    ConfigAdmin,
+    SecurityAdmin,
+    AccessAdmin,
+):
     """The admin client: one class, its requests grouped by area in this package's modules (each a mixin over
     ``AdminBase``, which holds the connection and the cluster view they share)."""

@@ -20,7 +20,7 @@ from rocketq.console.charts import line_chart
 from rocketq.console.page import Page
 from rocketq.console.render import render
 from rocketq.console.session import admin_of
-from rocketq.errors import RocketQError
+from rocketq.errors import BrokerError, RocketQError
 from rocketq.protocol.route import MASTER_ID
 from rocketq.protocol.topics import DLQ_PREFIX, RETRY_PREFIX, is_system_topic
 
@@ -78,9 +78,13 @@ async def take_sample(admin: AdminClient) -> Sample:
               if not (is_system_topic(t) or t.startswith((RETRY_PREFIX, DLQ_PREFIX)) or t in names)]  # fmt: skip
     for topic in topics[:MAX_TOPICS]:
         for b in masters:
-            stats = await admin.broker_stats(b.addr, "TOPIC_PUT_NUMS", topic)
-            if stats is not None:
-                sample.topics.append(TopicStats(topic, b.broker_name, stats.minute.tps, stats.day.sum))
+            try:
+                stats = await admin.view_broker_stats(b.addr, "TOPIC_PUT_NUMS", topic)
+            except BrokerError:  # nothing put to the topic on this broker since it started
+                continue
+            minute, day = stats.get("statsMinute") or {}, stats.get("statsDay") or {}
+            sample.topics.append(TopicStats(topic, b.broker_name, float(minute.get("tps") or 0),
+                                            int(day.get("sum") or 0)))  # fmt: skip
     return sample
 
 
