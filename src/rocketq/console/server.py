@@ -44,10 +44,8 @@ class ConsoleServer:
             await self.admin.close()
             raise
         self._runner = runner
-        server = site._server  # aiohttp keeps the bound sockets there; the port is needed when 0 was asked
-        sockets = getattr(server, "sockets", None) or []
-        if sockets:
-            self.port = sockets[0].getsockname()[1]
+        if runner.addresses:  # the bound address: the port is needed when 0 was asked
+            self.port = int(runner.addresses[0][1])
         log.info("console.started url=%s login=%s", self.url, self.login)
         return self.port
 
