@@ -32,4 +32,4 @@ async def ops(request: web.Request) -> web.StreamResponse:
     tls = admin.config.tls
     return render(request, "ops.html", namesrv_addrs=addrs, tls=tls is not None,
                   tls_verify=tls is not None and tls.verify, clusters=clusters, reach=reach,
-                  signed=bool(admin.config.access_key))  # fmt: skip
+                  signer=admin.config.access_key or "")  # fmt: skip
