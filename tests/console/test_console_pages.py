@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import html
 import re
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,7 +109,7 @@ async def page(env: Env, path: str, status: int = 200, **params: str) -> str:
 
 def cells(text: str, table_id: str) -> list[list[str]]:
     """The rows of the table ``table_id`` as lists of cell texts (tags stripped, entities decoded)."""
-    m = re.search(rf'<table id="{re.escape(table_id)}".*?<tbody>(.*?)</tbody>', text, re.S)
+    m = re.search(rf'<table[^>]* id="{re.escape(table_id)}".*?<tbody>(.*?)</tbody>', text, re.S)
     assert m, f"no table {table_id}"
     rows = []
     for row in re.findall(r"<tr[^>]*>(.*?)</tr>", m.group(1), re.S):
@@ -164,3 +163,65 @@ async def test_trace_page_shows_the_records_of_the_cli_lookup(env: Env) -> None:
     assert [r[0] for r in cells(text, "record-table")] == [r["type"] for r in records]
     text = await page(env, "/trace", msg_id="0A" * 16)
     assert 'id="trace-empty"' in text
+
+
+async def test_replication_page_shows_the_ha_status_rows(env: Env) -> None:
+    from rocketq.client.replication import replication_rows
+
+    text = await page(env, "/replication")
+    rows = await replication_rows(env.admin, await env.admin.brokers())
+    shown = cells(text, "replication-table")
+    assert [(r[1], r[2], r[3], r[4]) for r in shown] == [
+        (r["brokerName"], str(r["brokerId"]), r["brokerAddr"], r["brokerRole"]) for r in rows]  # fmt: skip
+    assert shown[0][4] == "ASYNC_MASTER" and int(shown[0][5]) > 0
+
+
+async def test_acl_page_says_acl_is_off(env: Env) -> None:
+    text = await page(env, "/acl")
+    assert 'id="acl-off"' in text and "account-form" not in text
+    resp = await env.http.post("/acl/account", data={"access_key": "x", "secret_key": "12345678"},
+                               allow_redirects=False)  # fmt: skip
+    assert resp.status == 400 and "not enabled" in await resp.text()
+
+
+async def test_acl_page_lists_and_edits_accounts(tmp_path: Path) -> None:
+    import yaml
+
+    acl_file = tmp_path / "plain_acl.yml"
+    acl_file.write_text(yaml.safe_dump({"globalWhiteRemoteAddresses": ["10.9.*.*"], "accounts": [
+        {"accessKey": "console-admin", "secretKey": "admin-secret-1", "admin": True},
+        {"accessKey": "reader01", "secretKey": "reader-secret", "defaultTopicPerm": "SUB", "topicPerms": ["A=DENY"]},
+    ]}))  # fmt: skip
+    async with EmbeddedCluster(tmp_path / "c", aclEnable=True, aclFilePath=str(acl_file)) as cluster:
+        config = ClientConfig(namesrv_addr=cluster.namesrv_addr, access_key="console-admin",
+                              secret_key="admin-secret-1")  # fmt: skip
+        async with AdminClient(config=config) as admin:
+            http = TestClient(TestServer(make_app(admin), host="127.0.0.1"))
+            await http.start_server()
+            try:
+                resp = await http.get("/acl")
+                text = await resp.text()
+                assert resp.status == 200 and "admin-secret-1" not in text and "reader-secret" not in text
+                [acl] = [await admin.acl_config(b.addr) for b in await admin.brokers()]
+                rows = cells(text, "account-table-1")
+                assert sorted(r[0] for r in rows) == sorted(a.access_key for a in acl.accounts)
+                assert "10.9.*.*" in text
+                form = {"access_key": "writer01", "secret_key": "writer-secret", "default_topic_perm": "PUB",
+                        "topic_perms": "B=PUB, C=DENY"}  # fmt: skip
+                resp = await http.post("/acl/account", data=form, allow_redirects=False)
+                assert resp.status == 303 and resp.headers["Location"].startswith("/acl?done=")
+                [acl] = [await admin.acl_config(b.addr) for b in await admin.brokers()]
+                writer = next(a for a in acl.accounts if a.access_key == "writer01")
+                assert (writer.default_topic_perm, writer.topic_perms) == ("PUB", ["B=PUB", "C=DENY"])
+                resp = await http.post("/acl/white", data={"addrs": "10.1.*.*,10.2.3.4"}, allow_redirects=False)
+                assert resp.status == 303
+                resp = await http.post("/acl/account/delete", data={"access_key": "reader01"})
+                text = await resp.text()
+                assert resp.status == 200 and 'id="flash"' in text
+                [acl] = [await admin.acl_config(b.addr) for b in await admin.brokers()]
+                assert {a.access_key for a in acl.accounts} == {"console-admin", "writer01"}
+                assert acl.global_white_addrs == ["10.1.*.*", "10.2.3.4"]
+                resp = await http.post("/acl/account", data={"access_key": "badbad01", "default_topic_perm": "ALL"})
+                assert resp.status == 400 and "is not one of" in await resp.text()
+            finally:
+                await http.close()

@@ -5,7 +5,7 @@ A bad field is a ValueError with a message for the user (the error boundary show
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from datetime import datetime
 from typing import TypeVar
 from urllib.parse import urlencode
@@ -39,7 +39,7 @@ def time_field(ms: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(ms / 1000))
 
 
-def required(values: dict[str, str] | web.MultiDictProxy[str], name: str, label: str | None = None) -> str:
+def required(values: Mapping[str, object], name: str, label: str | None = None) -> str:
     """A field that must be there and not blank."""
     value = str(values.get(name, "")).strip()
     if not value:
@@ -47,7 +47,7 @@ def required(values: dict[str, str] | web.MultiDictProxy[str], name: str, label:
     return value
 
 
-def int_field(values: dict[str, str] | web.MultiDictProxy[str], name: str, default: int, *, low: int = 0,
+def int_field(values: Mapping[str, object], name: str, default: int, *, low: int = 0,
               high: int = 2**31 - 1) -> int:  # fmt: skip
     text = str(values.get(name, "")).strip()
     if not text:

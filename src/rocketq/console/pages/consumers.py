@@ -45,8 +45,8 @@ async def reset(request: web.Request) -> web.StreamResponse:
     admin = request.app[ADMIN_KEY]
     name = request.match_info["group"]
     form = await request.post()
-    topic = required(form, "topic")  # type: ignore[arg-type]
-    when = parse_time_ms(required(form, "time"), "time")  # type: ignore[arg-type]
+    topic = required(form, "topic")
+    when = parse_time_ms(required(form, "time"), "time")
     moved = await admin.reset_offset_by_timestamp(name, topic, when)
     done = f"reset {name} on {topic}: " + ", ".join(
         f"{mq.broker_name}/{mq.queue_id}→{off}" for mq, off in sorted(moved.items())

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from rocketq.client.trace import TRACE_TOPIC, query_trace
+from rocketq.client.trace import query_trace
 from rocketq.console.keys import ADMIN_KEY
 from rocketq.console.page import Page
 from rocketq.console.render import render
+from rocketq.protocol.topics import TRACE_TOPIC
 
 PAGE = Page(title="Message trace", path="/trace", order=80)
 routes = web.RouteTableDef()
