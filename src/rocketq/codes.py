@@ -106,6 +106,7 @@ class RequestCode(IntEnum):
     ADD_WRITE_PERM_OF_BROKER = 327
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
+    QUERY_TOPICS_BY_CONSUMER = 343  # Java 5 (4.9 has no such request)
     # Java 5.x: a broker's HA runtime info (HARuntimeInfo; mqadmin haStatus), served by rocketq in 4.9 mode too
     GET_BROKER_HA_STATUS = 907
 

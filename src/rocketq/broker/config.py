@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.broker.ha_access import HAPeerPolicy
+from rocketq.common.properties import parse_properties
 from rocketq.common.settings import key_values
 from rocketq.common.suggest import did_you_mean
 from rocketq.errors import ConfigError
@@ -472,28 +473,3 @@ def read_properties(path: Path) -> dict[str, str]:
     except OSError as exc:
         raise ConfigError(str(path), f"cannot read config file: {exc}") from None
     return parse_properties(text)
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """Java properties text (a file's, or UPDATE_BROKER_CONFIG's body)."""
-    out: dict[str, str] = {}
-    pending = ""
-    for raw_line in text.splitlines():
-        line = raw_line.strip() if not pending else raw_line.lstrip()
-        if not pending and (not line or line[0] in "#!"):
-            continue
-        if line.endswith("\\") and not line.endswith("\\\\"):
-            pending += line[:-1]
-            continue
-        line = pending + line
-        pending = ""
-        for i, ch in enumerate(line):
-            if ch in "=:" or ch.isspace():
-                key, rest = line[:i], line[i + 1 :].lstrip()
-                if ch.isspace() and rest[:1] in ("=", ":"):
-                    rest = rest[1:].lstrip()
-                break
-        else:
-            key, rest = line, ""
-        out[key.strip()] = rest.strip()
-    return out

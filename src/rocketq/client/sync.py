@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Coroutine, Iterable, Sequence
@@ -284,6 +285,21 @@ class AdminClient(_Closing):
 
     def query_message_by_key(self, topic: str, key: str, **kwargs: Any) -> list[MessageExt]:
         return run(self.aio.query_message_by_key(topic, key, **kwargs))
+
+    def __getattr__(self, name: str) -> Any:
+        """Every other coroutine method of the asyncio AdminClient, blocking (same arguments, same result)."""
+        if name == "aio":  # not set yet (a failed __init__): no recursion
+            raise AttributeError(name)
+        attr = getattr(self.aio, name)
+        if not inspect.iscoroutinefunction(attr):
+            return attr
+
+        def blocking(*args: Any, **kwargs: Any) -> Any:
+            return run(attr(*args, **kwargs))
+
+        blocking.__name__ = name
+        blocking.__doc__ = attr.__doc__
+        return blocking
 
 
 async def _as_coro(fn: Any, *args: Any) -> Any:

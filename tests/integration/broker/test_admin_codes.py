@@ -9,10 +9,10 @@ import time
 
 import orjson
 
-from rocketq.broker.config import parse_properties
 from rocketq.broker.metrics import seconds_to_next_midnight
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.common.hashing import java_string_hash
+from rocketq.common.properties import parse_properties
 from rocketq.protocol.bodies import ConsumerData, HeartbeatData, SubscriptionData
 from rocketq.protocol.command import RemotingCommand
 from rocketq.remoting.client import RemotingClient

@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import rocketq
-from rocketq.broker.config import parse_properties
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
 from rocketq.broker.messaging.admin import QUERY_CONSUME_QUEUE_MAX_COUNT, AdminService, QueueOffsets
@@ -17,6 +16,7 @@ from rocketq.broker.messaging.bounds import GROUP_INT_FIELDS, check_body_ints
 from rocketq.broker.messaging.pacing import Pacer
 from rocketq.broker.messaging.runtime_config import RuntimeConfigService
 from rocketq.codes import VERSION_V3_1_8, RequestCode, ResponseCode
+from rocketq.common.properties import parse_properties
 from rocketq.errors import ProtocolError, RemotingError, RemotingTimeoutError
 from rocketq.protocol.bodies import TopicConfig, dumps, encode_kv_table, loads
 from rocketq.protocol.command import Buffer, RemotingCommand

@@ -15,29 +15,52 @@ understood.
 from __future__ import annotations
 
 from rocketq.client.admin._types import (
+    BrokerConsumeStats,
     BrokerInfo,
     ConnectionInfo,
     ConsumerConnection,
     GroupSummary,
+    GroupTopicStats,
     QueueProgress,
+    SubscriptionGroupInfo,
+    TopicGroupStats,
     TopicQueueStatus,
 )
+from rocketq.client.admin.browse import BrowseAdmin
+from rocketq.client.admin.clients import ClientsAdmin
+from rocketq.client.admin.config import ConfigAdmin
 from rocketq.client.admin.groups import GroupAdmin
 from rocketq.client.admin.messages import MessageAdmin
 from rocketq.client.admin.security import SecurityAdmin
+from rocketq.client.admin.stats import StatsAdmin
+from rocketq.client.admin.subscriptions import SubscriptionAdmin
 from rocketq.client.admin.topics import TopicAdmin
 
 __all__ = [
     "AdminClient",
+    "BrokerConsumeStats",
     "BrokerInfo",
     "ConnectionInfo",
     "ConsumerConnection",
     "GroupSummary",
+    "GroupTopicStats",
     "QueueProgress",
+    "SubscriptionGroupInfo",
+    "TopicGroupStats",
     "TopicQueueStatus",
 ]
 
 
-class AdminClient(TopicAdmin, GroupAdmin, MessageAdmin, SecurityAdmin):
+class AdminClient(
+    TopicAdmin,
+    SubscriptionAdmin,
+    GroupAdmin,
+    ClientsAdmin,
+    MessageAdmin,
+    BrowseAdmin,
+    StatsAdmin,
+    ConfigAdmin,
+    SecurityAdmin,
+):
     """The admin client: one class, its requests grouped by area in this package's modules (each a mixin over
     ``AdminBase``, which holds the connection and the cluster view they share)."""

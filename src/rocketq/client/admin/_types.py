@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from rocketq.protocol.bodies import MessageQueue
 
@@ -70,3 +71,51 @@ class BrokerInfo:
     broker_id: int
     addr: str
     runtime: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionGroupInfo:
+    """One broker's SubscriptionGroupConfig of a group (GET_ALL_SUBSCRIPTIONGROUP_CONFIG), Java's field names."""
+
+    broker_addr: str
+    config: dict[str, Any]
+
+    @property
+    def group_name(self) -> str:
+        return str(self.config.get("groupName", ""))
+
+
+@dataclass(frozen=True, slots=True)
+class GroupTopicStats:
+    """One group's consumption of one topic on one broker (an entry of GET_BROKER_CONSUME_STATS)."""
+
+    group: str
+    topic: str
+    consume_tps: float
+    queues: list[QueueProgress]
+
+    @property
+    def diff_total(self) -> int:
+        return sum(q.broker_offset - q.consumer_offset for q in self.queues)
+
+
+@dataclass(slots=True)
+class BrokerConsumeStats:
+    """GET_BROKER_CONSUME_STATS (mqadmin brokerConsumeStats)."""
+
+    broker_addr: str
+    total_diff: int
+    entries: list[GroupTopicStats] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicGroupStats:
+    """A row of mqadmin statsAll: a topic (and one of its consumer groups, or none) over the whole cluster."""
+
+    topic: str
+    group: str  #: "" for a topic without consumers
+    accumulation: int
+    in_tps: float
+    out_tps: float
+    in_msg_24h: int
+    out_msg_24h: int

@@ -140,7 +140,10 @@ class GroupAdmin(AdminBase):
                     continue
                 for qid in range(qd.read_queue_nums):
                     mq = MessageQueue(topic, bd.broker_name, qid)
-                    offset = await self._api.search_offset(addr, mq, timestamp_ms, self.timeout)
+                    if timestamp_ms == -1:  # Java's "to the end" (skipAccumulatedMessage)
+                        offset = await self._api.get_max_offset(addr, mq, self.timeout)
+                    else:
+                        offset = await self._api.search_offset(addr, mq, timestamp_ms, self.timeout)
                     await self._api.update_consumer_offset(addr, group, mq, offset, self.timeout, oneway=False)
                     result[mq] = offset
         return result
