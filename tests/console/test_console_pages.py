@@ -7,12 +7,16 @@ everything (so its messages end in the group's DLQ)."""
 from __future__ import annotations
 
 import asyncio
+import csv
 import html
+import io
 import re
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import pytest_asyncio
@@ -47,6 +51,8 @@ class Env:
     config: ClientConfig
     sent: list[SendResult] = field(default_factory=list)
     consumed: list[MessageExt] = field(default_factory=list)
+    refused: list[MessageExt] = field(default_factory=list)
+    started_ms: int = 0
     good: PushConsumer | None = None
 
 
@@ -73,7 +79,7 @@ async def env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Env]:
         admin = AdminClient(config=config)
         http = TestClient(TestServer(make_app(admin), host="127.0.0.1"))
         await http.start_server()
-        env = Env(cluster, admin, http, config)
+        env = Env(cluster, admin, http, config, started_ms=int(time.time() * 1000) - 1000)
         await admin.create_topic(TOPIC, read_queue_nums=2, write_queue_nums=2)
         good = PushConsumer(GOOD, config=config, rebalance_interval=0.5, enable_msg_trace=True,
                             consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)  # fmt: skip
@@ -82,7 +88,12 @@ async def env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Env]:
         bad = PushConsumer(BAD, config=config, rebalance_interval=0.5, max_reconsume_times=1,
                            consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)  # fmt: skip
         bad.subscribe(TOPIC, "*")
-        bad.register_message_listener(lambda msgs, ctx: ConsumeConcurrentlyStatus.RECONSUME_LATER)
+
+        def refuse(msgs: list[MessageExt], ctx: object) -> ConsumeConcurrentlyStatus:
+            env.refused.extend(msgs)
+            return ConsumeConcurrentlyStatus.RECONSUME_LATER
+
+        bad.register_message_listener(refuse)
         try:
             async with Producer("console-pg", config=config, enable_msg_trace=True) as producer:
                 for i in range(6):
@@ -225,3 +236,129 @@ async def test_acl_page_lists_and_edits_accounts(tmp_path: Path) -> None:
                 assert resp.status == 400 and "is not one of" in await resp.text()
             finally:
                 await http.close()
+
+
+def window(env: Env) -> dict[str, str]:
+    return {"begin": str(env.started_ms), "end": str(int(time.time() * 1000) + 60_000)}
+
+
+async def test_messages_by_topic_key_and_id(env: Env) -> None:
+    ids = sorted(s.msg_id for s in env.sent)
+    text = await page(env, "/messages", mode="topic", topic=TOPIC, **window(env))
+    shown = [r[0] for r in cells(text, "message-table")]
+    listed = await env.admin.browse_messages(TOPIC, begin_ms=env.started_ms, max_messages=64)
+    assert sorted(shown) == sorted(m.msg_id for m in listed) == ids
+    text = await page(env, "/messages", mode="key", topic=TOPIC, key="shared")
+    assert sorted(r[0] for r in cells(text, "message-table")) == ids
+    text = await page(env, "/messages", mode="key", topic=TOPIC, key="key-3")
+    [row] = cells(text, "message-table")
+    assert row[0] == env.sent[3].msg_id and row[2] == "key-3 shared"
+    for wanted in (env.sent[2].msg_id, env.sent[2].offset_msg_id):
+        text = await page(env, "/messages", mode="id", topic=TOPIC, msg_id=wanted)
+        assert [r[0] for r in cells(text, "message-table")] == [env.sent[2].msg_id]
+    text = await page(env, "/messages", 400, mode="id", topic=TOPIC, msg_id="not-an-id")
+    assert 'id="error-message"' in text
+    text = await page(env, "/messages", 400, mode="topic", topic=TOPIC, begin="yesterday")
+    assert "is not a time" in text
+
+
+async def test_message_view_tracks_the_groups_and_resends_to_a_consumer(env: Env) -> None:
+    sent = env.sent[2]
+    text = await page(env, "/messages/view", topic=TOPIC, msg_id=sent.msg_id)
+    assert re.search(r'<pre id="message-body">body-2</pre>', text)
+    props = dict((r[0], r[1]) for r in cells(text, "property-table"))
+    assert props["KEYS"] == "key-2 shared" and props["UNIQ_KEY"] == sent.msg_id
+    tracks = {r[0]: r[1] for r in cells(text, "track-table")}
+    assert tracks[GOOD] == "consumed", tracks
+    before = sum(m.msg_id == sent.msg_id for m in env.consumed)
+    [client] = [c.client_id for c in (await env.admin.consumer_connections(GOOD)).connections]
+    resp = await env.http.post("/messages/resend", data={"topic": TOPIC, "msg_id": sent.msg_id, "group": GOOD,
+                                                         "client_id": client}, allow_redirects=False)  # fmt: skip
+    assert resp.status == 303, await resp.text()
+    text = await page(env, resp.headers["Location"])
+    flash = html.unescape(re.search(r'id="flash">([^<]*)<', text).group(1))  # type: ignore[union-attr]
+    assert flash.startswith(f"resent to {client} of {GOOD}: CR_SUCCESS"), flash
+    assert sum(m.msg_id == sent.msg_id for m in env.consumed) == before + 1  # the listener got it once more
+    resp = await env.http.post("/messages/resend", data={"topic": TOPIC, "msg_id": sent.msg_id,
+                                                         "group": "nobody-here"})  # fmt: skip
+    assert resp.status == 400 and 'id="error-message"' in await resp.text()
+
+
+async def test_consumer_running_info_page(env: Env) -> None:
+    from rocketq.client.admin._base import mq_table
+
+    [client] = [c.client_id for c in (await env.admin.consumer_connections(GOOD)).connections]
+    text = await page(env, f"/consumers/{GOOD}")
+    link = f"/consumers/{GOOD}/clients/{quote(client)}"
+    assert f'href="{link}"' in text
+    info = await env.admin.consumer_running_info(GOOD, client)
+    text = await page(env, link)
+    shown = [r[0] for r in cells(text, "running-subscription-table")]
+    assert shown == [s["topic"] for s in info["subscriptionSet"]] and TOPIC in shown
+    queues = sorted(mq_table(info["mqTable"]), key=lambda e: e[0])
+    assert [(r[0], r[1], r[2]) for r in cells(text, "queue-table")] == [
+        (mq.topic, mq.broker_name, str(mq.queue_id)) for mq, _ in queues]  # fmt: skip
+    assert [r[0] for r in cells(text, "status-table")] == sorted(info.get("statusTable") or {})
+    text = await page(env, link, jstack="1")
+    assert 'id="jstack"' in text and "Thread: MainThread" in text  # the client answered jstackEnable
+    text = await page(env, f"/consumers/{GOOD}/clients/no-such-client", 400)
+
+
+async def test_create_and_delete_a_group(env: Env) -> None:
+    name = "console-created"
+    resp = await env.http.post("/consumers", data={"group": name, "retry_max_times": "3"}, allow_redirects=False)
+    assert resp.status == 303
+    [cfg] = [i.config for i in await env.admin.subscription_groups() if i.group_name == name]
+    assert cfg["retryMaxTimes"] == 3 and cfg["consumeEnable"] is True
+    text = await page(env, "/consumers")
+    assert name in [r[0] for r in cells(text, "group-table")]
+    assert "TOOLS_CONSUMER" not in text and "TOOLS_CONSUMER" in await page(env, "/consumers", system="1")
+    resp = await env.http.post(f"/consumers/{name}/delete", data={"remove_offset": "on"})
+    assert resp.status == 200 and 'id="flash"' in await resp.text()
+    assert name not in [i.group_name for i in await env.admin.subscription_groups()]
+    resp = await env.http.post("/consumers", data={"group": " ", "retry_max_times": "x"})
+    assert resp.status == 400
+
+
+async def test_dlq_lists_exports_and_resends(env: Env) -> None:
+    dlq = f"%DLQ%{BAD}"
+    ids = {s.msg_id for s in env.sent}
+
+    async def all_dead() -> bool:
+        try:
+            return {m.msg_id for m in await env.admin.browse_messages(dlq, max_messages=64)} >= ids
+        except Exception:  # the DLQ topic's route comes with its first message
+            return False
+
+    await until(all_dead, "every message of the refusing group in its DLQ")
+    text = await page(env, "/dlq", group=BAD, **window(env))
+    rows = cells(text, "dlq-table")
+    assert {r[0] for r in rows} == ids and {r[1] for r in rows} == {TOPIC}
+    resp = await env.http.get("/dlq/export", params={"group": BAD, **window(env)})
+    assert resp.status == 200 and resp.headers["Content-Disposition"] == f'attachment; filename="dlq-{BAD}.csv"'
+    exported = list(csv.DictReader(io.StringIO(await resp.text())))
+    assert {r["msgId"] for r in exported} == ids and {r["originalTopic"] for r in exported} == {TOPIC}
+    assert {r["body"] for r in exported} == {f"body-{i}" for i in range(6)}
+
+    target = env.sent[4].msg_id
+    seen = len(env.refused)
+    resp = await env.http.post("/dlq/resend", data={"group": BAD, "msg_id": target}, allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"].startswith("/dlq?")
+    await until(lambda: any(m.msg_id == target and m.reconsume_times == 0 for m in env.refused[seen:]),
+                "the resent dead letter delivered to its group again")  # fmt: skip
+    text = await page(env, "/dlq", group=GOOD)
+    assert 'id="dlq-none"' in text
+
+
+async def test_reset_from_the_consumers_page_redelivers(env: Env) -> None:
+    """Last: it makes the consuming group read everything again."""
+    ids = {s.msg_id for s in env.sent}
+    before = len(env.consumed)
+    resp = await env.http.post(f"/consumers/{GOOD}/reset", data={"topic": TOPIC, "time": str(env.started_ms)},
+                               allow_redirects=False)  # fmt: skip
+    assert resp.status == 303
+    text = await page(env, resp.headers["Location"])
+    assert "→0" in html.unescape(text)
+    await until(lambda: {m.msg_id for m in env.consumed[before:]} >= ids, "every message consumed again")
+    resp = await env.http.post(f"/consumers/{GOOD}/reset", data={"topic": TOPIC, "time": "never"})
+    assert resp.status == 400

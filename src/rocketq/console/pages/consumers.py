@@ -8,7 +8,8 @@ import time
 
 from aiohttp import web
 
-from rocketq.console.inputs import attempt, back_to, parse_time_ms, required, time_field
+from rocketq.client.admin._base import mq_table
+from rocketq.console.inputs import attempt, back_to, int_field, parse_time_ms, required, time_field
 from rocketq.console.keys import ADMIN_KEY
 from rocketq.console.page import Page
 from rocketq.console.render import render
@@ -17,12 +18,66 @@ PAGE = Page(title="Consumers", path="/consumers", order=50)
 routes = web.RouteTableDef()
 
 
+#: the groups every broker creates for itself (Java's MixAll / SubscriptionGroupManager); hidden unless asked
+SYSTEM_GROUPS = frozenset({
+    "TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "__MONITOR_CONSUMER", "CLIENT_INNER_PRODUCER", "SELF_TEST_P_GROUP",
+    "SELF_TEST_C_GROUP", "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PERMISSION", "CID_ONSAPI_OWNER", "CID_ONSAPI_PULL",
+    "CID_RMQ_SYS_TRACE",
+})  # fmt: skip
+
+
 @routes.get("/consumers")
 async def groups(request: web.Request) -> web.StreamResponse:
+    """Every group: those with a retry topic (consumed once) and those only configured (created, never used),
+    as RocketMQ Dashboard lists the brokers' subscription groups."""
     admin = request.app[ADMIN_KEY]
-    names = await admin.consumer_groups()
+    show_system = request.query.get("system") == "1"
+    configured = {i.group_name for i in await admin.subscription_groups()}
+    names = sorted(set(await admin.consumer_groups()) | configured)
+    if not show_system:
+        names = [g for g in names if g not in SYSTEM_GROUPS]
     summaries = await asyncio.gather(*(admin.group_summary(g) for g in names))
-    return render(request, "consumers.html", groups=summaries, flash=request.query.get("done", ""))
+    return render(request, "consumers.html", groups=summaries, show_system=show_system,
+                  flash=request.query.get("done", ""))  # fmt: skip
+
+
+@routes.post("/consumers")
+async def create(request: web.Request) -> web.StreamResponse:
+    """Create (or update) a subscription group on every master (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP)."""
+    admin = request.app[ADMIN_KEY]
+    form = await request.post()
+    name = required(form, "group")
+    addrs = await admin.update_subscription_group(
+        name,
+        retry_max_times=int_field(form, "retry_max_times", 16, low=-1, high=64),
+        retry_queue_nums=int_field(form, "retry_queue_nums", 1, low=0, high=64),
+        consume_broadcast_enable=form.get("broadcast") == "on",
+        consume_enable=form.get("consume_disabled") != "on",
+    )
+    raise back_to("/consumers", done=f"group {name} saved on {', '.join(addrs)}")
+
+
+@routes.post("/consumers/{group}/delete")
+async def delete(request: web.Request) -> web.StreamResponse:
+    admin = request.app[ADMIN_KEY]
+    name = request.match_info["group"]
+    form = await request.post()
+    addrs = await admin.delete_subscription_group(name, remove_offset=form.get("remove_offset") == "on")
+    raise back_to("/consumers", done=f"group {name} deleted on {', '.join(addrs)}")
+
+
+@routes.get("/consumers/{group}/clients/{client_id}")
+async def running_info(request: web.Request) -> web.StreamResponse:
+    """One consumer's ConsumerRunningInfo (GET_CONSUMER_RUNNING_INFO, passed on by the broker to the client)."""
+    admin = request.app[ADMIN_KEY]
+    name, client_id = request.match_info["group"], request.match_info["client_id"]
+    jstack = request.query.get("jstack") == "1"
+    info = await admin.consumer_running_info(name, client_id, jstack=jstack)
+    queues = sorted(mq_table(info.get("mqTable")), key=lambda e: e[0])
+    return render(request, "running_info.html", group=name, client_id=client_id, info=info, queues=queues,
+                  properties=sorted((str(k), str(v)) for k, v in (info.get("properties") or {}).items()),
+                  status_table=sorted((info.get("statusTable") or {}).items()),
+                  subscriptions=info.get("subscriptionSet") or [], jstack=info.get("jstack") or "")  # fmt: skip
 
 
 @routes.get("/consumers/{group}")
