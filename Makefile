@@ -9,7 +9,7 @@ SOURCES := pyproject.toml setup.py src/rocketq/store/_appendcodec_c.c src/rocket
 		src/rocketq/protocol/_framecodec_c.c \
 		src/rocketq/protocol/_headercodec_c.c src/rocketq/client/_batchcodec_c.c
 
-.PHONY: run test lint typecheck venv interop-venv interop-java interop-go bench fuzz clean
+.PHONY: run test lint typecheck venv interop-venv interop-java interop-go browser bench fuzz clean
 
 $(RUN_STAMP): $(SOURCES)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ interop-java:
 interop-go:
 	bash scripts/go-interop.sh
 
+# Debian's Chromium and chromedriver for the web console's browser tests (installed with apt-get when root).
+browser:
+	bash scripts/browser.sh
+
 run: $(RUN_STAMP)
 	$(VENV)/bin/rocketq standalone --dir ./data listenHost=127.0.0.1
 
@@ -54,7 +58,7 @@ typecheck: $(STAMP)
 # and child processes (about a third of two cores busy), and the two together fit the 15 minutes. Its output
 # follows the main pass's.
 PURE_TESTS = tests/unit tests/integration/broker tests/integration/test_wire_fuzz.py
-test: $(STAMP) interop-venv interop-java interop-go lint typecheck
+test: $(STAMP) interop-venv interop-java interop-go browser lint typecheck
 	@log=$$(mktemp); \
 	ROCKETQ_NO_EXTENSIONS=1 nice -n 10 $(PY) -m pytest -q -p no:cacheprovider $(PURE_TESTS) >$$log 2>&1 & twins=$$!; \
 	echo "ROCKETQ_REQUIRE_NATIVE=1 $(PY) -m pytest -q -p no:cacheprovider  (beside it: ROCKETQ_NO_EXTENSIONS=1 ... $(PURE_TESTS))"; \

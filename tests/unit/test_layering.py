@@ -34,7 +34,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "replication": frozenset({"store", "remoting", "protocol"}),
     "broker": frozenset({"store", "filter", "remoting", "protocol", "acl", "replication"}),
     "client": frozenset({"remoting", "filter", "protocol", "acl"}),
-    "cli": frozenset({"client", "protocol", "broker", "namesrv", "bench", "acl", "replication", "console"}),
+    # remoting: only exposure's bind rule, which `rocketq console` applies to its own listening address
+    "cli": frozenset({"client", "protocol", "broker", "namesrv", "bench", "acl", "replication", "console", "remoting"}),
     # the web console reaches the cluster only through the client SDK, as RocketMQ Dashboard does through its admin
     "console": frozenset({"client", "protocol", "acl"}),
     "spark": frozenset({"client", "protocol"}),

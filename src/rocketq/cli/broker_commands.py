@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rocketq.broker.config import BrokerConfig, default_broker_ip, gives_key
+from rocketq.cli.console_serve import check_console_bind, console_line, start_console
 from rocketq.cli.startup import StartupError, listen_error, start_error, usable_directory
 from rocketq.errors import ConfigError
 
 if TYPE_CHECKING:  # the broker's code is imported only by the commands that run one: admin commands start faster
     from rocketq.broker.controller import BrokerController
+    from rocketq.console.server import ConsoleServer
 
 
 def register(sub: Any) -> None:
@@ -43,6 +45,10 @@ def register(sub: Any) -> None:
     s.add_argument("--replicas", type=int, default=1, metavar="N",
                    help="run the broker as a master and N-1 slaves (brokerId 1..N-1, stores DIR/store-slaveI, "
                         "listenPort + 100*I; docs/replication.md)")  # fmt: skip
+    s.add_argument("--console-port", type=int, default=None, metavar="PORT",
+                   help="serve the web console on this port (0 = any free one; default: no console; docs/console.md)")
+    s.add_argument("--console-host", default="127.0.0.1",
+                   help="the console's address (default 127.0.0.1; another needs aclEnable=true or --insecure)")
     s.add_argument("overrides", nargs="*", metavar="key=value", help="broker.conf properties")
     s.set_defaults(func=_run_standalone)
 
@@ -171,6 +177,16 @@ def _run_standalone(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     slave_cfgs = [_slave_config(cfg, i) for i in range(1, args.replicas)]
+    if args.console_port is not None:
+        if not 0 <= args.console_port <= 65535:
+            print(f"rocketq standalone: --console-port {args.console_port} is not a TCP port", file=sys.stderr)
+            return 2
+        try:  # login is on exactly when the broker checks ACL: the console then needs an admin account
+            check_console_bind(args.console_host, login=cfg.aclEnable, allowed=cfg.allowInsecureBind,
+                               host_key="--console-host")  # fmt: skip
+        except ConfigError as exc:
+            print(f"rocketq standalone: {exc}", file=sys.stderr)
+            return 2
 
     async def main() -> bool:
         limits = cfg.server_limits()  # the embedded name server takes the broker's remoting limits
@@ -197,6 +213,7 @@ def _run_standalone(args: argparse.Namespace) -> int:
 
         broker = BrokerController(cfg)
         slaves: list[BrokerController] = []
+        console: ConsoleServer | None = None
         try:
             await _start_broker(broker, "broker: ")
             for scfg in slave_cfgs:  # after the master: their first registration already names its HA address
@@ -204,14 +221,20 @@ def _run_standalone(args: argparse.Namespace) -> int:
                 slave = BrokerController(scfg)
                 slaves.append(slave)
                 await _start_broker(slave, f"slave {scfg.brokerId}: ")
+            if args.console_port is not None:
+                console = await start_console(cfg, args.console_host, args.console_port)
             stop = _stop_on_signal()
             print(f"name server listening on {', '.join(namesrv.listen_addresses)}", flush=True)
             print(f"{_broker_line(broker)} (store {cfg.storePathRootDir})", flush=True)
             for slave in slaves:
                 print(f"slave {slave.config.brokerId} of {_broker_line(slave)} (store {slave.config.storePathRootDir})",
                       flush=True)  # fmt: skip
+            if console is not None:
+                print(console_line(console), flush=True)
             await stop.wait()
         finally:
+            if console is not None:
+                await console.close()
             saved = True
             for slave in reversed(slaves):
                 saved = await slave.shutdown() and saved

@@ -21,6 +21,7 @@ _COMMAND_MODULES = (
     "rocketq.cli.broker_commands",
     "rocketq.cli.admin",
     "rocketq.cli.bench",
+    "rocketq.cli.console",
 )
 
 

@@ -12,9 +12,11 @@ from aiohttp import web
 
 from rocketq.client import AdminClient
 from rocketq.console import pages
-from rocketq.console.keys import ADMIN_KEY, NAV_KEY
+from rocketq.console.keys import ADMIN_KEY, LOGIN_KEY, NAV_KEY, SESSIONS_KEY
 from rocketq.console.page import Page
 from rocketq.console.render import render_error
+from rocketq.console.session import authenticate
+from rocketq.console.sessions import Sessions
 from rocketq.errors import RocketQError
 
 log = logging.getLogger(__name__)
@@ -44,11 +46,20 @@ async def error_boundary(request: web.Request, handler: Handler) -> web.StreamRe
         return render_error(request, "internal error (see the console's log)", status=500)
 
 
-def make_app(admin: AdminClient, *, middlewares: list[Callable[..., Awaitable[web.StreamResponse]]] | None = None,
+def make_app(admin: AdminClient, *, login: bool = False,
+             middlewares: list[Callable[..., Awaitable[web.StreamResponse]]] | None = None,
              ) -> web.Application:  # fmt: skip
-    """The console for the cluster ``admin`` talks to (the caller starts and closes ``admin``)."""
-    app = web.Application(middlewares=[*(middlewares or []), error_boundary])
+    """The console for the cluster ``admin`` talks to (the caller starts and closes ``admin``). ``login``: every
+    page needs an ACL admin account, whose own client then serves that browser session (session.py)."""
+    app = web.Application(middlewares=[*(middlewares or []), authenticate, error_boundary])
     app[ADMIN_KEY] = admin
+    app[LOGIN_KEY] = login
+    sessions = app[SESSIONS_KEY] = Sessions()
+
+    async def close_sessions(_: web.Application) -> None:
+        await sessions.close_all()
+
+    app.on_cleanup.append(close_sessions)
     nav: list[Page] = []
     for page, routes in discover_pages():
         if page is not None:

@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 from aiohttp import web
 
 from rocketq.client.errors import NoRouteError
+from rocketq.console import flash
 from rocketq.errors import BrokerError, RemotingError
 
 T = TypeVar("T")
@@ -61,10 +62,10 @@ def int_field(values: Mapping[str, object], name: str, default: int, *, low: int
     return value
 
 
-def back_to(path: str, **query: str) -> web.HTTPSeeOther:
-    """The 303 that ends a form's POST: back to ``path`` with the result in the query (shown as the flash)."""
+def back_to(request: web.Request, path: str, *, done: str, **query: str) -> web.HTTPSeeOther:
+    """The 303 that ends a form's POST: back to ``path`` (with ``query``), ``done`` shown there once (flash)."""
     q = {k: v for k, v in query.items() if v}
-    return web.HTTPSeeOther(f"{path}?{urlencode(q)}" if q else path)
+    return flash.redirect(request, f"{path}?{urlencode(q)}" if q else path, done)
 
 
 async def attempt(call: Awaitable[T]) -> tuple[T | None, str | None]:

@@ -6,6 +6,11 @@ from aiohttp import web
 
 from rocketq.client import AdminClient
 from rocketq.console.page import Page
+from rocketq.console.sessions import Sessions
 
+#: the console's own client: every page's when login is off (pages call ``session.admin_of(request)``)
 ADMIN_KEY = web.AppKey("admin", AdminClient)
 NAV_KEY = web.AppKey("nav", list[Page])
+#: whether every page needs an ACL admin login (docs/console.md)
+LOGIN_KEY = web.AppKey("login", bool)
+SESSIONS_KEY = web.AppKey("sessions", Sessions)

@@ -10,6 +10,7 @@ from pathlib import Path
 # "name server listening on 127.0.0.1:PORT" / "broker NAME listening on HOST:PORT ..., advertised as IP:PORT ..."
 _NAMESRV = re.compile(rb"name server listening on \S*:(\d+)")
 _BROKER = re.compile(rb"broker \S+ listening on .*, advertised as ([\d.]+:\d+)")
+_CONSOLE = re.compile(rb"console listening on (http://\S+)")
 
 
 async def run_process(
@@ -39,31 +40,37 @@ async def finish_process(proc: asyncio.subprocess.Process, *, timeout: float) ->
 class StandaloneProcess:
     """A running ``python -m rocketq standalone`` on ephemeral 127.0.0.1 ports."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, namesrv_addr: str, broker_addr: str) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, namesrv_addr: str, broker_addr: str,
+                 console_url: str = "") -> None:  # fmt: skip
         self.proc = proc
         self.namesrv_addr = namesrv_addr
         self.broker_addr = broker_addr
+        #: the web console's base URL (``console=True``), e.g. ``http://127.0.0.1:41234``
+        self.console_url = console_url
 
     @classmethod
     async def start(
-        cls, data_dir: Path, *settings: str, timeout: float = 30.0, log_path: Path | None = None
+        cls, data_dir: Path, *settings: str, timeout: float = 30.0, log_path: Path | None = None,
+        console: bool = False,
     ) -> StandaloneProcess:
-        """``log_path``: append the process's log (stderr) to this file instead of inheriting stderr."""
+        """``log_path``: append the process's log (stderr) to this file instead of inheriting stderr;
+        ``console``: serve the web console too, on an ephemeral 127.0.0.1 port (``console_url``)."""
         log_file = log_path.open("ab") if log_path is not None else None
         try:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "rocketq", "--log-level", "WARNING", "standalone", "--dir", str(data_dir),
-                "--namesrv-port", "0", "listenPort=0", "listenHost=127.0.0.1", *settings,
+                "--namesrv-port", "0", *(["--console-port", "0"] if console else []),
+                "listenPort=0", "listenHost=127.0.0.1", *settings,
                 stdout=asyncio.subprocess.PIPE, stderr=log_file,
             )  # fmt: skip
         finally:
             if log_file is not None:
                 log_file.close()  # the child holds its own copy
         assert proc.stdout is not None
-        namesrv = broker = ""
+        namesrv = broker = url = ""
         try:
             async with asyncio.timeout(timeout):
-                while not (namesrv and broker):
+                while not (namesrv and broker and (url or not console)):
                     line = await proc.stdout.readline()
                     if not line:
                         raise RuntimeError(f"rocketq standalone exited with {await proc.wait()} before listening")
@@ -71,12 +78,14 @@ class StandaloneProcess:
                         namesrv = f"127.0.0.1:{m.group(1).decode()}"
                     if m := _BROKER.search(line):
                         broker = m.group(1).decode()
+                    if m := _CONSOLE.search(line):
+                        url = m.group(1).decode()
         except BaseException:
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
             raise
-        return cls(proc, namesrv, broker)
+        return cls(proc, namesrv, broker, url)
 
     def kill9(self) -> None:
         if self.proc.returncode is None:

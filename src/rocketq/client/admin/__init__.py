@@ -26,6 +26,8 @@ from rocketq.client.admin._types import (
     TopicGroupStats,
     TopicQueueStatus,
 )
+from rocketq.client.admin.access_b import AccessAdmin
+from rocketq.client.admin.brokers_b import BrokerReadAdmin
 from rocketq.client.admin.browse import BrowseAdmin
 from rocketq.client.admin.clients import ClientsAdmin
 from rocketq.client.admin.config import ConfigAdmin
@@ -51,7 +53,9 @@ __all__ = [
 ]
 
 
-class AdminClient(
+# Merge of i23-cli and i23-console: both add all_producers/producer_connections with different answers; lane A's
+# (ClientsAdmin, the AdminClient owner) come first in the MRO until the two are reconciled.
+class AdminClient(  # type: ignore[misc]
     TopicAdmin,
     SubscriptionAdmin,
     GroupAdmin,
@@ -61,6 +65,8 @@ class AdminClient(
     StatsAdmin,
     ConfigAdmin,
     SecurityAdmin,
+    AccessAdmin,
+    BrokerReadAdmin,
 ):
     """The admin client: one class, its requests grouped by area in this package's modules (each a mixin over
     ``AdminBase``, which holds the connection and the cluster view they share)."""

@@ -10,9 +10,9 @@ from aiohttp import web
 
 from rocketq.client.acl import PERMS, AclAccount, AclConfig
 from rocketq.console.inputs import attempt, back_to, required
-from rocketq.console.keys import ADMIN_KEY
 from rocketq.console.page import Page
 from rocketq.console.render import render
+from rocketq.console.session import admin_of
 
 PAGE = Page(title="ACL", path="/acl", order=100)
 routes = web.RouteTableDef()
@@ -28,13 +28,13 @@ class BrokerAcl:
 
 @routes.get("/acl")
 async def acl(request: web.Request) -> web.StreamResponse:
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     brokers = await admin.brokers()
     found = await asyncio.gather(*(attempt(admin.acl_config(b.addr)) for b in brokers))
     views = [BrokerAcl(f"{b.broker_name}/{b.broker_id}", b.addr, cfg, err)
              for b, (cfg, err) in zip(brokers, found, strict=True)]  # fmt: skip
     acl_on = any(v.config is not None for v in views)
-    return render(request, "acl.html", views=views, acl_on=acl_on, perms=PERMS, flash=request.query.get("done", ""))
+    return render(request, "acl.html", views=views, acl_on=acl_on, perms=PERMS)
 
 
 def _names(text: str) -> list[str]:
@@ -43,7 +43,7 @@ def _names(text: str) -> list[str]:
 
 @routes.post("/acl/account")
 async def update_account(request: web.Request) -> web.StreamResponse:
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     form = await request.post()
     fields = {k: str(v) for k, v in form.items()}
     for perm in ("default_topic_perm", "default_group_perm"):
@@ -62,26 +62,27 @@ async def update_account(request: web.Request) -> web.StreamResponse:
     targets = await admin.acl_targets(broker_addr=fields.get("broker") or None)
     for addr in targets:
         await admin.update_acl_account(addr, account)
-    raise back_to("/acl", done=f"account {account.access_key} updated on {', '.join(targets)}")
+    raise back_to(request, "/acl", done=f"account {account.access_key} updated on {', '.join(targets)}")
 
 
 @routes.post("/acl/account/delete")
 async def delete_account(request: web.Request) -> web.StreamResponse:
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     form = await request.post()
     key = required(form, "access_key", "access key")
     targets = await admin.acl_targets(broker_addr=str(form.get("broker", "")) or None)
     for addr in targets:
         await admin.delete_acl_account(addr, key)
-    raise back_to("/acl", done=f"account {key} deleted on {', '.join(targets)}")
+    raise back_to(request, "/acl", done=f"account {key} deleted on {', '.join(targets)}")
 
 
 @routes.post("/acl/white")
 async def update_white(request: web.Request) -> web.StreamResponse:
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     form = await request.post()
     addrs = _names(str(form.get("addrs", "")))
     targets = await admin.acl_targets(broker_addr=str(form.get("broker", "")) or None)
     for addr in targets:
         await admin.update_global_white_addrs(addr, addrs)
-    raise back_to("/acl", done=f"global white list set to {', '.join(addrs) or '(empty)'} on {', '.join(targets)}")
+    whites = ", ".join(addrs) or "(empty)"
+    raise back_to(request, "/acl", done=f"global white list set to {whites} on {', '.join(targets)}")

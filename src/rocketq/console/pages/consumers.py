@@ -10,9 +10,9 @@ from aiohttp import web
 
 from rocketq.client.admin._base import mq_table
 from rocketq.console.inputs import attempt, back_to, int_field, parse_time_ms, required, time_field
-from rocketq.console.keys import ADMIN_KEY
 from rocketq.console.page import Page
 from rocketq.console.render import render
+from rocketq.console.session import admin_of
 
 PAGE = Page(title="Consumers", path="/consumers", order=50)
 routes = web.RouteTableDef()
@@ -30,21 +30,20 @@ SYSTEM_GROUPS = frozenset({
 async def groups(request: web.Request) -> web.StreamResponse:
     """Every group: those with a retry topic (consumed once) and those only configured (created, never used),
     as RocketMQ Dashboard lists the brokers' subscription groups."""
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     show_system = request.query.get("system") == "1"
     configured = {i.group_name for i in await admin.subscription_groups()}
     names = sorted(set(await admin.consumer_groups()) | configured)
     if not show_system:
         names = [g for g in names if g not in SYSTEM_GROUPS]
     summaries = await asyncio.gather(*(admin.group_summary(g) for g in names))
-    return render(request, "consumers.html", groups=summaries, show_system=show_system,
-                  flash=request.query.get("done", ""))  # fmt: skip
+    return render(request, "consumers.html", groups=summaries, show_system=show_system)  # fmt: skip
 
 
 @routes.post("/consumers")
 async def create(request: web.Request) -> web.StreamResponse:
     """Create (or update) a subscription group on every master (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP)."""
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     form = await request.post()
     name = required(form, "group")
     addrs = await admin.update_subscription_group(
@@ -54,22 +53,22 @@ async def create(request: web.Request) -> web.StreamResponse:
         consume_broadcast_enable=form.get("broadcast") == "on",
         consume_enable=form.get("consume_disabled") != "on",
     )
-    raise back_to("/consumers", done=f"group {name} saved on {', '.join(addrs)}")
+    raise back_to(request, "/consumers", done=f"group {name} saved on {', '.join(addrs)}")
 
 
 @routes.post("/consumers/{group}/delete")
 async def delete(request: web.Request) -> web.StreamResponse:
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     name = request.match_info["group"]
     form = await request.post()
     addrs = await admin.delete_subscription_group(name, remove_offset=form.get("remove_offset") == "on")
-    raise back_to("/consumers", done=f"group {name} deleted on {', '.join(addrs)}")
+    raise back_to(request, "/consumers", done=f"group {name} deleted on {', '.join(addrs)}")
 
 
 @routes.get("/consumers/{group}/clients/{client_id}")
 async def running_info(request: web.Request) -> web.StreamResponse:
     """One consumer's ConsumerRunningInfo (GET_CONSUMER_RUNNING_INFO, passed on by the broker to the client)."""
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     name, client_id = request.match_info["group"], request.match_info["client_id"]
     jstack = request.query.get("jstack") == "1"
     info = await admin.consumer_running_info(name, client_id, jstack=jstack)
@@ -82,7 +81,7 @@ async def running_info(request: web.Request) -> web.StreamResponse:
 
 @routes.get("/consumers/{group}")
 async def group(request: web.Request) -> web.StreamResponse:
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     name = request.match_info["group"]
     (progress, progress_error), (conn, conn_error) = await asyncio.gather(
         attempt(admin.consume_progress(name)), attempt(admin.consumer_connections(name))
@@ -90,14 +89,14 @@ async def group(request: web.Request) -> web.StreamResponse:
     topics = sorted({p.message_queue.topic for p in progress or []} | set(conn.subscriptions if conn else {}))
     return render(
         request, "consumer.html", group=name, progress=progress or [], progress_error=progress_error,
-        conn=conn, conn_error=conn_error, topics=topics, flash=request.query.get("done", ""),
+        conn=conn, conn_error=conn_error, topics=topics,
         now=time_field(int(time.time() * 1000)),
     )  # fmt: skip
 
 
 @routes.post("/consumers/{group}/reset")
 async def reset(request: web.Request) -> web.StreamResponse:
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     name = request.match_info["group"]
     form = await request.post()
     topic = required(form, "topic")
@@ -106,4 +105,4 @@ async def reset(request: web.Request) -> web.StreamResponse:
     done = f"reset {name} on {topic}: " + ", ".join(
         f"{mq.broker_name}/{mq.queue_id}→{off}" for mq, off in sorted(moved.items())
     )
-    raise back_to(f"/consumers/{name}", done=done)
+    raise back_to(request, f"/consumers/{name}", done=done)

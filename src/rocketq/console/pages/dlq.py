@@ -13,9 +13,9 @@ from aiohttp import web
 from rocketq.client import AdminClient, MessageExt
 from rocketq.client.errors import NoRouteError
 from rocketq.console.inputs import back_to, int_field, parse_time_ms, required, time_field
-from rocketq.console.keys import ADMIN_KEY
 from rocketq.console.page import Page
 from rocketq.console.render import render
+from rocketq.console.session import admin_of
 from rocketq.protocol.message import PROP_RETRY_TOPIC
 from rocketq.protocol.topics import dlq_topic
 
@@ -48,28 +48,29 @@ def _range(query: Mapping[str, str]) -> tuple[int, int, int]:
 
 @routes.get("/dlq")
 async def dlq(request: web.Request) -> web.StreamResponse:
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     group = request.query.get("group", "").strip()
     begin, end, limit = _range(request.query)
     found = await _dead_letters(admin, group, begin, end, limit) if group else None
     return render(request, "dlq.html", group=group, groups=await admin.consumer_groups(), begin=time_field(begin),
-                  end=time_field(end), limit=limit, found=found, searched=bool(group), retry_prop=PROP_RETRY_TOPIC,
-                  flash=request.query.get("done", ""))  # fmt: skip
+                  end=time_field(end), limit=limit, found=found, searched=bool(group),
+                  retry_prop=PROP_RETRY_TOPIC)  # fmt: skip
 
 
 @routes.post("/dlq/resend")
 async def resend(request: web.Request) -> web.StreamResponse:
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     form = await request.post()
     group, msg_id = required(form, "group"), required(form, "msg_id", "message id")
     result = await admin.resend_dead_letter(group, msg_id)
     done = f"{msg_id} sent back to {group} ({result.message_queue.topic}, {result.status.name})"
-    raise back_to("/dlq", group=group, begin=str(form.get("begin", "")), end=str(form.get("end", "")), done=done)
+    raise back_to(request, "/dlq", group=group, begin=str(form.get("begin", "")), end=str(form.get("end", "")),
+                  done=done)  # fmt: skip
 
 
 @routes.get("/dlq/export")
 async def export(request: web.Request) -> web.StreamResponse:
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     group = required(request.query, "group")
     begin, end, limit = _range(request.query)
     found = await _dead_letters(admin, group, begin, end, limit) or []

@@ -12,9 +12,9 @@ from aiohttp import web
 
 from rocketq.client import AdminClient, MessageExt
 from rocketq.console.inputs import attempt, back_to, int_field, parse_time_ms, required, time_field
-from rocketq.console.keys import ADMIN_KEY
 from rocketq.console.page import Page
 from rocketq.console.render import render
+from rocketq.console.session import admin_of
 
 PAGE = Page(title="Messages", path="/messages", order=70)
 routes = web.RouteTableDef()
@@ -26,7 +26,7 @@ HOUR_MS = 3600 * 1000
 
 @routes.get("/messages")
 async def messages(request: web.Request) -> web.StreamResponse:
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     q = request.query
     mode = q.get("mode", "topic")
     if mode not in MODES:
@@ -87,7 +87,7 @@ def body_text(msg: MessageExt) -> tuple[str, bool]:
 
 @routes.get("/messages/view")
 async def view(request: web.Request) -> web.StreamResponse:
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     topic = required(request.query, "topic")
     msg_id = required(request.query, "msg_id", "message id")
     found = await admin.query_message_by_id(msg_id, topic)
@@ -98,13 +98,13 @@ async def view(request: web.Request) -> web.StreamResponse:
     tracks = list(await asyncio.gather(*(_track(admin, msg, g) for g in groups or [])))
     body, is_text = body_text(msg)
     return render(request, "message.html", msg=msg, topic=topic, body=body, is_text=is_text, tracks=tracks,
-                  groups_error=groups_error, flash=request.query.get("done", ""))  # fmt: skip
+                  groups_error=groups_error)  # fmt: skip
 
 
 @routes.post("/messages/resend")
 async def resend(request: web.Request) -> web.StreamResponse:
     """Hand the message to one consumer of the group (the first connected one when no client is chosen)."""
-    admin = request.app[ADMIN_KEY]
+    admin = admin_of(request)
     form = await request.post()
     topic, msg_id, group = (required(form, n) for n in ("topic", "msg_id", "group"))
     client_id = str(form.get("client_id", "")).strip()
@@ -116,4 +116,4 @@ async def resend(request: web.Request) -> web.StreamResponse:
     result = await admin.consume_message_directly(group, client_id, msg_id, topic)
     done = (f"resent to {client_id} of {group}: {result.get('consumeResult', '?')}"
             f"{' — ' + str(result['remark']) if result.get('remark') else ''}")  # fmt: skip
-    raise back_to("/messages/view", topic=topic, msg_id=msg_id, done=done)
+    raise back_to(request, "/messages/view", topic=topic, msg_id=msg_id, done=done)

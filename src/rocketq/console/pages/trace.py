@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from rocketq.client.trace import query_trace
-from rocketq.console.keys import ADMIN_KEY
 from rocketq.console.page import Page
 from rocketq.console.render import render
+from rocketq.console.session import admin_of
 from rocketq.protocol.topics import TRACE_TOPIC
 
 PAGE = Page(title="Message trace", path="/trace", order=80)
@@ -54,7 +54,7 @@ async def trace(request: web.Request) -> web.StreamResponse:
     trace_topic = request.query.get("trace_topic", "").strip() or TRACE_TOPIC
     records: list[dict[str, str]] | None = None
     if msg_id:
-        records = await query_trace(request.app[ADMIN_KEY], msg_id, trace_topic)
+        records = await query_trace(admin_of(request), msg_id, trace_topic)
     pubs = [r for r in records or [] if r["type"] == "Pub"]
     ends = [r for r in records or [] if r["type"] == "EndTransaction"]
     return render(request, "trace.html", msg_id=msg_id, trace_topic=trace_topic, default_topic=TRACE_TOPIC,
