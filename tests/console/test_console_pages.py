@@ -83,6 +83,7 @@ async def env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Env]:
         await admin.create_topic(TOPIC, read_queue_nums=2, write_queue_nums=2)
         good = PushConsumer(GOOD, config=config, rebalance_interval=0.5, enable_msg_trace=True,
                             consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)  # fmt: skip
+        good.reset_offset_settle_time = 0.5  # Java waits 10 s for in-flight pulls before a reset's rebalance
         good.subscribe(TOPIC, "*")
         good.register_message_listener(lambda msgs, ctx: env.consumed.extend(msgs))
         bad = PushConsumer(BAD, config=config, rebalance_interval=0.5, max_reconsume_times=1,

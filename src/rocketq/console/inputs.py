@@ -18,12 +18,12 @@ from rocketq.errors import BrokerError, RemotingError
 
 T = TypeVar("T")
 
-#: what an <input type="datetime-local"> sends (seconds optional)
+#: local time as the forms show it (or as a datetime-local field would send it)
 _TIME_FORMATS = ("%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M")
 
 
 def parse_time_ms(text: str, field: str) -> int:
-    """Local time as a browser's datetime-local field sends it, or epoch milliseconds."""
+    """Local time (YYYY-MM-DD HH:MM[:SS], a T between is fine too), or epoch milliseconds."""
     text = text.strip()
     if text.isdigit():
         return int(text)
@@ -32,12 +32,12 @@ def parse_time_ms(text: str, field: str) -> int:
             return int(datetime.strptime(text, fmt).timestamp() * 1000)
         except ValueError:
             continue
-    raise ValueError(f"{field}: {text!r} is not a time (YYYY-MM-DDTHH:MM or epoch milliseconds)")
+    raise ValueError(f"{field}: {text!r} is not a time (YYYY-MM-DD HH:MM:SS or epoch milliseconds)")
 
 
 def time_field(ms: int) -> str:
-    """``ms`` as a datetime-local field's value (local time, seconds kept)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(ms / 1000))
+    """``ms`` as the time fields show it (local time, to the second)."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
 
 
 def required(values: Mapping[str, object], name: str, label: str | None = None) -> str:
