@@ -11,8 +11,10 @@ arrives once with its body, keys, tags and properties; per-key order; offsets; s
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import os
+import re
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,11 +22,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
+from aiohttp.test_utils import TestClient, TestServer
 from javaharness import run_driver  # type: ignore[import-not-found]
 
 from rocketq.cli.main import main as cli_main
 from rocketq.client import AdminClient
 from rocketq.client.trace import query_trace
+from rocketq.console.app import make_app
 from rocketq.testing import EmbeddedCluster
 from rocketq.testing.java import JavaCluster
 
@@ -73,6 +77,14 @@ async def drive(cluster: Cluster, tmp_path: Path, scenario: str, *args: str, tim
     assert lines and lines[-1].get("done"), lines[-3:]
     assert lines[-1]["complete"], f"{scenario} did not see everything it waited for: {lines[-1]}"
     return lines
+
+
+def table_rows(page: str, table_id: str) -> list[list[str]]:
+    """The body rows of a console page's table, cell texts (tags stripped, entities decoded)."""
+    m = re.search(rf'<table[^>]* id="{table_id}".*?<tbody>(.*?)</tbody>', page, re.S)
+    assert m, f"no table {table_id}"
+    return [[html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", m.group(1), re.S)]  # fmt: skip
 
 
 def of(lines: list[Line], event: str, **match: Any) -> list[Line]:
@@ -232,14 +244,23 @@ async def test_message_trace_lands_in_the_trace_topic(tmp_path: Path, capsys: py
         lines = await drive(cluster, tmp_path, "trace", "--count", "3")
         # rocketq's look-up (QUERY_MESSAGE by msg id on the trace topic, as the console) finds the Java traces
         shown: dict[str, list[dict[str, str]]] = {}
+        pages: dict[str, str] = {}
         async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
-            for msg_id in {x["msgId"] for x in of(lines, "sent")}:
-                found = await query_trace(admin, msg_id)
-                assert sorted(r["type"] for r in found) == ["Pub", "SubAfter", "SubBefore"], found
-                capsys.readouterr()
-                argv = ["message", "trace", "-n", cluster.namesrv_addr, "-i", msg_id, "--json"]
-                assert await asyncio.to_thread(cli_main, argv) == 0
-                shown[msg_id] = json.loads(capsys.readouterr().out)
+            http = TestClient(TestServer(make_app(admin), host="127.0.0.1"))  # the console's Message trace page
+            await http.start_server()
+            try:
+                for msg_id in {x["msgId"] for x in of(lines, "sent")}:
+                    found = await query_trace(admin, msg_id)
+                    assert sorted(r["type"] for r in found) == ["Pub", "SubAfter", "SubBefore"], found
+                    capsys.readouterr()
+                    argv = ["message", "trace", "-n", cluster.namesrv_addr, "-i", msg_id, "--json"]
+                    assert await asyncio.to_thread(cli_main, argv) == 0
+                    shown[msg_id] = json.loads(capsys.readouterr().out)
+                    resp = await http.get("/trace", params={"msg_id": msg_id})
+                    assert resp.status == 200
+                    pages[msg_id] = await resp.text()
+            finally:
+                await http.close()
     sent = {x["msgId"]: x for x in of(lines, "sent")}
     assert len(once_each(of(lines, "received"))) == 3
     traces = of(lines, "trace")
@@ -259,6 +280,11 @@ async def test_message_trace_lands_in_the_trace_topic(tmp_path: Path, capsys: py
             f"{GROUP}-producer", TOPIC, s["keys"])  # fmt: skip
         assert by_type["SubAfter"]["requestId"] == by_type["SubBefore"]["requestId"]
         assert by_type["SubBefore"]["groupName"] == GROUP
+        # the console shows the Java client's records: the Pub row and the delivery to the group, succeeded
+        pub_row = table_rows(pages[msg_id], "pub-table")
+        assert [(r[1], r[2], r[3], r[4]) for r in pub_row] == [(f"{GROUP}-producer", TOPIC, s["tags"], s["keys"])]
+        consumed = table_rows(pages[msg_id], "consume-table")
+        assert [(r[0], r[4], r[6]) for r in consumed] == [(GROUP, "true", by_type["SubBefore"]["requestId"])]
 
 
 async def test_request_reply(tmp_path: Path) -> None:
