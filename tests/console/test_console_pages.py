@@ -150,6 +150,9 @@ async def test_consumers_list_and_group_match_the_admin_api(env: Env) -> None:
     conns = await env.admin.consumer_connections(GOOD)
     assert [r[0] for r in cells(text, "connection-table")] == [c.client_id for c in conns.connections]
     assert [r[0] for r in cells(text, "subscription-table")] == sorted(conns.subscriptions)
+    [cfg] = [i.config for i in await env.admin.subscription_groups() if i.group_name == GOOD]
+    shown_cfg = dict((r[0], r[1]) for r in cells(text, "config-table-1"))
+    assert shown_cfg["groupName"] == GOOD and shown_cfg["retryMaxTimes"] == str(cfg["retryMaxTimes"])
 
 
 async def test_trace_page_shows_the_records_of_the_cli_lookup(env: Env) -> None:

@@ -83,13 +83,16 @@ async def running_info(request: web.Request) -> web.StreamResponse:
 async def group(request: web.Request) -> web.StreamResponse:
     admin = admin_of(request)
     name = request.match_info["group"]
-    (progress, progress_error), (conn, conn_error) = await asyncio.gather(
-        attempt(admin.consume_progress(name)), attempt(admin.consumer_connections(name))
-    )
+    (progress, progress_error), (conn, conn_error), (configs, _) = await asyncio.gather(
+        attempt(admin.consume_progress(name)), attempt(admin.consumer_connections(name)),
+        attempt(admin.subscription_groups()),
+    )  # fmt: skip
+    # the group's SubscriptionGroupConfig on each master (none: the broker creates it at the first heartbeat)
+    group_configs = [(i.broker_addr, sorted(i.config.items())) for i in configs or [] if i.group_name == name]
     topics = sorted({p.message_queue.topic for p in progress or []} | set(conn.subscriptions if conn else {}))
     return render(
         request, "consumer.html", group=name, progress=progress or [], progress_error=progress_error,
-        conn=conn, conn_error=conn_error, topics=topics,
+        conn=conn, conn_error=conn_error, topics=topics, group_configs=group_configs,
         now=time_field(int(time.time() * 1000)),
     )  # fmt: skip
 
