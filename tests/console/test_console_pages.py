@@ -141,6 +141,12 @@ async def test_consumers_list_and_group_match_the_admin_api(env: Env) -> None:
         s = await env.admin.group_summary(g)
         assert rows[g][1] == str(s.count) and rows[g][3] == s.message_model
     assert GOOD in rows and BAD in rows
+
+    async def committed() -> bool:  # offsets reach the broker a moment after the messages are consumed
+        mine = [p for p in await env.admin.consume_progress(GOOD) if p.message_queue.topic == TOPIC]
+        return sum(p.consumer_offset for p in mine) == len(env.sent) and all(p.lag == 0 for p in mine)
+
+    await until(committed, "the good group's offsets committed")
     text = await page(env, f"/consumers/{GOOD}")
     progress = await env.admin.consume_progress(GOOD)
     shown = cells(text, "progress-table")

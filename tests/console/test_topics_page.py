@@ -55,7 +55,7 @@ def test_create_send_reset_and_delete_a_topic_from_the_page(
     assert len(progress) == 4 and all(q.consumer_offset == q.broker_offset for q in progress)
     assert sum(q.broker_offset for q in progress) == 1
     assert GROUP in console.text("topic-groups")  # its offsets make it a consumer of the topic
-    assert run(admin.aio.topic_consumer_groups(TOPIC)) == [GROUP]
+    assert run(admin.aio.groups_consuming(TOPIC)) == [GROUP]
     shot("topic")
     console.fill({"reset-group": GROUP, "reset-time": "0"})
     console.submit("reset-submit", then="flash")

@@ -1,9 +1,14 @@
 """Admin and try-it-by-hand subcommands, in the spirit of ``mqadmin``::
 
     rocketq topic create|update|delete|list|route|status      (cli/topic.py)
+    rocketq topic clusters|consumers|allocate|order-conf|cq    (cli/topic_extra.py)
     rocketq group progress|connections|reset-offset|resend-dlq (cli/group.py)
+    rocketq group list|config|update|delete|status|clone-offset|skip|topics (cli/group_admin.py)
+    rocketq producer connections|list                          (cli/producer.py)
     rocketq cluster list / rocketq broker-status               (cli/cluster.py)
-    rocketq message by-id|by-key|peek                          (cli/message.py)
+    rocketq broker-config / namesrv-config / kv / broker-perm / clean (cli/config_commands.py)
+    rocketq stats all|broker-consume|item                      (cli/stats.py)
+    rocketq message by-id|by-key|by-offset|peek|consume-directly|trace (cli/message.py)
     rocketq send / rocketq consume                             (cli/send_consume.py)
     rocketq acl list|version|update|delete|white-list          (cli/acl.py)
     rocketq ha status|switch                                   (cli/ha.py)
@@ -20,7 +25,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from rocketq.cli import acl, cluster, group, ha, message, send_consume, topic
+from rocketq.cli import acl, cluster, config_commands, group, ha, message, producer, send_consume, stats, topic
 from rocketq.cli.command import credential_args, seconds
 from rocketq.cli.tls_args import add_tls_arguments
 
@@ -36,5 +41,5 @@ def register(subparsers: Subparsers) -> None:
     common.add_argument("--timeout", type=seconds, default=5.0, help="request timeout in seconds (default 5)")
     add_tls_arguments(common)
     credential_args(common)
-    for module in (topic, group, cluster, ha, message, send_consume, acl):
+    for module in (topic, group, producer, cluster, config_commands, stats, ha, message, send_consume, acl):
         module.register(subparsers, common)

@@ -1,4 +1,4 @@
-"""``rocketq group progress|connections|reset-offset|resend-dlq``."""
+"""``rocketq group progress|connections|reset-offset|resend-dlq`` (and cli/group_admin.py's actions)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from rocketq.cli import args as a
+from rocketq.cli import group_admin
 from rocketq.cli.command import run
 from rocketq.cli.output import CommandFailed, UsageError, emit, fmt_ts
 from rocketq.client import AdminClient
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: Subparsers, common: argparse.ArgumentParser) -> None:
-    group = sub.add_parser("group", help="consumer group progress, connections, offset reset")
+    group = sub.add_parser("group", help="consumer groups: progress, offsets, settings, running info")
     gsub = group.add_subparsers(dest="group_command", metavar="ACTION", required=True)
     p = gsub.add_parser("progress", parents=[common],
                         help="consume progress and lag per queue (without -g: every group at a glance)")  # fmt: skip
@@ -37,6 +38,7 @@ def register(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p.add_argument("-i", "--msg-id", required=True, type=a.msg_id,
                    help="client message id (UNIQ_KEY) or offset message id")  # fmt: skip
     p.set_defaults(func=run(_resend_dlq))
+    group_admin.register_actions(gsub, common)
 
 
 async def committed_progress(admin: AdminClient, group: str, topic: str | None) -> list[QueueProgress]:

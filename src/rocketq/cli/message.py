@@ -1,4 +1,5 @@
-"""``rocketq message by-id|by-key|peek|trace`` and the message rows every message command prints.
+"""``rocketq message by-id|by-key|by-offset|peek|consume-directly|trace`` and the message rows every message
+command prints.
 
 ``peek`` reads a topic's queues from/to an offset or a time without a consumer group's offsets (mqadmin's
 ``printMsg`` / ``printMsgByQueue``): PULL_MESSAGE with the subscription in the request, no commit flag.
@@ -13,22 +14,13 @@ from rocketq.cli import args as a
 from rocketq.cli.command import run
 from rocketq.cli.output import CommandFailed, body_text, emit, fmt_ts
 from rocketq.client import AdminClient, MessageExt
-from rocketq.client.lowlevel import to_subscribe_info
-from rocketq.client.message import PullStatus
-from rocketq.client.subscription import build_subscription_data
 from rocketq.client.trace import query_trace
-from rocketq.protocol.bodies import MessageQueue
-from rocketq.protocol.headers import PULL_FLAG_SUBSCRIPTION, PullMessageRequestHeader
-from rocketq.protocol.message import iter_records
 from rocketq.protocol.topics import TRACE_TOPIC
 
 if TYPE_CHECKING:
     from rocketq.cli.command import Subparsers
 
-#: the group peek pulls as (Java MixAll.TOOLS_CONSUMER_GROUP, which mqadmin's printMsg uses); nothing is committed
-TOOLS_GROUP = "TOOLS_CONSUMER"
 MESSAGE_HEADERS = ["msg id", "topic", "broker", "queue", "offset", "stored", "tags", "keys"]
-_PULL_BATCH = 32
 
 
 def register(sub: Subparsers, common: argparse.ArgumentParser) -> None:
@@ -58,6 +50,21 @@ def register(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p.add_argument("--count", type=a.positive_int, default=100, help="at most this many messages (default 100)")
     a.body_args(p)
     p.set_defaults(func=run(_peek))
+    p = msub.add_parser("by-offset", parents=[common], help="the message at one queue offset (queryMsgByOffset)")
+    p.add_argument("-t", "--topic", required=True)
+    p.add_argument("-b", "--broker-name", required=True, help="the queue's broker (name, as in topic route)")
+    p.add_argument("-q", "--queue", required=True, type=a.non_negative_int, help="queue id")
+    p.add_argument("-o", "--offset", required=True, type=a.non_negative_int, help="queue offset")
+    a.body_args(p)
+    p.set_defaults(func=run(_by_offset))
+    text = "hand a stored message to one consumer's listener (mqadmin queryMsgById -g -d)"
+    p = msub.add_parser("consume-directly", parents=[common], help=text)
+    p.add_argument("-g", "--group", required=True)
+    p.add_argument("-c", "--client-id", required=True, help="the consumer's client id (group connections)")
+    p.add_argument("-i", "--id", required=True, dest="msg_id", type=a.msg_id,
+                   help="offset message id, or client id with -t")  # fmt: skip
+    p.add_argument("-t", "--topic", help="topic to search when the id is a client id (UNIQ_KEY)")
+    p.set_defaults(func=run(_consume_directly))
     p = msub.add_parser("trace", parents=[common], help="a message's trace records (mqadmin queryMsgTraceById)")
     p.add_argument("-i", "--id", required=True, dest="msg_id", help="the message id (client id, UNIQ_KEY)")
     p.add_argument("--trace-topic", default=TRACE_TOPIC, help=f"the trace topic (default {TRACE_TOPIC})")
@@ -122,59 +129,28 @@ async def _trace(args: argparse.Namespace, admin: AdminClient) -> int:
     return 0
 
 
-async def peek_queues(args: argparse.Namespace, admin: AdminClient) -> list[tuple[MessageQueue, str]]:
-    """The chosen readable queues of the topic, each with the address to read it from."""
-    route = await admin.topic_route(args.topic)
-    queues = sorted(to_subscribe_info(args.topic, route))
-    chosen = [q for q in queues if args.broker_name in (None, q.broker_name) and args.queue in (None, q.queue_id)]
-    if not chosen:
-        have = ", ".join(f"{q.broker_name}:{q.queue_id}" for q in queues) or "none readable"
-        raise CommandFailed(f"topic {args.topic!r} has no such queue (queues: {have})")
-    out = []
-    for q in chosen:
-        bd = route.broker(q.broker_name)
-        addr = bd.select_broker_addr() if bd else None
-        if addr is None:
-            raise CommandFailed(f"broker {q.broker_name!r} has no address in the route: {q} can not be read")
-        out.append((q, addr))
-    return out
-
-
 async def _peek(args: argparse.Namespace, admin: AdminClient) -> int:
-    api = admin.instance.api
-    sub = build_subscription_data(args.topic, args.subscription)
-    tags = set(sub.tags_set)
-    found: list[MessageExt] = []
-    for mq, addr in await peek_queues(args, admin):
-        if len(found) >= args.count:
-            break
-        lo, hi = await api.get_min_offset(addr, mq, admin.timeout), await api.get_max_offset(addr, mq, admin.timeout)
-        start = args.from_offset if args.from_offset is not None else lo
-        if args.begin is not None:
-            start = max(start, await api.search_offset(addr, mq, args.begin, admin.timeout))
-        stop = min(hi, args.to_offset) if args.to_offset is not None else hi
-        if args.end is not None:
-            stop = min(stop, await api.search_offset(addr, mq, args.end, admin.timeout))
-        offset = max(start, lo)
-        while offset < stop and len(found) < args.count:
-            header = PullMessageRequestHeader(
-                consumer_group=TOOLS_GROUP, topic=mq.topic, queue_id=mq.queue_id, queue_offset=offset,
-                max_msg_nums=min(_PULL_BATCH, stop - offset), sys_flag=PULL_FLAG_SUBSCRIPTION, commit_offset=0,
-                suspend_timeout_millis=0, subscription=sub.sub_string, sub_version=0,
-                expression_type=sub.expression_type,
-            )  # fmt: skip
-            raw = await api.pull_message(addr, header, mq.broker_name, admin.timeout)
-            if raw.status is PullStatus.FOUND:
-                for rec in iter_records(raw.body):
-                    m = MessageExt.from_record(rec, mq.broker_name)
-                    if offset <= m.queue_offset < stop and (not tags or m.tags in tags):
-                        found.append(m)
-            nxt = raw.header.next_begin_offset
-            if nxt <= offset:  # the broker moved us nowhere (an illegal offset answered with itself): stop
-                break
-            offset = nxt
-    del found[args.count :]
+    found = await admin.browse_messages(
+        args.topic, broker_name=args.broker_name, queue_id=args.queue, from_offset=args.from_offset,
+        to_offset=args.to_offset, begin_ms=args.begin, end_ms=args.end, expression=args.subscription,
+        max_messages=args.count,
+    )  # fmt: skip
     if not found:
         raise CommandFailed(f"no message in the chosen queues of topic {args.topic!r} and range")
     emit_messages(args, found)
     return 0
+
+
+async def _by_offset(args: argparse.Namespace, admin: AdminClient) -> int:
+    m = await admin.message_at_offset(args.topic, args.broker_name, args.queue, args.offset)
+    if m is None:
+        raise CommandFailed(f"no message at offset {args.offset} of {args.broker_name}:{args.queue} of {args.topic!r}")
+    emit_messages(args, [m])
+    return 0
+
+
+async def _consume_directly(args: argparse.Namespace, admin: AdminClient) -> int:
+    r = await admin.consume_message_directly(args.group, args.client_id, args.msg_id, args.topic)
+    row = [r.get("consumeResult"), r.get("order"), r.get("autoCommit"), r.get("spentTimeMills"), r.get("remark")]
+    emit(args, r, ["result", "order", "auto commit", "spent ms", "remark"], [row])
+    return 0 if r.get("consumeResult") == "CR_SUCCESS" else 1

@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from rocketq.cli import args as a
+from rocketq.cli import topic_extra
 from rocketq.cli.command import run
 from rocketq.cli.output import CommandFailed, emit, fmt_ts
 from rocketq.client import AdminClient
@@ -54,6 +55,7 @@ def register(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = tsub.add_parser("status", parents=[common], help="min / max offset of every queue of a topic")
     p.add_argument("-t", "--topic", required=True)
     p.set_defaults(func=run(_status))
+    topic_extra.register_actions(tsub, common)
 
 
 def _row(addr: str, tc: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ packages scripts/browser.sh checks), so Selenium Manager never downloads anythin
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import tempfile
@@ -57,19 +58,28 @@ class ConsoleCluster:
     pages with. ``settings``: broker.conf overrides; ``admin_config``: the admin's extra ClientConfig fields (an
     ACL account)."""
 
-    def __init__(self, *settings: str, data_dir: Path | None = None, **admin_config: Any) -> None:
+    def __init__(self, *settings: str, data_dir: Path | None = None, acl_yaml: str | None = None,
+                 **admin_config: Any) -> None:  # fmt: skip
         self._tmp = None if data_dir is not None else tempfile.mkdtemp(prefix="rocketq-console-")
         self.data_dir = data_dir or Path(self._tmp or ".")
         self.settings: Sequence[str] = settings
+        #: with it: aclEnable=true and this account file (storePathRootDir/conf/plain_acl.yml)
+        self.acl_yaml = acl_yaml
         self.admin_config = admin_config
         self.process: StandaloneProcess | None = None
         self.admin: sync.AdminClient | None = None
 
     def start(self, timeout: float = 60.0) -> ConsoleCluster:
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        settings = list(self.settings)
+        if self.acl_yaml is not None:
+            acl_file = self.data_dir / "store" / "conf" / "plain_acl.yml"
+            acl_file.parent.mkdir(parents=True, exist_ok=True)
+            acl_file.write_text(self.acl_yaml)
+            settings.append("aclEnable=true")
         self.process = sync.run(StandaloneProcess.start(
             self.data_dir, "registerNameServerPeriod=1000", "clientScanIntervalMills=1000", "brokerIP1=127.0.0.1",
-            *self.settings, timeout=timeout, console=True, log_path=self.data_dir / "standalone.log",
+            *settings, timeout=timeout, console=True, log_path=self.data_dir / "standalone.log",
         ))  # fmt: skip
         from rocketq.client.config import ClientConfig
 
@@ -120,10 +130,13 @@ class ConsolePage:
 
     def by_id(self, element_id: str) -> WebElement:
         """The element, once it is there (after a form's redirect the next page may still be loading)."""
+        from selenium.common.exceptions import WebDriverException
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import WebDriverWait
 
-        return WebDriverWait(self.driver, PAGE_TIMEOUT).until(lambda d: d.find_element(By.ID, element_id))
+        # a lookup mid-navigation may fail with any inspector error: retried until the page is there
+        wait = WebDriverWait(self.driver, PAGE_TIMEOUT, ignored_exceptions=(WebDriverException,))
+        return wait.until(lambda d: d.find_element(By.ID, element_id))
 
     def text(self, element_id: str) -> str:
         return str(self.by_id(element_id).text)
@@ -151,21 +164,29 @@ class ConsolePage:
     def submit(self, button_id: str, *, then: str) -> WebElement:
         """Click a form's button and wait for the page it leads to (the element ``then`` of the new page:
         the old page's element of that id must go stale first when both pages have it)."""
-        from selenium.webdriver.support import expected_conditions as ec
+        from selenium.common.exceptions import WebDriverException
         from selenium.webdriver.support.ui import WebDriverWait
 
         marker = self.driver.find_element("tag name", "html")
         self.by_id(button_id).click()
-        WebDriverWait(self.driver, PAGE_TIMEOUT).until(ec.staleness_of(marker))
+
+        def gone(_: object) -> bool:
+            try:
+                marker.is_enabled()
+            except WebDriverException:  # stale, or (mid-navigation) "node does not belong to the document"
+                return True
+            return False
+
+        WebDriverWait(self.driver, PAGE_TIMEOUT).until(gone)
         return self.by_id(then)
 
     def screenshot(self, path: Path) -> None:
-        """The whole page (not just the window): resize to the document's height first."""
-        height = int(self.driver.execute_script("return document.documentElement.scrollHeight") or 1000)
-        width = int(self.driver.get_window_size()["width"])
-        self.driver.set_window_size(width, min(max(height + 40, 600), 4000))
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.driver.save_screenshot(str(path))
-        finally:
-            self.driver.set_window_size(width, 1000)
+        """The whole page, beyond the window (Chromium's DevTools capture of the full layout), as a PNG."""
+        metrics = self.driver.execute_cdp_cmd("Page.getLayoutMetrics", {})
+        size = metrics.get("cssContentSize") or metrics["contentSize"]
+        clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 6000), "scale": 1}
+        shot = self.driver.execute_cdp_cmd(
+            "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True, "clip": clip}
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(base64.b64decode(shot["data"]))

@@ -14,6 +14,7 @@ understood.
 
 from __future__ import annotations
 
+from rocketq.client.admin._base import mq_table
 from rocketq.client.admin._types import (
     BrokerConsumeStats,
     BrokerInfo,
@@ -27,7 +28,6 @@ from rocketq.client.admin._types import (
     TopicQueueStatus,
 )
 from rocketq.client.admin.access_b import AccessAdmin
-from rocketq.client.admin.brokers_b import BrokerReadAdmin
 from rocketq.client.admin.browse import BrowseAdmin
 from rocketq.client.admin.clients import ClientsAdmin
 from rocketq.client.admin.config import ConfigAdmin
@@ -50,12 +50,11 @@ __all__ = [
     "SubscriptionGroupInfo",
     "TopicGroupStats",
     "TopicQueueStatus",
+    "mq_table",
 ]
 
 
-# Merge of i23-cli and i23-console: both add all_producers/producer_connections with different answers; lane A's
-# (ClientsAdmin, the AdminClient owner) come first in the MRO until the two are reconciled.
-class AdminClient(  # type: ignore[misc]
+class AdminClient(
     TopicAdmin,
     SubscriptionAdmin,
     GroupAdmin,
@@ -66,7 +65,6 @@ class AdminClient(  # type: ignore[misc]
     ConfigAdmin,
     SecurityAdmin,
     AccessAdmin,
-    BrokerReadAdmin,
 ):
     """The admin client: one class, its requests grouped by area in this package's modules (each a mixin over
     ``AdminBase``, which holds the connection and the cluster view they share)."""

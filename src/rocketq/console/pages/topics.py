@@ -99,7 +99,7 @@ async def detail(request: web.Request) -> web.StreamResponse:
     route = await admin.topic_route(topic)
     queues = sorted(await admin.topic_status(topic),
                     key=lambda s: (s.message_queue.broker_name, s.message_queue.queue_id))  # fmt: skip
-    groups = await admin.topic_consumer_groups(topic)
+    groups = await admin.groups_consuming(topic)
     clusters, _ = await _cluster_names(request)
     queue_data = route.queue_datas[0] if route.queue_datas else None
     return render(request, "topic.html", topic=topic, route=route, queues=queues, groups=groups, clusters=clusters,
