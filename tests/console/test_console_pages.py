@@ -360,8 +360,35 @@ async def test_dlq_lists_exports_and_resends(env: Env) -> None:
     assert 'id="dlq-none"' in text
 
 
+@pytest.mark.parametrize(("method", "path", "data"), [
+    ("GET", "/messages?mode=topic&topic=NoSuchTopic", None),
+    ("GET", "/messages?mode=nope&topic=x", None),
+    ("GET", f"/messages?mode=topic&topic={TOPIC}&max=lots", None),
+    ("GET", f"/messages?mode=topic&topic={TOPIC}&begin=2030-01-01 00:00:00&end=2020-01-01 00:00:00", None),
+    ("GET", "/messages?mode=key&topic=NoSuchTopic&key=k", None),
+    ("GET", f"/messages/view?topic={TOPIC}&msg_id=7F0000010000B24B00000000DEADBEEF", None),
+    ("GET", "/messages/view?topic=&msg_id=", None),
+    ("GET", "/consumers/no-such-group/clients/no-such-client", None),
+    ("GET", "/dlq/export?group=", None),
+    ("GET", "/dlq?group=x&max=0", None),
+    ("GET", "/trace?msg_id=abc&trace_topic=NoSuchTraceTopic", None),
+    ("GET", "/replication?controller=127.0.0.1:1", None),
+    ("POST", "/messages/resend", {"topic": TOPIC}),
+    ("POST", "/dlq/resend", {"group": "no-such-group", "msg_id": "C0A8000100002A9F0000000000000000"}),
+    ("POST", f"/consumers/{GOOD}/reset", {"topic": "NoSuchTopic", "time": "0"}),
+    ("POST", "/acl/white", {"addrs": "10.0.0.1"}),
+    ("POST", "/acl/account/delete", {"access_key": ""}),
+])  # fmt: skip
+async def test_a_bad_request_is_an_error_page_never_a_crash(env: Env, method: str, path: str,
+                                                            data: dict[str, str] | None) -> None:  # fmt: skip
+    resp = await env.http.request(method, path, data=data, allow_redirects=False)
+    text = await resp.text()
+    assert resp.status == 400, (resp.status, text[-600:])
+    assert 'id="error-message"' in text and "Traceback" not in text
+
+
 async def test_reset_from_the_consumers_page_redelivers(env: Env) -> None:
-    """Last: it makes the consuming group read everything again."""
+    """Near the end: it makes the consuming group read everything again."""
     ids = {s.msg_id for s in env.sent}
     before = len(env.consumed)
     resp = await env.http.post(f"/consumers/{GOOD}/reset", data={"topic": TOPIC, "time": str(env.started_ms)},
@@ -372,3 +399,23 @@ async def test_reset_from_the_consumers_page_redelivers(env: Env) -> None:
     await until(lambda: {m.msg_id for m in env.consumed[before:]} >= ids, "every message consumed again")
     resp = await env.http.post(f"/consumers/{GOOD}/reset", data={"topic": TOPIC, "time": "never"})
     assert resp.status == 400
+
+
+async def test_replication_page_shows_a_slave_catching_up(env: Env) -> None:
+    """After the others (it adds a broker to the cluster): a slave's role, offset, lag and HA connection."""
+    from rocketq.client.replication import replication_rows
+
+    slave = await env.cluster.start_slave(0, 1)
+
+    async def caught_up() -> bool:
+        rows = await replication_rows(env.admin, await env.admin.brokers())
+        return len(rows) == 2 and all("error" not in r for r in rows) and rows[1].get("lag") == 0 \
+            and rows[1]["maxOffset"] == rows[0]["maxOffset"] > 0  # fmt: skip
+
+    await until(caught_up, "the slave registered and caught up")
+    text = await page(env, "/replication")
+    rows = cells(text, "replication-table")
+    assert [(r[2], r[3], r[4]) for r in rows] == [("0", env.cluster.broker_addr, "ASYNC_MASTER"),
+                                                  ("1", slave.config.broker_addr, "SLAVE")]  # fmt: skip
+    assert rows[1][5] == rows[0][5] and rows[1][6] == "0"
+    assert rows[0][7] == "1 slave(s), 1 in sync" and rows[1][7].startswith("following ")
