@@ -258,6 +258,10 @@ async def test_messages_by_topic_key_and_id(env: Env) -> None:
     shown = [r[0] for r in cells(text, "message-table")]
     listed = await env.admin.browse_messages(TOPIC, begin_ms=env.started_ms, max_messages=64)
     assert sorted(shown) == sorted(m.msg_id for m in listed) == ids
+    # at most 2: the earliest two over both queues (not the first queue's two)
+    text = await page(env, "/messages", mode="topic", topic=TOPIC, max="2", **window(env))
+    earliest = sorted(listed, key=lambda m: (m.store_timestamp, m.queue_id))[:2]
+    assert [r[0] for r in cells(text, "message-table")] == [m.msg_id for m in earliest]
     text = await page(env, "/messages", mode="key", topic=TOPIC, key="shared")
     assert sorted(r[0] for r in cells(text, "message-table")) == ids
     text = await page(env, "/messages", mode="key", topic=TOPIC, key="key-3")

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from rocketq.client import AdminClient, MessageExt
 from rocketq.client.errors import NoRouteError
+from rocketq.console.browse import messages_in_range
 from rocketq.console.inputs import back_to, int_field, parse_time_ms, required, time_field
 from rocketq.console.page import Page
 from rocketq.console.render import render
@@ -30,13 +31,10 @@ CSV_HEADERS = ["msgId", "offsetMsgId", "originalTopic", "tags", "keys", "bornTim
 
 async def _dead_letters(admin: AdminClient, group: str, begin: int, end: int, limit: int) -> list[MessageExt] | None:
     """The group's dead letters stored in [begin, end), oldest first; None when the group has no DLQ yet."""
-    if end < begin:
-        raise ValueError("the end of the time range is before its beginning")
     try:
-        found = await admin.browse_messages(dlq_topic(group), begin_ms=begin, end_ms=end, max_messages=limit)
+        return await messages_in_range(admin, dlq_topic(group), begin, end, limit)
     except NoRouteError:
         return None
-    return sorted(found, key=lambda m: m.store_timestamp)
 
 
 def _range(query: Mapping[str, str]) -> tuple[int, int, int]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from rocketq.client import AdminClient, MessageExt
+from rocketq.console.browse import messages_in_range
 from rocketq.console.inputs import attempt, back_to, int_field, parse_time_ms, required, time_field
 from rocketq.console.page import Page
 from rocketq.console.render import render
@@ -39,10 +40,7 @@ async def messages(request: web.Request) -> web.StreamResponse:
     found: list[MessageExt] | None = None
     if topic:
         if mode == "topic":
-            if end < begin:
-                raise ValueError("the end of the time range is before its beginning")
-            found = await admin.browse_messages(topic, begin_ms=begin, end_ms=end, max_messages=limit)
-            found.sort(key=lambda m: m.store_timestamp)
+            found = await messages_in_range(admin, topic, begin, end, limit)
         elif mode == "key":
             found = await admin.query_message_by_key(topic, required(q, "key"), max_num=limit)
         else:
