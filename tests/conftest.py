@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
 
 from rocketq.testing.acl import AclJavaCluster
+from rocketq.testing.browser import BrowserUnavailable, start_chromium
 from rocketq.testing.java import JavaUnavailable
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
 
 # Hypothesis's default 200 ms deadline per example is a timing threshold: on a loaded 2-core machine a
 # correct property failed it. Tests assert behaviour only, so no example has a deadline.
@@ -29,3 +34,16 @@ def java_acl_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AclJa
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[WebDriver]:
+    """The run's one headless Chromium (the web console's tests, docs/console.md), started on first use."""
+    try:
+        driver = start_chromium()
+    except BrowserUnavailable as exc:
+        pytest.fail(str(exc))
+    try:
+        yield driver
+    finally:
+        driver.quit()

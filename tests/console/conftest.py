@@ -1,6 +1,7 @@
-"""The console's browser tests: ONE headless Chromium per pytest run, and a console cluster per session.
+"""The console's browser tests: a console cluster per session, on the run's one headless Chromium.
 
-``browser``: Debian's Chromium driven by Selenium (rocketq.testing.browser). ``console_cluster``: a real
+``browser`` (tests/conftest.py, so a test elsewhere — tests/interop/java — shares the same one): Debian's
+Chromium driven by Selenium (rocketq.testing.browser). ``console_cluster``: a real
 ``rocketq standalone`` serving the console on an ephemeral port, with a blocking AdminClient (``.admin``) of the
 same cluster to compare pages with. ``console``: the browser on that cluster's console (``open``, ``text``,
 ``rows``, ``fill``, ``submit``). ``ROCKETQ_CONSOLE_SCREENSHOTS=DIR``: tests that call ``shot(name)`` save the
@@ -16,22 +17,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from rocketq.testing.browser import BrowserUnavailable, ConsoleCluster, ConsolePage, start_chromium
+from rocketq.testing.browser import ConsoleCluster, ConsolePage
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[WebDriver]:
-    try:
-        driver = start_chromium()
-    except BrowserUnavailable as exc:
-        pytest.fail(str(exc))
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture(scope="session")

@@ -177,12 +177,14 @@ def _run_standalone(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     slave_cfgs = [_slave_config(cfg, i) for i in range(1, args.replicas)]
+    # login is on when the broker or the name server checks accounts: the console then needs an admin account
+    console_login = cfg.aclEnable or bool(args.namesrv_acl_file)
     if args.console_port is not None:
         if not 0 <= args.console_port <= 65535:
             print(f"rocketq standalone: --console-port {args.console_port} is not a TCP port", file=sys.stderr)
             return 2
-        try:  # login is on exactly when the broker checks ACL: the console then needs an admin account
-            check_console_bind(args.console_host, login=cfg.aclEnable, allowed=cfg.allowInsecureBind,
+        try:
+            check_console_bind(args.console_host, login=console_login, allowed=cfg.allowInsecureBind,
                                host_key="--console-host")  # fmt: skip
         except ConfigError as exc:
             print(f"rocketq standalone: {exc}", file=sys.stderr)
@@ -222,7 +224,7 @@ def _run_standalone(args: argparse.Namespace) -> int:
                 slaves.append(slave)
                 await _start_broker(slave, f"slave {scfg.brokerId}: ")
             if args.console_port is not None:
-                console = await start_console(cfg, args.console_host, args.console_port)
+                console = await start_console(cfg, args.console_host, args.console_port, login=console_login)
             stop = _stop_on_signal()
             print(f"name server listening on {', '.join(namesrv.listen_addresses)}", flush=True)
             print(f"{_broker_line(broker)} (store {cfg.storePathRootDir})", flush=True)

@@ -24,7 +24,7 @@ def console_line(server: ConsoleServer) -> str:
     return f"console listening on {server.url}" + (" (ACL login)" if server.login else "")
 
 
-async def start_console(cfg: BrokerConfig, host: str, port: int) -> ConsoleServer:
+async def start_console(cfg: BrokerConfig, host: str, port: int, *, login: bool) -> ConsoleServer:
     """The console of ``standalone``, a client of its own name server (over loopback, as any client: the console
     reaches the cluster only through the client SDK). A TLS-enforcing broker is dialled with TLS, unverified:
     the console talks to this very process."""
@@ -33,7 +33,7 @@ async def start_console(cfg: BrokerConfig, host: str, port: int) -> ConsoleServe
     from rocketq.console.server import ConsoleServer
 
     tls = ClientTls(verify=False) if cfg.tlsServerMode.strip().lower() == "enforcing" else None
-    server = ConsoleServer(ClientConfig(namesrv_addr=cfg.namesrvAddr, tls=tls), host, port, login=cfg.aclEnable)
+    server = ConsoleServer(ClientConfig(namesrv_addr=cfg.namesrvAddr, tls=tls), host, port, login=login)
     try:
         await server.start()
     except OSError as exc:

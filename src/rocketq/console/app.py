@@ -7,11 +7,12 @@ import logging
 import pkgutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from types import ModuleType
 
 from aiohttp import web
 
 from rocketq.client import AdminClient
-from rocketq.console import pages
+from rocketq.console import flash, pages
 from rocketq.console.keys import ADMIN_KEY, LOGIN_KEY, NAV_KEY, SESSIONS_KEY
 from rocketq.console.page import Page
 from rocketq.console.render import render_error
@@ -25,11 +26,12 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 def discover_pages() -> list[tuple[Page | None, web.RouteTableDef]]:
     """Every module of ``rocketq.console.pages``: its ``PAGE`` (or None) and its ``routes``."""
-    found: list[tuple[Page | None, web.RouteTableDef]] = []
-    for info in sorted(pkgutil.iter_modules(pages.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{pages.__name__}.{info.name}")
-        found.append((getattr(module, "PAGE", None), module.routes))
-    return found
+    return [(getattr(m, "PAGE", None), m.routes) for m in _page_modules()]
+
+
+def _page_modules() -> list[ModuleType]:
+    return [importlib.import_module(f"{pages.__name__}.{info.name}")
+            for info in sorted(pkgutil.iter_modules(pages.__path__), key=lambda m: m.name)]  # fmt: skip
 
 
 @web.middleware
@@ -60,11 +62,16 @@ def make_app(admin: AdminClient, *, login: bool = False,
         await sessions.close_all()
 
     app.on_cleanup.append(close_sessions)
+    flash.install(app)
     nav: list[Page] = []
-    for page, routes in discover_pages():
+    for module in _page_modules():
+        page = getattr(module, "PAGE", None)
         if page is not None:
             nav.append(page)
-        app.router.add_routes(routes)
+        app.router.add_routes(module.routes)
+        setup = getattr(module, "setup", None)
+        if setup is not None:  # a page's own state, made before the app starts (aiohttp freezes it then)
+            setup(app)
     app[NAV_KEY] = sorted(nav, key=lambda p: (p.order, p.title))
     app.router.add_static("/static", Path(__file__).parent / "static")
     return app

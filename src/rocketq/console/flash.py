@@ -13,11 +13,13 @@ _MAX = 256
 _FLASH_KEY = web.AppKey("flash", OrderedDict[str, tuple[str, bool]])
 
 
+def install(app: web.Application) -> None:
+    """The app's message store (make_app calls it: an app's state is set before it starts)."""
+    app[_FLASH_KEY] = OrderedDict()
+
+
 def _store(app: web.Application) -> OrderedDict[str, tuple[str, bool]]:
-    store = app.get(_FLASH_KEY)
-    if store is None:
-        store = app[_FLASH_KEY] = OrderedDict()
-    return store
+    return app[_FLASH_KEY]
 
 
 def redirect(request: web.Request, location: str, message: str, *, error: bool = False) -> web.HTTPSeeOther:

@@ -18,7 +18,8 @@ class Page:
 
 class PageModule:
     """The shape discovery expects of ``rocketq.console.pages.<name>`` (a protocol in words, not enforced by type):
-    ``PAGE: Page | None`` (None: routes only, no navigation entry) and ``routes: web.RouteTableDef``."""
+    ``PAGE: Page | None`` (None: routes only, no navigation entry) and ``routes: web.RouteTableDef``; optionally
+    ``setup(app)``, called by make_app, for state the page keeps in the app (set before the app starts)."""
 
     PAGE: Page | None
     routes: web.RouteTableDef

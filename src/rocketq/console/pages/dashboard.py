@@ -60,6 +60,10 @@ class History:
 _HISTORY_KEY = web.AppKey("dashboard_history", History)
 
 
+def setup(app: web.Application) -> None:
+    app[_HISTORY_KEY] = History()
+
+
 def _first(text: str) -> float:
     try:
         return float(text.split()[0]) if text.strip() else 0.0
@@ -90,9 +94,7 @@ async def take_sample(admin: AdminClient) -> Sample:
 
 @routes.get("/dashboard")
 async def dashboard(request: web.Request) -> web.StreamResponse:
-    history = request.app.get(_HISTORY_KEY)
-    if history is None:
-        history = request.app[_HISTORY_KEY] = History()
+    history = request.app[_HISTORY_KEY]
     error = ""
     async with history.lock:  # two viewers at once take one sample
         if not history.samples or time.time() - history.samples[-1].at >= SAMPLE_SECONDS:
