@@ -11,10 +11,8 @@ arrives once with its body, keys, tags and properties; per-key order; offsets; s
 from __future__ import annotations
 
 import asyncio
-import html
 import json
 import os
-import re
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,14 +20,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 from javaharness import run_driver  # type: ignore[import-not-found]
+from selenium.webdriver.remote.webdriver import WebDriver
 
 from rocketq.cli.main import main as cli_main
-from rocketq.client import AdminClient
+from rocketq.client import AdminClient, ClientConfig
 from rocketq.client.trace import query_trace
-from rocketq.console.app import make_app
+from rocketq.console.server import ConsoleServer
 from rocketq.testing import EmbeddedCluster
+from rocketq.testing.browser import ConsolePage
 from rocketq.testing.java import JavaCluster
 
 Line = dict[str, Any]
@@ -77,14 +76,6 @@ async def drive(cluster: Cluster, tmp_path: Path, scenario: str, *args: str, tim
     assert lines and lines[-1].get("done"), lines[-3:]
     assert lines[-1]["complete"], f"{scenario} did not see everything it waited for: {lines[-1]}"
     return lines
-
-
-def table_rows(page: str, table_id: str) -> list[list[str]]:
-    """The body rows of a console page's table, cell texts (tags stripped, entities decoded)."""
-    m = re.search(rf'<table[^>]* id="{table_id}".*?<tbody>(.*?)</tbody>', page, re.S)
-    assert m, f"no table {table_id}"
-    return [[html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
-            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", m.group(1), re.S)]  # fmt: skip
 
 
 def of(lines: list[Line], event: str, **match: Any) -> list[Line]:
@@ -236,7 +227,9 @@ async def test_sql92_subscription_gets_only_matching_messages(tmp_path: Path) ->
     assert got.keys() == matching
 
 
-async def test_message_trace_lands_in_the_trace_topic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+async def test_message_trace_lands_in_the_trace_topic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], browser: WebDriver
+) -> None:
     # As on a Java broker with traceTopicEnable: the trace topic exists (one queue) without auto-creation.
     async with rocketq(tmp_path, traceTopicEnable=True, autoCreateTopicEnable=False) as cluster:
         async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
@@ -244,11 +237,15 @@ async def test_message_trace_lands_in_the_trace_topic(tmp_path: Path, capsys: py
         lines = await drive(cluster, tmp_path, "trace", "--count", "3")
         # rocketq's look-up (QUERY_MESSAGE by msg id on the trace topic, as the console) finds the Java traces
         shown: dict[str, list[dict[str, str]]] = {}
-        pages: dict[str, str] = {}
-        async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
-            http = TestClient(TestServer(make_app(admin), host="127.0.0.1"))  # the console's Message trace page
-            await http.start_server()
-            try:
+        pages: dict[str, dict[str, list[list[str]]]] = {}
+        # the console's Message trace page, in the run's Chromium, served from this loop (the cluster keeps serving
+        # while the blocking browser works in a thread)
+        console = ConsoleServer(ClientConfig(namesrv_addr=cluster.namesrv_addr), "127.0.0.1", 0)
+        await console.start()
+        browser.delete_all_cookies()
+        page = ConsolePage(browser, console.url)
+        try:
+            async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
                 for msg_id in {x["msgId"] for x in of(lines, "sent")}:
                     found = await query_trace(admin, msg_id)
                     assert sorted(r["type"] for r in found) == ["Pub", "SubAfter", "SubBefore"], found
@@ -256,11 +253,10 @@ async def test_message_trace_lands_in_the_trace_topic(tmp_path: Path, capsys: py
                     argv = ["message", "trace", "-n", cluster.namesrv_addr, "-i", msg_id, "--json"]
                     assert await asyncio.to_thread(cli_main, argv) == 0
                     shown[msg_id] = json.loads(capsys.readouterr().out)
-                    resp = await http.get("/trace", params={"msg_id": msg_id})
-                    assert resp.status == 200
-                    pages[msg_id] = await resp.text()
-            finally:
-                await http.close()
+                    await asyncio.to_thread(page.open, f"/trace?msg_id={msg_id}")
+                    pages[msg_id] = {t: await asyncio.to_thread(page.rows, t) for t in ("pub-table", "consume-table")}
+        finally:
+            await console.close()
     sent = {x["msgId"]: x for x in of(lines, "sent")}
     assert len(once_each(of(lines, "received"))) == 3
     traces = of(lines, "trace")
@@ -281,9 +277,9 @@ async def test_message_trace_lands_in_the_trace_topic(tmp_path: Path, capsys: py
         assert by_type["SubAfter"]["requestId"] == by_type["SubBefore"]["requestId"]
         assert by_type["SubBefore"]["groupName"] == GROUP
         # the console shows the Java client's records: the Pub row and the delivery to the group, succeeded
-        pub_row = table_rows(pages[msg_id], "pub-table")
+        pub_row = pages[msg_id]["pub-table"]
         assert [(r[1], r[2], r[3], r[4]) for r in pub_row] == [(f"{GROUP}-producer", TOPIC, s["tags"], s["keys"])]
-        consumed = table_rows(pages[msg_id], "consume-table")
+        consumed = pages[msg_id]["consume-table"]
         assert [(r[0], r[4], r[6]) for r in consumed] == [(GROUP, "true", by_type["SubBefore"]["requestId"])]
 
 
