@@ -98,7 +98,6 @@ def test_consumers_page_and_a_reset(console: ConsolePage, scene: Scene, shot: Ca
     for g in (GOOD, BAD):
         s = admin.group_summary(g)
         assert (rows[g][1], rows[g][3]) == (str(s.count), s.message_model)
-    shot("consumers")
 
     def committed() -> bool:  # the consumer's offsets reach the broker a moment after the messages are consumed
         mine = [p for p in admin.consume_progress(GOOD) if p.message_queue.topic == TOPIC]
@@ -112,7 +111,7 @@ def test_consumers_page_and_a_reset(console: ConsolePage, scene: Scene, shot: Ca
         (p.message_queue.topic, str(p.message_queue.queue_id), str(p.broker_offset)) for p in progress]  # fmt: skip
     [conn] = admin.consumer_connections(GOOD).connections
     assert [r[0] for r in console.rows("connection-table")] == [conn.client_id]
-    shot("consumer")
+    shot("consumers-detail")
 
     before = len(scene.got(scene.consumed))
     console.fill({"reset-topic": TOPIC, "reset-time": str(scene.started_ms)})
@@ -125,7 +124,7 @@ def test_consumers_page_and_a_reset(console: ConsolePage, scene: Scene, shot: Ca
     assert TOPIC in [r[0] for r in console.rows("running-subscription-table")]
     info = run(admin.aio.consumer_running_info(GOOD, conn.client_id))
     assert len(console.rows("queue-table")) == len(info["mqTable"])
-    shot("consumer-client")
+    shot("consumers-client")
 
 
 def test_messages_pages(console: ConsolePage, scene: Scene, shot: Callable[[str], None]) -> None:
@@ -135,7 +134,7 @@ def test_messages_pages(console: ConsolePage, scene: Scene, shot: Callable[[str]
     shown = sorted(r[0] for r in console.rows("message-table"))
     listed = run(scene.admin.aio.browse_messages(TOPIC, begin_ms=scene.started_ms, max_messages=64))
     assert shown == sorted(m.msg_id for m in listed) == sorted(s.msg_id for s in scene.sent)
-    shot("messages")
+    shot("messages-detail")
     console.open("/messages?mode=key")
     console.fill({"message-topic": TOPIC, "message-key": "bk-1"})
     console.submit("message-submit", then="message-table")
@@ -145,7 +144,7 @@ def test_messages_pages(console: ConsolePage, scene: Scene, shot: Callable[[str]
     assert console.text("message-body") == "browser-1"
     tracks = {r[0]: r[1] for r in console.rows("track-table")}
     assert tracks[GOOD] == "consumed"
-    shot("message")
+    shot("messages-view")
 
 
 def test_trace_page(console: ConsolePage, scene: Scene, shot: Callable[[str], None]) -> None:
@@ -165,7 +164,7 @@ def test_trace_page(console: ConsolePage, scene: Scene, shot: Callable[[str], No
     [pub] = console.rows("pub-table")
     assert (pub[1], pub[2], pub[10]) == ("lanec-pg", TOPIC, sent.offset_msg_id)
     assert {(r[0], r[4]) for r in console.rows("consume-table")} >= {(GOOD, "true")}
-    shot("trace")
+    shot("trace-detail")
 
 
 def test_dlq_page_and_a_resend(console: ConsolePage, scene: Scene, shot: Callable[[str], None]) -> None:
@@ -184,7 +183,7 @@ def test_dlq_page_and_a_resend(console: ConsolePage, scene: Scene, shot: Callabl
     console.submit("dlq-submit", then="dlq-table")
     rows = console.rows("dlq-table")
     assert {r[0] for r in rows} == ids and {r[1] for r in rows} == {TOPIC}
-    shot("dlq")
+    shot("dlq-detail")
     target = scene.sent[2].msg_id
     seen = len(scene.got(scene.refused))
     console.submit(f"resend-{target}", then="flash")
@@ -195,13 +194,11 @@ def test_dlq_page_and_a_resend(console: ConsolePage, scene: Scene, shot: Callabl
     assert href.startswith(console.base_url + "/dlq/export?group=")
 
 
-def test_acl_and_replication_pages(console: ConsolePage, scene: Scene, shot: Callable[[str], None]) -> None:
+def test_acl_and_replication_pages(console: ConsolePage, scene: Scene) -> None:
     console.open("/acl")
     assert "ACL is off" in console.text("acl-off")
-    shot("acl")
     console.open("/replication")
     rows = console.rows("replication-table")
     brokers = scene.admin.brokers()
     assert [(r[1], r[3]) for r in rows] == [(b.broker_name, b.addr) for b in brokers]
     assert rows[0][4] == scene.admin.broker_runtime_info(brokers[0].addr)["brokerRole"]
-    shot("replication")
