@@ -401,6 +401,16 @@ async def test_reset_from_the_consumers_page_redelivers(env: Env) -> None:
     text = await page(env, resp.headers["Location"])
     assert "→0" in html.unescape(re.search(r'id="flash">([^<]*)<', text).group(1))  # type: ignore[union-attr]
     await until(lambda: {m.msg_id for m in env.consumed[before:]} >= ids, "every message consumed again")
+    # an offline group put at the start has a backlog; -1 skips it: every queue's offset goes to its end
+    behind = "console-behind"
+    resp = await env.http.post(f"/consumers/{behind}/reset", data={"topic": TOPIC, "time": str(env.started_ms)})
+    assert resp.status == 200
+    progress = await env.admin.consume_progress(behind, TOPIC)
+    assert sum(p.lag for p in progress) == len(env.sent)
+    resp = await env.http.post(f"/consumers/{behind}/reset", data={"topic": TOPIC, "time": "-1"})
+    assert resp.status == 200 and 'id="flash"' in await resp.text()
+    progress = await env.admin.consume_progress(behind, TOPIC)
+    assert len(progress) == 2 and all(p.consumer_offset == p.broker_offset > 0 for p in progress)
     resp = await env.http.post(f"/consumers/{GOOD}/reset", data={"topic": TOPIC, "time": "never"})
     assert resp.status == 400
 

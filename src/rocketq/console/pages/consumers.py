@@ -103,8 +103,11 @@ async def reset(request: web.Request) -> web.StreamResponse:
     name = request.match_info["group"]
     form = await request.post()
     topic = required(form, "topic")
-    when = parse_time_ms(required(form, "time"), "time")
-    moved = await admin.reset_offset_by_timestamp(name, topic, when)
+    text = required(form, "time")
+    if text == "-1":  # skip the backlog: every queue's max offset (mqadmin skipAccumulatedMessage)
+        moved = await admin.skip_accumulation(name, topic)
+    else:
+        moved = await admin.reset_offset_by_timestamp(name, topic, parse_time_ms(text, "time"))
     done = f"reset {name} on {topic}: " + ", ".join(
         f"{mq.broker_name}/{mq.queue_id}→{off}" for mq, off in sorted(moved.items())
     )
