@@ -19,7 +19,7 @@ def test_a_time_is_local_time_or_epoch_milliseconds() -> None:
     assert parse_time_ms(shown[:16], "t") == ms - int(shown[17:19]) * 1000
     assert parse_time_ms(f" {ms} ", "t") == ms
     for bad in ("yesterday", "-1", "2026-13-01 00:00:00", ""):
-        with pytest.raises(ValueError, match="begin: .* is not a time"):
+        with pytest.raises(ValueError, match=r"begin: .* is not a time"):
             parse_time_ms(bad, "begin")
 
 
