@@ -3,6 +3,10 @@ its session's requests are signed with it, a form posted without a session does 
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -74,6 +78,27 @@ def test_only_an_acl_admin_account_gets_in(page: ConsolePage, acl_cluster: Conso
     page.by_id("login-form")
     page.open("/topics")
     assert "/login" in driver.current_url
+
+
+def test_without_login_one_configured_account_signs_the_pages(acl_cluster: ConsoleCluster) -> None:
+    """``rocketq console --access-key`` (Dashboard's accessKey setting): no login, every request signed as it."""
+    env = {**os.environ, "ROCKETQ_SECRET_KEY": ADMIN_SECRET}
+    proc = subprocess.Popen([sys.executable, "-m", "rocketq", "--log-level", "WARNING", "console", "-n",
+                             acl_cluster.namesrv_addr, "--port", "0", "--access-key", ADMIN],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        m = re.match(r"console listening on (\S+)", proc.stdout.readline())
+        assert m is not None
+        with urllib.request.urlopen(m.group(1) + "/cluster", timeout=30) as resp:
+            text = resp.read().decode()
+        assert "V4_9_8 protocol" in text and acl_cluster.broker_addr in text  # runtime info: a signed request
+        with urllib.request.urlopen(acl_cluster.url + "/login", timeout=30) as resp:
+            assert 'id="login-form"' in resp.read().decode()  # the standalone's own console still wants a login
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in err
 
 
 def test_a_form_posted_without_a_session_does_nothing(acl_cluster: ConsoleCluster) -> None:

@@ -55,6 +55,7 @@ IGNORED_JAVA_KEYS = frozenset(
         "waitTimeMillsInHeartbeatQueue", "waitTimeMillsInTransactionQueue", "sendThreadPoolQueueCapacity",
         "pullThreadPoolQueueCapacity", "messageIndexEnable",
         "messageIndexSafe", "cleanFileForciblyEnable", "brokerFastFailureEnable",
+        "filterServerNums",  # no filter servers (GET_BROKER_CONFIG prints 0 for Java's tools)
     }
 )  # fmt: skip
 
@@ -67,6 +68,7 @@ TLS_KEY_ALIASES = {
     "tls.server.trustCertPath": "tlsServerTrustCertPath",
     "tls.server.need.client.auth": "tlsServerNeedClientAuth",
     "tls.enable": "tlsEnable",
+    "useTLS": "tlsEnable",  # BrokerConfig's own name for it (what GET_BROKER_CONFIG prints)
     "tls.client.trustCertPath": "tlsClientTrustCertPath",
     "tls.client.authServer": "tlsClientAuthServer",
 }
@@ -298,6 +300,10 @@ class BrokerConfig:
         out["brokerIP2"] = self.brokerIP2 or self.brokerIP1
         if not self.haMasterAddress:  # Java's null: its properties leave the key out
             del out["haMasterAddress"]
+        # Java BrokerConfig fields mqadmin exportConfigs reads (a missing one is its NullPointerException): no
+        # filter servers here; useTLS is Java's name for the broker's own TLS switch (tls.enable)
+        out["filterServerNums"] = "0"
+        out["useTLS"] = "true" if self.tlsEnable else "false"
         out.update(self.extra)
         return out
 

@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from rocketq.cli import args as a
+from rocketq.cli import cluster_extra
 from rocketq.cli.command import run
 from rocketq.cli.output import CommandFailed, emit, print_table
 from rocketq.client import AdminClient
@@ -22,6 +23,7 @@ def register(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p = csub.add_parser("list", parents=[common], help="brokers of every cluster with a few runtime numbers")
     p.add_argument("-c", "--cluster", help="only this cluster")
     p.set_defaults(func=run(_cluster_list))
+    cluster_extra.register_actions(csub, common)
     p = sub.add_parser("broker-status", parents=[common], help="a broker's runtime info table")
     a.target_args(p)
     p.set_defaults(func=run(_broker_status))

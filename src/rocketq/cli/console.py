@@ -11,9 +11,10 @@ import os
 import sys
 from typing import Any
 
+from rocketq.cli.command import client_config, credential_args
 from rocketq.cli.console_serve import check_console_bind, console_line
-from rocketq.cli.tls_args import add_tls_arguments, tls_from_args
-from rocketq.client.config import ClientConfig
+from rocketq.cli.output import UsageError
+from rocketq.cli.tls_args import add_tls_arguments
 from rocketq.errors import ConfigError
 
 DEFAULT_PORT = 8080
@@ -35,6 +36,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--timeout", type=float, default=5.0, help="request timeout in seconds (default 5)")
     add_tls_arguments(p)
+    credential_args(p)  # without --acl: one account signs every page's requests (Dashboard's accessKey setting)
     p.set_defaults(func=_run_console)
 
 
@@ -53,7 +55,13 @@ def _run_console(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"rocketq console: {exc}", file=sys.stderr)
         return 2
-    config = ClientConfig(namesrv_addr=args.namesrv, tls=tls_from_args(args))
+    if args.acl:  # each browser logs in with its own account; a configured one ($ROCKETQ_ACCESS_KEY) is not used
+        args.access_key = args.secret_key = args.security_token = None
+    try:
+        config = client_config(args)
+    except UsageError as exc:
+        print(f"rocketq console: {exc}", file=sys.stderr)
+        return 2
 
     async def main() -> bool:
         from rocketq.cli.startup import StartupError, listen_error

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from rocketq.cli import args as a
 from rocketq.cli.command import run
-from rocketq.cli.output import CommandFailed, emit, fmt_ts, print_json, print_table
+from rocketq.cli.output import CommandFailed, emit, fmt_ts, one_line, print_json, print_table
 from rocketq.client import AdminClient
 from rocketq.client.admin import mq_table
+from rocketq.errors import RocketQError
 
 if TYPE_CHECKING:
     from rocketq.cli.command import Subparsers
@@ -134,15 +135,19 @@ async def _status(args: argparse.Namespace, admin: AdminClient) -> int:
             _print_running_info(info)
         return 0
     cc = await admin.consumer_connections(args.group)
-    data = []
+    data: list[dict[str, Any]] = []
     for c in cc.connections:
-        info = await admin.consumer_running_info(args.group, c.client_id)
+        try:
+            info = await admin.consumer_running_info(args.group, c.client_id)
+        except RocketQError as exc:  # one client that cannot answer (too old, gone) is a row, not the end
+            data.append({"clientId": c.client_id, "version": c.version, "error": one_line(exc)})
+            continue
         data.append(_summary(c.client_id, c.version, info))
-    rows = [[d["clientId"], d["version"], d["consumeType"], d["messageModel"], d["queues"],
-             " ".join(d["subscriptions"])] for d in data]  # fmt: skip
+    rows = [[d["clientId"], d["version"], d.get("consumeType", ""), d.get("messageModel", ""), d.get("queues", ""),
+             d.get("error") or " ".join(d["subscriptions"])] for d in data]  # fmt: skip
     emit(args, data, ["client id", "version", "type", "model", "queues held", "subscriptions"], rows)
     if not args.json:
-        same = len({tuple(d["subscriptions"]) for d in data}) <= 1
+        same = len({tuple(d["subscriptions"]) for d in data if "subscriptions" in d}) <= 1
         print(f"\nsubscriptions {'the same on every client' if same else 'DIFFER between clients'}")
     return 0
 

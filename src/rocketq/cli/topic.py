@@ -94,9 +94,7 @@ async def targets(admin: AdminClient, args: argparse.Namespace) -> list[str]:
 
 async def broker_topic_configs(admin: AdminClient, addr: str) -> dict[str, Any]:
     """GET_ALL_TOPIC_CONFIG: the broker's topic configs by name (Java TopicConfig JSON)."""
-    obj = await admin.instance.api.broker_json(addr, RequestCode.GET_ALL_TOPIC_CONFIG, None, admin.timeout)
-    table = (obj or {}).get("topicConfigTable") or {}
-    return {str(k): v for k, v in table.items() if isinstance(v, dict)}
+    return await admin.topic_configs(addr)
 
 
 async def _update(args: argparse.Namespace, admin: AdminClient) -> int:

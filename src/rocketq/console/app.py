@@ -13,7 +13,8 @@ from aiohttp import web
 
 from rocketq.client import AdminClient
 from rocketq.console import flash, pages
-from rocketq.console.keys import ADMIN_KEY, LOGIN_KEY, NAV_KEY, SESSIONS_KEY
+from rocketq.console.guard import same_origin
+from rocketq.console.keys import ADMIN_KEY, LOGIN_KEY, LOOPBACK_ONLY_KEY, NAV_KEY, SESSIONS_KEY
 from rocketq.console.page import Page
 from rocketq.console.render import render_error
 from rocketq.console.session import authenticate
@@ -48,12 +49,14 @@ async def error_boundary(request: web.Request, handler: Handler) -> web.StreamRe
         return render_error(request, "internal error (see the console's log)", status=500)
 
 
-def make_app(admin: AdminClient, *, login: bool = False,
+def make_app(admin: AdminClient, *, login: bool = False, loopback_only: bool = False,
              middlewares: list[Callable[..., Awaitable[web.StreamResponse]]] | None = None,
              ) -> web.Application:  # fmt: skip
     """The console for the cluster ``admin`` talks to (the caller starts and closes ``admin``). ``login``: every
-    page needs an ACL admin account, whose own client then serves that browser session (session.py)."""
-    app = web.Application(middlewares=[*(middlewares or []), authenticate, error_boundary])
+    page needs an ACL admin account, whose own client then serves that browser session (session.py);
+    ``loopback_only``: answer requests addressed to a loopback host only (guard.py)."""
+    app = web.Application(middlewares=[*(middlewares or []), same_origin, authenticate, error_boundary])
+    app[LOOPBACK_ONLY_KEY] = loopback_only
     app[ADMIN_KEY] = admin
     app[LOGIN_KEY] = login
     sessions = app[SESSIONS_KEY] = Sessions()

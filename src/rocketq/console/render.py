@@ -10,6 +10,7 @@ from aiohttp import web
 
 from rocketq.console import flash
 from rocketq.console.keys import ADMIN_KEY, LOGIN_KEY, NAV_KEY
+from rocketq.console.session import user_of
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("rocketq.console", "templates"),
@@ -31,7 +32,7 @@ _ENV.filters["datetime"] = _datetime
 def render(request: web.Request, template: str, *, status: int = 200, **context: Any) -> web.Response:
     """The page ``template`` inside base.html's layout; ``nav``, ``path`` and ``user`` are always there."""
     body = _ENV.get_template(template).render(
-        nav=request.app[NAV_KEY], path=request.path, user=request.get("user"), login=request.app[LOGIN_KEY],
+        nav=request.app[NAV_KEY], path=request.path, user=user_of(request), login=request.app[LOGIN_KEY],
         namesrv=request.app[ADMIN_KEY].config.namesrv_addr, flash=flash.take(request), **context,
     )  # fmt: skip
     return web.Response(text=body, status=status, content_type="text/html")

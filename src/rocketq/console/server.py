@@ -9,6 +9,7 @@ from aiohttp import web
 from rocketq.client import AdminClient
 from rocketq.client.config import ClientConfig
 from rocketq.console.app import make_app
+from rocketq.console.guard import loopback_name
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ class ConsoleServer:
         self.host, self.port = host, port
         self.login = login
         self.admin = AdminClient(config=config, timeout=timeout)
-        self.app = make_app(self.admin, login=login)
+        self.app = make_app(self.admin, login=login, loopback_only=loopback_name(host))
         self._runner: web.AppRunner | None = None
 
     @property
@@ -43,10 +44,8 @@ class ConsoleServer:
             await self.admin.close()
             raise
         self._runner = runner
-        server = site._server  # aiohttp keeps the bound sockets there; the port is needed when 0 was asked
-        sockets = getattr(server, "sockets", None) or []
-        if sockets:
-            self.port = sockets[0].getsockname()[1]
+        if runner.addresses:  # the bound address: the port is needed when 0 was asked
+            self.port = int(runner.addresses[0][1])
         log.info("console.started url=%s login=%s", self.url, self.login)
         return self.port
 

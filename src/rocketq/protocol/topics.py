@@ -88,6 +88,20 @@ def is_system_topic(topic: str) -> bool:
     return topic in SYSTEM_TOPICS or topic.startswith((SYSTEM_TOPIC_PREFIX, ROCKETQ_SYSTEM_TOPIC_PREFIX))
 
 
+#: the groups a broker has from the start (Java MixAll's system groups); user-facing lists leave them out
+SYSTEM_GROUPS: Final = (
+    "TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "__MONITOR_CONSUMER", "CLIENT_INNER_PRODUCER",
+    "SELF_TEST_P_GROUP", "SELF_TEST_C_GROUP", "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PERMISSION",
+    "CID_ONSAPI_OWNER", "CID_ONSAPI_PULL", "CID_RMQ_SYS_TRACE",
+)  # fmt: skip
+SYSTEM_GROUP_PREFIX: Final = "CID_RMQ_SYS_"
+
+
+def is_system_group(group: str) -> bool:
+    """MixAll.isSysConsumerGroup or one of the groups every broker starts with."""
+    return group.startswith(SYSTEM_GROUP_PREFIX) or group in SYSTEM_GROUPS
+
+
 #: Topics a client may not send to directly (TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET).
 NOT_ALLOWED_SEND_TOPICS: Final = frozenset(
     {SCHEDULE_TOPIC, TRANS_HALF_TOPIC, TRANS_OP_HALF_TOPIC, TRANS_CHECK_MAX_TIME_TOPIC, SELF_TEST_TOPIC,

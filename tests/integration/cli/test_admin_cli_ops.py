@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -182,3 +184,32 @@ async def test_config_kv_permission_cleanups_and_offsets(cli: Any, standalone: S
     assert [p["consumerOffset"] for p in dst.json()] == [2]  # cloned from cg-src
     assert kv_del.rc == 0 and restore.rc == 0
     (await cli("kv", "get", "-s", "ns-cli", "-k", "k1")).failed(1, "k1")
+
+
+async def test_exports_and_send_round_trip(cli: Any, tmp_path: Path) -> None:
+    assert (await cli("topic", "create", "-t", "CliExportT", "-r", "2", "-w", "3")).rc == 0
+    assert (await cli("group", "update", "-g", "cg-export", "--retry-queues", "2")).rc == 0
+    meta, meta_file, configs, metrics, rt = (
+        await cli("cluster", "export-metadata", "-c", "DefaultCluster"),
+        await cli("cluster", "export-metadata", "-c", "DefaultCluster", "--topics-only", "-f",
+                  str(tmp_path / "topic.json")),
+        await cli("cluster", "export-configs", "-c", "DefaultCluster"),
+        await cli("cluster", "export-metrics", "-c", "DefaultCluster"),
+        await cli("cluster", "rt", "--amount", "3", "--json"),
+    )  # fmt: skip
+    doc = meta.json()
+    mine = doc["topicConfigTable"]["CliExportT"]
+    assert (mine["readQueueNums"], mine["writeQueueNums"]) == (2, 3)
+    assert doc["subscriptionGroupTable"]["cg-export"]["retryQueueNums"] == 2
+    assert "TOOLS_CONSUMER" not in doc["subscriptionGroupTable"] and "broker-a" not in doc["topicConfigTable"]
+    assert meta_file.rc == 0, meta_file.err
+    written = json.loads((tmp_path / "topic.json").read_text())
+    assert "CliExportT" in written["topicConfigTable"] and "subscriptionGroupTable" not in written
+    conf = configs.json()
+    assert conf["brokerConfigs"]["broker-a"]["brokerName"] == "broker-a"
+    assert conf["clusterScale"] == {"namesrvSize": 1, "masterBrokerSize": 1, "slaveBrokerSize": 0}
+    report = metrics.json()["evaluateReport"]["broker-a"]
+    assert report["runtimeQuota"]["topicSize"] >= 1
+    assert set(metrics.json()["totalData"]) == {"totalTps", "totalOneDayNum"}
+    (row,) = rt.json()
+    assert (row["brokerName"], row["topic"], row["sent"], row["failed"]) == ("broker-a", "broker-a", 3, 0)

@@ -135,6 +135,7 @@ class _Scenario:
     async def all(self) -> Transcript:
         nm = self.t.names
         n, c, b = self.t.namesrv, self.t.cluster, self.t.broker_addr
+        await self.run("help")  # no command: mqadmin lists its commands (docs/cli.md's table must name them all)
         await self.run("clusterList", "clusterList", "-n", n)
         await self.run("clusterList -m", "clusterList", "-n", n, "-m")
         await self.run("brokerStatus", "brokerStatus", "-n", n, "-b", b)
@@ -186,6 +187,7 @@ class _Scenario:
         await self.run("queryMsgById", "queryMsgById", "-n", n, "-i", probe.offset_msg_id)
         await self.run("queryMsgByOffset", "queryMsgByOffset", "-n", n, "-t", nm.topic, "-b", bn, "-i", "0", "-o", "1")
         await self.run("printMsg", "printMsg", "-n", n, "-t", nm.topic)
+        await self.run("printMsgByQueue", "printMsgByQueue", "-n", n, "-t", nm.topic, "-a", bn, "-i", "0", "-p", "true")
         await self.run("consumeMessage", "consumeMessage", "-n", n, "-t", nm.topic, "-b", bn, "-i", "0", "-o", "1",
                        "-c", "2")  # fmt: skip
         await self.run("producerConnection", "producerConnection", "-n", n, "-g", nm.producer_group, "-t", nm.topic)
@@ -231,6 +233,7 @@ class _Scenario:
             await self.run("brokerConsumeStats", "brokerConsumeStats", "-n", n, "-b", b)
             await self.run("cloneGroupOffset", "cloneGroupOffset", "-n", n, "-s", nm.group, "-d", nm.clone_group,
                            "-t", nm.topic)  # fmt: skip
+            await self.run("allocateMQ", "allocateMQ", "-n", n, "-t", nm.topic, "-i", "10.0.0.1,10.0.0.2,10.0.0.3")
             probe = out.sent[1]
             await self.run("queryMsgById -g -d", "queryMsgById", "-n", n, "-i", probe.offset_msg_id, "-g", nm.group,
                            "-d", consumer.client_id)  # fmt: skip
@@ -239,6 +242,7 @@ class _Scenario:
                            "-s", "0")  # fmt: skip
             await _wait_for(lambda: consumed(before + total), "the messages consumed again after the reset", tries=120)
             out.facts["received_after_reset"] = len(out.received) - before
+            await self.run("skipAccumulatedMessage", "skipAccumulatedMessage", "-n", n, "-g", nm.group, "-t", nm.topic)
         finally:
             await consumer.shutdown()
 
@@ -302,6 +306,10 @@ class _Scenario:
         exported = json.loads((export / "metadata.json").read_text())
         self.out.facts["exported topic"] = exported["topicConfigTable"].get(nm.topic)
         self.out.facts["exported group"] = exported["subscriptionGroupTable"].get(nm.group)
+        await self.run("exportConfigs", "exportConfigs", "-n", n, "-c", c, "-f", str(export))
+        self.out.facts["export configs"] = json.loads((export / "configs.json").read_text())
+        await self.run("exportMetrics", "exportMetrics", "-n", n, "-c", c, "-f", str(export))
+        self.out.facts["export metrics"] = json.loads((export / "metrics.json").read_text())
         await self.run("deleteExpiredCommitLog", "deleteExpiredCommitLog", "-n", n, "-c", c)
         await self.run("cleanExpiredCQ", "cleanExpiredCQ", "-n", n, "-c", c)
         await self.run("cleanUnusedTopic", "cleanUnusedTopic", "-n", n, "-c", c)
@@ -310,6 +318,10 @@ class _Scenario:
         await self.run("getConsumerConfig deleted", "getConsumerConfig", "-n", n, "-g", nm.group)
         await self.run("deleteTopic system", "deleteTopic", "-n", n, "-c", c, "-t", SCHEDULE_TOPIC)
         await self.run("deleteTopic", "deleteTopic", "-n", n, "-c", c, "-t", nm.topic)
+        # last: they send to the broker's own topic, which the put counts checked above must not see
+        bn = self.t.broker_name
+        await self.run("sendMsgStatus", "sendMsgStatus", "-n", n, "-b", bn, "-s", "64", "-c", "2")
+        await self.run("checkMsgSendRT", "checkMsgSendRT", "-n", n, "-t", bn, "-a", "2", "-s", "64")
         await self.run("topicList after", "topicList", "-n", n)
 
 

@@ -12,6 +12,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from rocketq.client import ClientConfig
 from rocketq.client.sync import AdminClient, run
 from rocketq.console.server import ConsoleServer
+from rocketq.testing.acl import AclJavaCluster
 from rocketq.testing.browser import ConsolePage
 from rocketq.testing.java import JavaCluster
 
@@ -77,3 +78,28 @@ def test_topic_forms_act_on_the_java_broker(
     page.by_id("delete-confirm").click()
     page.submit("delete-submit", then="topics-table")
     assert TOPIC not in admin.topic_list()
+
+
+def test_login_against_a_java_acl_broker_admits_its_admin_only(browser: WebDriver, java_acl_cluster: AclJavaCluster,
+                                                               ) -> None:  # fmt: skip
+    """The login's proof (an empty UPDATE_BROKER_CONFIG, admin-only) as Java 4.9.7's PlainAccessValidator and
+    AdminBrokerProcessor answer it: a wrong secret and a non-admin account refused, the admin let in, and the
+    admin's session reads the broker's runtime info (signed)."""
+    accounts = java_acl_cluster.accounts
+    server = ConsoleServer(ClientConfig(namesrv_addr=java_acl_cluster.namesrv_addr), "127.0.0.1", 0, login=True)
+    run(server.start())
+    try:
+        browser.delete_all_cookies()
+        page = ConsolePage(browser, server.url)
+        page.open("/cluster")
+        for key, secret in ((accounts.admin_key, "wrong"), (accounts.user_key, accounts.user_secret)):
+            page.fill({"login-access-key": key, "login-secret-key": secret})
+            page.submit("login-submit", then="login-error")
+            assert f"login refused for {key}" in page.text("login-error")
+        page.fill({"login-access-key": accounts.admin_key, "login-secret-key": accounts.admin_secret})
+        page.submit("login-submit", then="brokers-table")
+        assert [r[4] for r in page.rows("brokers-table")] == ["V4_9_7"]
+        assert page.text("user") == accounts.admin_key
+    finally:
+        browser.delete_all_cookies()
+        run(server.close(), timeout=60)

@@ -152,3 +152,12 @@ def test_replication_keys_have_java_defaults_and_are_checked() -> None:
         BrokerConfig.from_mapping({"brokerRole": "SLAVE"})
     with pytest.raises(ConfigError, match="slaveTimeout"):
         BrokerConfig.from_mapping({"slaveTimeout": "0"})
+
+
+def test_the_keys_mqadmin_export_configs_reads_are_printed_and_read_back() -> None:
+    """mqadmin exportConfigs copies 16 keys of GET_BROKER_CONFIG and fails on a missing one (it had no
+    filterServerNums nor useTLS); the printed properties load back."""
+    shown = BrokerConfig(tlsEnable=True).as_properties()
+    assert (shown["filterServerNums"], shown["useTLS"]) == ("0", "true")
+    again = BrokerConfig.from_mapping({"filterServerNums": "0", "useTLS": "true"})
+    assert again.tlsEnable is True

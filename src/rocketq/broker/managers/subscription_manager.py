@@ -21,12 +21,7 @@ from rocketq.broker.managers.persist import BackgroundWriter, ConfigManager
 from rocketq.codes import ResponseCode
 from rocketq.errors import BrokerError
 from rocketq.protocol.bodies import DataVersion
-
-SYSTEM_GROUPS = (
-    "TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "__MONITOR_CONSUMER", "CLIENT_INNER_PRODUCER",
-    "SELF_TEST_P_GROUP", "SELF_TEST_C_GROUP", "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PERMISSION",
-    "CID_ONSAPI_OWNER", "CID_ONSAPI_PULL", "CID_RMQ_SYS_TRACE",
-)  # fmt: skip
+from rocketq.protocol.topics import SYSTEM_GROUPS
 
 #: a group's fields in subscriptionGroup.json and their Java types (SubscriptionGroupConfig)
 GROUP_FIELDS = {

@@ -19,7 +19,7 @@ TOPIC_PUT_NUMS = "TOPIC_PUT_NUMS"
 GROUP_GET_NUMS = "GROUP_GET_NUMS"
 
 
-def _sum_24h(stats: dict[str, Any]) -> int:
+def sum_24h(stats: dict[str, Any]) -> int:
     """Java statsAll's compute24HourSum: the day's sum, else the hour's, else the minute's."""
     for window in ("statsDay", "statsHour", "statsMinute"):
         total = int((stats.get(window) or {}).get("sum", 0) or 0)
@@ -120,7 +120,7 @@ class StatsAdmin(AdminBase):
                 except BrokerError:
                     continue  # nothing was ever put there
                 in_tps += _tps(s)
-                in_24h += _sum_24h(s)
+                in_24h += sum_24h(s)
             groups = await self.groups_consuming(t)
             if not groups and not active_only:
                 rows.append(TopicGroupStats(t, "", 0, in_tps, 0.0, in_24h, 0))
@@ -134,7 +134,7 @@ class StatsAdmin(AdminBase):
                     except BrokerError:
                         continue
                     out_tps += _tps(s)
-                    out_24h += _sum_24h(s)
+                    out_24h += sum_24h(s)
                 rows.append(TopicGroupStats(t, g, await self._accumulation(g, t), in_tps, out_tps, in_24h, out_24h))
         return rows
 

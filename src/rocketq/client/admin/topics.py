@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from rocketq.client.admin._base import AdminBase, mq_table
 from rocketq.client.admin._types import (
@@ -81,6 +82,19 @@ class TopicAdmin(AdminBase):
             resp = await self._api.invoke(ns, cmd, self.timeout)
             if resp.code != ResponseCode.SUCCESS:
                 raise error_for_code(resp.code, resp.remark)
+
+    async def topic_configs(self, broker_addr: str) -> dict[str, dict[str, Any]]:
+        """GET_ALL_TOPIC_CONFIG: one broker's topic configs by name (Java TopicConfig JSON)."""
+        obj = await self._api.broker_json(broker_addr, RequestCode.GET_ALL_TOPIC_CONFIG, None, self.timeout)
+        table = (obj or {}).get("topicConfigTable") or {}
+        return {str(k): dict(v) for k, v in sorted(table.items()) if isinstance(v, dict)}
+
+    async def broker_system_topics(self, broker_addr: str) -> list[str]:
+        """GET_SYSTEM_TOPIC_LIST_FROM_BROKER: the topics the broker made for itself (its cluster and broker
+        names, the system topics)."""
+        obj = await self._api.broker_json(broker_addr, RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, None,
+                                          self.timeout)  # fmt: skip
+        return sorted(str(t) for t in (obj or {}).get("topicList") or [])
 
     async def topic_status(self, topic: str) -> list[TopicQueueStatus]:
         """GET_TOPIC_STATS_INFO from every broker of the topic's route."""
