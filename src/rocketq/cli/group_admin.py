@@ -38,10 +38,10 @@ def register_actions(gsub: Subparsers, common: argparse.ArgumentParser) -> None:
     a.target_args(p)
     p.add_argument("--consume-enable", action=argparse.BooleanOptionalAction, default=True,
                    help="the group may consume (default yes)")  # fmt: skip
-    p.add_argument("--from-min", action=argparse.BooleanOptionalAction, default=False,
-                   help="a new group starts at the min offset (consumeFromMinEnable, default no)")  # fmt: skip
-    p.add_argument("--broadcast", action=argparse.BooleanOptionalAction, default=False,
-                   help="broadcast consumption allowed (consumeBroadcastEnable, default no)")  # fmt: skip
+    p.add_argument("--from-min", action=argparse.BooleanOptionalAction, default=True,
+                   help="a new group starts at the min offset (consumeFromMinEnable, default yes)")  # fmt: skip
+    p.add_argument("--broadcast", action=argparse.BooleanOptionalAction, default=True,
+                   help="broadcast consumption allowed (consumeBroadcastEnable, default yes)")  # fmt: skip
     p.add_argument("--retry-queues", type=a.positive_int, default=1, help="retry queue count (default 1)")
     p.add_argument("--retry-max-times", type=a.non_negative_int, default=16, help="max retries (default 16)")
     p.add_argument("--broker-id", type=a.non_negative_int, default=0, help="broker id to consume from (default 0)")

@@ -63,15 +63,16 @@ def _config(standalone: StandaloneProcess) -> ClientConfig:
 
 
 async def test_subscription_group_settings_round_trip(cli: Any) -> None:
-    updated = await cli("group", "update", "-g", "sg-cli", "--retry-max-times", "3", "--broadcast", "--json")
+    updated = await cli("group", "update", "-g", "sg-cli", "--retry-max-times", "3", "--no-broadcast", "--json")
     assert [u["groupName"] for u in updated.json()] == ["sg-cli"]
     config, listed = await asyncio.gather(cli("group", "config", "-g", "sg-cli", "--json"), cli("group", "list"))
     (conf,) = config.json()
-    assert (conf["retryMaxTimes"], conf["consumeBroadcastEnable"], conf["consumeEnable"]) == (3, True, True)
+    assert (conf["retryMaxTimes"], conf["consumeBroadcastEnable"], conf["consumeEnable"]) == (3, False, True)
+    assert conf["consumeFromMinEnable"] is True  # mqadmin updateSubGroup's default
     assert camel_keys(config.json()) == []
     rows = table(listed.out, "broker", "group", "consume", "from min", "broadcast", "retry queues", "retry max",
                  "broker id", "slow broker", "notify")  # fmt: skip
-    assert next(r for r in rows if r[1] == "sg-cli")[4:7:2] == ["True", "3"]
+    assert next(r for r in rows if r[1] == "sg-cli")[4:7:2] == ["False", "3"]
     assert (await cli("group", "delete", "-g", "sg-cli")).rc == 0
     (await cli("group", "config", "-g", "sg-cli")).failed(1, "sg-cli")
 

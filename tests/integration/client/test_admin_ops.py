@@ -35,9 +35,9 @@ async def test_admin_reaches_what_mqadmin_reaches(cluster: Any, fast_config: Any
         await admin.create_topic(TOPIC, read_queue_nums=2, write_queue_nums=2)
 
         # subscription groups: create with settings, read back, delete
-        assert await admin.update_subscription_group("sg-ops", retry_max_times=3, consume_broadcast_enable=True)
+        assert await admin.update_subscription_group("sg-ops", retry_max_times=3, consume_broadcast_enable=False)
         conf = await admin.subscription_group_config("sg-ops", addr)
-        assert conf is not None and conf["retryMaxTimes"] == 3 and conf["consumeBroadcastEnable"] is True
+        assert conf is not None and conf["retryMaxTimes"] == 3 and conf["consumeBroadcastEnable"] is False
         assert "sg-ops" in {g.group_name for g in await admin.subscription_groups()}
         await admin.delete_subscription_group("sg-ops")
         assert await admin.subscription_group_config("sg-ops", addr) is None
