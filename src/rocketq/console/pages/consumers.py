@@ -13,17 +13,10 @@ from rocketq.console.inputs import attempt, back_to, int_field, parse_time_ms, r
 from rocketq.console.page import Page
 from rocketq.console.render import render
 from rocketq.console.session import admin_of
+from rocketq.protocol.topics import is_system_group
 
 PAGE = Page(title="Consumers", path="/consumers", order=50)
 routes = web.RouteTableDef()
-
-
-#: the groups every broker creates for itself (Java's MixAll / SubscriptionGroupManager); hidden unless asked
-SYSTEM_GROUPS = frozenset({
-    "TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "__MONITOR_CONSUMER", "CLIENT_INNER_PRODUCER", "SELF_TEST_P_GROUP",
-    "SELF_TEST_C_GROUP", "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PERMISSION", "CID_ONSAPI_OWNER", "CID_ONSAPI_PULL",
-    "CID_RMQ_SYS_TRACE",
-})  # fmt: skip
 
 
 @routes.get("/consumers")
@@ -35,7 +28,7 @@ async def groups(request: web.Request) -> web.StreamResponse:
     configured = {i.group_name for i in await admin.subscription_groups()}
     names = sorted(set(await admin.consumer_groups()) | configured)
     if not show_system:
-        names = [g for g in names if g not in SYSTEM_GROUPS]
+        names = [g for g in names if not is_system_group(g)]
     summaries = await asyncio.gather(*(admin.group_summary(g) for g in names))
     return render(request, "consumers.html", groups=summaries, show_system=show_system)  # fmt: skip
 
