@@ -34,7 +34,7 @@ async def messages(request: web.Request) -> web.StreamResponse:
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
     now = int(time.time() * 1000)
     begin = parse_time_ms(q["begin"], "begin") if q.get("begin") else now - HOUR_MS
-    end = parse_time_ms(q["end"], "end") if q.get("end") else now
+    end = parse_time_ms(q["end"], "end") if q.get("end") else now + 60_000  # what arrives while reading
     limit = int_field(q, "max", 64, low=1, high=MAX_SHOWN)
     topic = q.get("topic", "").strip()
     found: list[MessageExt] | None = None
@@ -47,7 +47,7 @@ async def messages(request: web.Request) -> web.StreamResponse:
             found = await admin.query_message_by_id(required(q, "msg_id", "message id"), topic)
     return render(request, "messages.html", mode=mode, topic=topic, key=q.get("key", ""),
                   msg_id=q.get("msg_id", ""), begin=time_field(begin), end=time_field(end), limit=limit,
-                  found=found, topics=[t for t in await admin.topic_list()])  # fmt: skip
+                  found=found, topics=await admin.topic_list())  # fmt: skip
 
 
 @dataclass(frozen=True)
