@@ -11,7 +11,6 @@ one broker its group's master through the controller (CONTROLLER_ELECT_MASTER wi
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +19,7 @@ from rocketq.cli.command import run
 from rocketq.cli.output import CommandFailed, UsageError, emit
 from rocketq.client import AdminClient
 from rocketq.client.admin import BrokerInfo
-from rocketq.client.ha import ReplicaGroup
-from rocketq.errors import BrokerError, RemotingError
+from rocketq.client.replication import connection_text, replication_rows
 
 if TYPE_CHECKING:
     from rocketq.cli.command import Subparsers
@@ -55,64 +53,6 @@ def register(sub: Subparsers, common: argparse.ArgumentParser) -> None:
 # ---------------------------------------------------------------------------------------------------- status
 
 
-async def _probe(admin: AdminClient, b: BrokerInfo) -> dict[str, Any]:
-    """One broker's row data: its HA runtime info and its role, or the error that stopped the asking."""
-    try:
-        info, runtime = await asyncio.gather(admin.broker_ha_status(b.addr), admin.broker_runtime_info(b.addr))
-    except (RemotingError, BrokerError) as exc:
-        return {"error": str(exc)}
-    return {"info": info, "role": runtime.get("brokerRole") or ("SLAVE" if not info.get("master") else "MASTER")}
-
-
-def max_offset(info: dict[str, Any]) -> int:
-    if info.get("master"):
-        return int(info.get("masterCommitLogMaxOffset") or 0)
-    return int((info.get("haClientRuntimeInfo") or {}).get("maxOffset") or 0)
-
-
-def connection_text(info: dict[str, Any]) -> str:
-    if info.get("master"):
-        conns = info.get("haConnectionInfo") or []
-        return f"{len(conns)} slave(s), {int(info.get('inSyncSlaveNums') or 0)} in sync"
-    client = info.get("haClientRuntimeInfo") or {}
-    master = client.get("masterAddr")
-    if not master:
-        return "no master address"
-    return f"following {master}" if client.get("connected", True) else f"not connected to {master}"
-
-
-def group_rows(brokers: list[BrokerInfo], probes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One JSON object per broker; a slave's ``lag`` is its group's master's max offset minus its own."""
-    masters: dict[str, int] = {}
-    for b, p in zip(brokers, probes, strict=True):
-        if "info" in p and p["info"].get("master"):
-            masters[b.broker_name] = max(masters.get(b.broker_name, 0), max_offset(p["info"]))
-    out = []
-    for b, p in zip(brokers, probes, strict=True):
-        row: dict[str, Any] = {"clusterName": b.cluster, "brokerName": b.broker_name, "brokerId": b.broker_id,
-                               "brokerAddr": b.addr}  # fmt: skip
-        if "error" in p:
-            row["error"] = p["error"]
-        else:
-            info = p["info"]
-            row.update(brokerRole=p["role"], maxOffset=max_offset(info), haRuntimeInfo=info)
-            if not info.get("master") and b.broker_name in masters:
-                row["lag"] = max(0, masters[b.broker_name] - row["maxOffset"])
-        out.append(row)
-    return out
-
-
-def add_controller_view(rows: list[dict[str, Any]], groups: dict[str, ReplicaGroup]) -> None:
-    for row in rows:
-        g = groups.get(row["brokerName"])
-        if g is None:
-            continue
-        row.update(masterEpoch=g.master_epoch, syncStateSetEpoch=g.sync_state_set_epoch, syncStateSet=g.in_sync_ids)
-        mine = next((r for r in g.replicas if r.address == row["brokerAddr"]), None)
-        if mine is not None:
-            row.update(controllerBrokerId=mine.broker_id, inSync=mine.in_sync, alive=mine.alive)
-
-
 def _text_row(row: dict[str, Any], controller: bool) -> list[Any]:
     if "error" in row:
         cells: list[Any] = [row["brokerName"], row["brokerId"], row["brokerAddr"], "-", "-", "-",
@@ -136,11 +76,7 @@ async def _status(args: argparse.Namespace, admin: AdminClient) -> int:
         brokers = known or [BrokerInfo("-", "-", -1, args.broker)]
     else:
         brokers = await registered_brokers(admin, args.cluster)
-    probes = list(await asyncio.gather(*(_probe(admin, b) for b in brokers)))
-    rows = group_rows(brokers, probes)
-    if args.controller:
-        names = sorted({b.broker_name for b in brokers})
-        add_controller_view(rows, await admin.controller_sync_state(args.controller, names))
+    rows = await replication_rows(admin, brokers, args.controller)
     if len(rows) == 1 and "error" in rows[0]:
         raise CommandFailed(f"{rows[0]['brokerAddr']}: {rows[0]['error']}")
     headers = HEADERS + (CONTROLLER_HEADERS if args.controller else [])

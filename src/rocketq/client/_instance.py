@@ -24,6 +24,7 @@ import time
 from collections.abc import Coroutine, Iterable
 from typing import Any, Protocol
 
+from rocketq.client import _jstack
 from rocketq.client._api import MQClientAPI
 from rocketq.client._route import TopicPublishInfo, to_publish_info
 from rocketq.client._route_cache import RouteCache
@@ -469,7 +470,10 @@ class ClientInstance:
         consumer = self.consumers.get(group)
         if consumer is None:
             return cmd.response(ResponseCode.SYSTEM_ERROR, f"The Consumer Group <{group}> not exist in this consumer")
-        return cmd.response(ResponseCode.SUCCESS, body=encode_running_info(consumer.running_info()))
+        info = consumer.running_info()
+        if cmd.ext_fields.get("jstackEnable", "").lower() == "true":  # Java: the stacks of every thread
+            info["jstack"] = _jstack.dump()
+        return cmd.response(ResponseCode.SUCCESS, body=encode_running_info(info))
 
     async def _on_consume_directly(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         group = cmd.ext_fields.get("consumerGroup", "")

@@ -21,11 +21,14 @@ from typing import Any, Protocol
 
 import pytest
 from javaharness import run_driver  # type: ignore[import-not-found]
+from selenium.webdriver.remote.webdriver import WebDriver
 
 from rocketq.cli.main import main as cli_main
-from rocketq.client import AdminClient
+from rocketq.client import AdminClient, ClientConfig
 from rocketq.client.trace import query_trace
+from rocketq.console.server import ConsoleServer
 from rocketq.testing import EmbeddedCluster
+from rocketq.testing.browser import ConsolePage
 from rocketq.testing.java import JavaCluster
 
 Line = dict[str, Any]
@@ -224,7 +227,9 @@ async def test_sql92_subscription_gets_only_matching_messages(tmp_path: Path) ->
     assert got.keys() == matching
 
 
-async def test_message_trace_lands_in_the_trace_topic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+async def test_message_trace_lands_in_the_trace_topic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], browser: WebDriver
+) -> None:
     # As on a Java broker with traceTopicEnable: the trace topic exists (one queue) without auto-creation.
     async with rocketq(tmp_path, traceTopicEnable=True, autoCreateTopicEnable=False) as cluster:
         async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
@@ -232,14 +237,26 @@ async def test_message_trace_lands_in_the_trace_topic(tmp_path: Path, capsys: py
         lines = await drive(cluster, tmp_path, "trace", "--count", "3")
         # rocketq's look-up (QUERY_MESSAGE by msg id on the trace topic, as the console) finds the Java traces
         shown: dict[str, list[dict[str, str]]] = {}
-        async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
-            for msg_id in {x["msgId"] for x in of(lines, "sent")}:
-                found = await query_trace(admin, msg_id)
-                assert sorted(r["type"] for r in found) == ["Pub", "SubAfter", "SubBefore"], found
-                capsys.readouterr()
-                argv = ["message", "trace", "-n", cluster.namesrv_addr, "-i", msg_id, "--json"]
-                assert await asyncio.to_thread(cli_main, argv) == 0
-                shown[msg_id] = json.loads(capsys.readouterr().out)
+        pages: dict[str, dict[str, list[list[str]]]] = {}
+        # the console's Message trace page, in the run's Chromium, served from this loop (the cluster keeps serving
+        # while the blocking browser works in a thread)
+        console = ConsoleServer(ClientConfig(namesrv_addr=cluster.namesrv_addr), "127.0.0.1", 0)
+        await console.start()
+        browser.delete_all_cookies()
+        page = ConsolePage(browser, console.url)
+        try:
+            async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+                for msg_id in {x["msgId"] for x in of(lines, "sent")}:
+                    found = await query_trace(admin, msg_id)
+                    assert sorted(r["type"] for r in found) == ["Pub", "SubAfter", "SubBefore"], found
+                    capsys.readouterr()
+                    argv = ["message", "trace", "-n", cluster.namesrv_addr, "-i", msg_id, "--json"]
+                    assert await asyncio.to_thread(cli_main, argv) == 0
+                    shown[msg_id] = json.loads(capsys.readouterr().out)
+                    await asyncio.to_thread(page.open, f"/trace?msg_id={msg_id}")
+                    pages[msg_id] = {t: await asyncio.to_thread(page.rows, t) for t in ("pub-table", "consume-table")}
+        finally:
+            await console.close()
     sent = {x["msgId"]: x for x in of(lines, "sent")}
     assert len(once_each(of(lines, "received"))) == 3
     traces = of(lines, "trace")
@@ -259,6 +276,11 @@ async def test_message_trace_lands_in_the_trace_topic(tmp_path: Path, capsys: py
             f"{GROUP}-producer", TOPIC, s["keys"])  # fmt: skip
         assert by_type["SubAfter"]["requestId"] == by_type["SubBefore"]["requestId"]
         assert by_type["SubBefore"]["groupName"] == GROUP
+        # the console shows the Java client's records: the Pub row and the delivery to the group, succeeded
+        pub_row = pages[msg_id]["pub-table"]
+        assert [(r[1], r[2], r[3], r[4]) for r in pub_row] == [(f"{GROUP}-producer", TOPIC, s["tags"], s["keys"])]
+        consumed = pages[msg_id]["consume-table"]
+        assert [(r[0], r[4], r[6]) for r in consumed] == [(GROUP, "true", by_type["SubBefore"]["requestId"])]
 
 
 async def test_request_reply(tmp_path: Path) -> None:
