@@ -27,7 +27,6 @@ from rocketq.client.admin._types import (
     TopicGroupStats,
     TopicQueueStatus,
 )
-from rocketq.client.admin.access_b import AccessAdmin
 from rocketq.client.admin.browse import BrowseAdmin
 from rocketq.client.admin.clients import ClientsAdmin
 from rocketq.client.admin.config import ConfigAdmin
@@ -64,7 +63,6 @@ class AdminClient(
     StatsAdmin,
     ConfigAdmin,
     SecurityAdmin,
-    AccessAdmin,
 ):
     """The admin client: one class, its requests grouped by area in this package's modules (each a mixin over
     ``AdminBase``, which holds the connection and the cluster view they share)."""

@@ -12,6 +12,7 @@ from rocketq.client.admin._base import AdminBase
 from rocketq.client.ha import ElectResult, ReplicaGroup, controller_error, parse_sync_state_data
 from rocketq.codes import ControllerRequestCode, ControllerResponseCode, RequestCode, ResponseCode
 from rocketq.errors import ClientError, ProtocolError
+from rocketq.protocol.route import MASTER_ID
 
 log = logging.getLogger("rocketq.client.admin")
 
@@ -99,3 +100,17 @@ class SecurityAdmin(AdminBase):
         if not addrs:
             raise ClientError(f"no broker in cluster {cluster!r}")
         return addrs
+
+    async def check_admin(self) -> list[str]:
+        """Prove the account may administer every master broker; returns their addresses, raises the first
+        refusal (a BrokerError: unknown account, bad signature, not an admin).
+
+        The proof is UPDATE_BROKER_CONFIG with no properties: admin-only in every ACL mode (Java's
+        ``Permission.ADMIN_CODE``), and with an empty body a broker (Java's and rocketq's) changes nothing.
+        """
+        masters = [b.addr for b in await self.brokers() if b.broker_id == MASTER_ID]
+        if not masters:
+            raise ClientError("no master broker is registered with the name server")
+        for addr in masters:
+            await self._api.call(addr, RequestCode.UPDATE_BROKER_CONFIG, None, self.timeout)
+        return masters

@@ -8,7 +8,7 @@ import time
 
 from aiohttp import web
 
-from rocketq.client.admin._base import mq_table
+from rocketq.client.admin import mq_table
 from rocketq.console.inputs import attempt, back_to, int_field, parse_time_ms, required, time_field
 from rocketq.console.page import Page
 from rocketq.console.render import render
