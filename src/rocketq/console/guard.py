@@ -11,28 +11,17 @@
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from rocketq.common.addresses import is_loopback
 from rocketq.console.keys import LOOPBACK_ONLY_KEY
 from rocketq.console.render import render_error
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
-
-
-def loopback_name(host: str) -> bool:
-    """Whether ``host`` (a Host header's name, or an address to listen on) means this machine only."""
-    name = host.strip().strip("[]")
-    if name.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def _host_name(host: str) -> str:
@@ -44,7 +33,7 @@ def _host_name(host: str) -> str:
 
 @web.middleware
 async def same_origin(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if request.app[LOOPBACK_ONLY_KEY] and not loopback_name(_host_name(request.host or "")):
+    if request.app[LOOPBACK_ONLY_KEY] and not is_loopback(_host_name(request.host or "")):
         return render_error(request, f"this console answers loopback addresses only, not {request.host!r}", status=403)
     if request.method not in _SAFE:
         site = request.headers.get("Sec-Fetch-Site", "")

@@ -8,8 +8,8 @@ from aiohttp import web
 
 from rocketq.client import AdminClient
 from rocketq.client.config import ClientConfig
+from rocketq.common.addresses import is_loopback
 from rocketq.console.app import make_app
-from rocketq.console.guard import loopback_name
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ class ConsoleServer:
         self.host, self.port = host, port
         self.login = login
         self.admin = AdminClient(config=config, timeout=timeout)
-        self.app = make_app(self.admin, login=login, loopback_only=loopback_name(host))
+        self.app = make_app(self.admin, login=login, loopback_only=is_loopback(host))
         self._runner: web.AppRunner | None = None
 
     @property

@@ -9,25 +9,14 @@ network). The check runs at start-up, before the port is bound.
 
 from __future__ import annotations
 
-import ipaddress
-
+from rocketq.common.addresses import is_loopback
 from rocketq.errors import ConfigError
+
+__all__ = ["ALLOW_FLAG", "ALLOW_KEY", "check_bind", "is_loopback"]
 
 #: the key (broker.conf, name server property) and the command-line flag that allow an unprotected bind
 ALLOW_KEY = "allowInsecureBind"
 ALLOW_FLAG = "--insecure"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether listening on ``host`` is reachable from this machine only (127.0.0.0/8, ::1, ``localhost``).
-    A host name other than ``localhost`` counts as reachable: what it resolves to can change."""
-    name = host.strip().strip("[]")
-    if name.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(

@@ -7,8 +7,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from rocketq.client import AdminClient
+from rocketq.common.addresses import is_loopback
 from rocketq.console.app import make_app
-from rocketq.console.guard import loopback_name
 
 
 async def _client(**kwargs: bool) -> tuple[TestClient[web.Request, web.Application], list[str]]:
@@ -61,5 +61,5 @@ async def test_a_loopback_console_answers_loopback_host_names_only() -> None:
 
 
 def test_loopback_names() -> None:
-    assert all(loopback_name(h) for h in ("localhost", "127.0.0.1", "127.9.9.9", "::1", "[::1]"))
-    assert not any(loopback_name(h) for h in ("0.0.0.0", "10.1.2.3", "evil.example", ""))
+    assert all(is_loopback(h) for h in ("localhost", "127.0.0.1", "127.9.9.9", "::1", "[::1]"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "10.1.2.3", "evil.example", ""))

@@ -119,3 +119,18 @@ class TopicGroupStats:
     out_tps: float
     in_msg_24h: int
     out_msg_24h: int
+
+
+def connection_set(obj: Any) -> list[ConnectionInfo]:
+    """The ``connectionSet`` of a producer or consumer connection answer (204/203), sorted by client id."""
+    conns = [
+        ConnectionInfo(
+            str(c.get("clientId", "")),
+            str(c.get("clientAddr", "")),
+            str(c.get("language", "")),
+            int(c.get("version", 0)),
+        )
+        for c in (obj or {}).get("connectionSet") or []
+        if isinstance(c, dict)
+    ]
+    return sorted(conns, key=lambda c: c.client_id)

@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 from rocketq.client._offset_id import decode_offset_msg_id
-from rocketq.client.admin._types import ConnectionInfo
+from rocketq.client.admin._types import ConnectionInfo, connection_set
 from rocketq.client.admin.messages import MessageAdmin
 from rocketq.client.errors import InvalidMessageIdError
 from rocketq.codes import RequestCode
@@ -15,20 +15,6 @@ from rocketq.errors import BrokerError, ClientError, ProtocolError
 from rocketq.protocol.route import MASTER_ID
 
 log = logging.getLogger("rocketq.client.admin")
-
-
-def _connections(obj: Any) -> list[ConnectionInfo]:
-    conns = [
-        ConnectionInfo(
-            str(c.get("clientId", "")),
-            str(c.get("clientAddr", "")),
-            str(c.get("language", "")),
-            int(c.get("version", 0)),
-        )
-        for c in (obj or {}).get("connectionSet") or []
-        if isinstance(c, dict)
-    ]
-    return sorted(conns, key=lambda c: c.client_id)
 
 
 class ClientsAdmin(MessageAdmin):
@@ -50,7 +36,7 @@ class ClientsAdmin(MessageAdmin):
             except BrokerError as exc:
                 last = exc
                 continue
-            for c in _connections(obj):
+            for c in connection_set(obj):
                 found.setdefault(c.client_id + "@" + c.client_addr, c)
             if topic is not None:
                 break

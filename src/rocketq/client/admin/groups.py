@@ -7,10 +7,10 @@ from typing import Any
 
 from rocketq.client.admin._base import AdminBase, mq_table
 from rocketq.client.admin._types import (
-    ConnectionInfo,
     ConsumerConnection,
     GroupSummary,
     QueueProgress,
+    connection_set,
 )
 from rocketq.client.errors import NoRouteError
 from rocketq.codes import RequestCode, ResponseCode
@@ -93,18 +93,9 @@ class GroupAdmin(AdminBase):
             if last is not None:
                 raise last
             obj = {}
-        conns = [
-            ConnectionInfo(
-                str(c.get("clientId", "")),
-                str(c.get("clientAddr", "")),
-                str(c.get("language", "")),
-                int(c.get("version", 0)),
-            )
-            for c in obj.get("connectionSet") or []
-        ]
         subs = {str(t): str((s or {}).get("subString", "")) for t, s in (obj.get("subscriptionTable") or {}).items()}
         return ConsumerConnection(
-            sorted(conns, key=lambda c: c.client_id), str(obj.get("consumeType", "")),
+            connection_set(obj), str(obj.get("consumeType", "")),
             str(obj.get("messageModel", "")), str(obj.get("consumeFromWhere", "")), subs,
         )  # fmt: skip
 
