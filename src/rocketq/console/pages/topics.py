@@ -4,7 +4,6 @@ message sent from the page and a consumer group's offsets reset by time (RocketM
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import time
 from urllib.parse import quote
 
@@ -12,6 +11,7 @@ from aiohttp import web
 
 from rocketq.client import Message, Producer
 from rocketq.console import flash
+from rocketq.console.inputs import int_field, parse_time_ms
 from rocketq.console.page import Page
 from rocketq.console.render import render
 from rocketq.console.session import admin_of
@@ -44,28 +44,9 @@ def detail_url(topic: str) -> str:
 
 
 def parse_time(text: str) -> int:
-    """Epoch milliseconds from ``YYYY-MM-DD HH:MM[:SS]`` (local time, as shown on the page) or a number of ms;
-    ``-1``: the latest offset (Java's resetOffset reads -1 as "the queue's max offset")."""
-    text = text.strip()
-    if text.isdigit() or text == "-1":
-        return int(text)
-    for fmt in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M"):
-        try:
-            return int(datetime.datetime.strptime(text, fmt).timestamp() * 1000)
-        except ValueError:
-            continue
-    raise ValueError(f"not a time: {text!r} (YYYY-MM-DD HH:MM:SS, epoch milliseconds or -1)")
-
-
-def _int(form: object, name: str, default: int, low: int, high: int) -> int:
-    raw = str(form.get(name, "") or default)  # type: ignore[attr-defined]
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"{name}: {raw!r} is not a number") from None
-    if not low <= value <= high:
-        raise ValueError(f"{name}: {value} is not between {low} and {high}")
-    return value
+    """Epoch milliseconds from a time field (``inputs.parse_time_ms``); ``-1``: the latest offset (Java's
+    resetOffset reads -1 as "the queue's max offset")."""
+    return -1 if text.strip() == "-1" else parse_time_ms(text, "timestamp")
 
 
 async def _cluster_names(request: web.Request) -> tuple[list[str], set[str]]:
@@ -114,10 +95,11 @@ async def create(request: web.Request) -> web.StreamResponse:
     if (why := topic_name_error(topic)) is not None:
         raise ValueError(why)
     cluster = str(form.get("cluster", "")).strip() or None
-    perm = _int(form, "perm", PERM_READ | PERM_WRITE, 0, 7)
+    perm = int_field(form, "perm", PERM_READ | PERM_WRITE, low=0, high=7)
     addrs = await admin_of(request).create_topic(
-        topic, cluster=cluster, write_queue_nums=_int(form, "writeQueueNums", 8, 1, 1024),
-        read_queue_nums=_int(form, "readQueueNums", 8, 1, 1024), perm=perm, order=form.get("order") == "on",
+        topic, cluster=cluster, write_queue_nums=int_field(form, "writeQueueNums", 8, low=1, high=1024),
+        read_queue_nums=int_field(form, "readQueueNums", 8, low=1, high=1024),
+        perm=perm, order=form.get("order") == "on",
     )  # fmt: skip
     raise flash.redirect(request, detail_url(topic), f"topic {topic} created/updated on {', '.join(addrs)}")
 
