@@ -34,6 +34,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "replication": frozenset({"store", "remoting", "protocol"}),
     "broker": frozenset({"store", "filter", "remoting", "protocol", "acl", "replication"}),
     "client": frozenset({"remoting", "filter", "protocol", "acl"}),
+    # the gRPC front is an adapter over the broker's services (remoting only for exposure's bind rule)
+    "grpc": frozenset({"broker", "protocol", "acl", "store", "remoting"}),
     # remoting: only exposure's bind rule, which `rocketq console` applies to its own listening address
     "cli": frozenset({"client", "protocol", "broker", "namesrv", "bench", "acl", "replication", "console", "remoting"}),
     # the web console reaches the cluster only through the client SDK, as RocketMQ Dashboard does through its admin
