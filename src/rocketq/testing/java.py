@@ -40,8 +40,9 @@ import socket
 import struct
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from rocketq.codes import RequestCode
@@ -146,26 +147,31 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
-def name_server_lists(namesrv_addr: str, broker_addr: str) -> bool:
-    """Whether the name server's cluster table holds ``broker_addr`` (one blocking GET_BROKER_CLUSTER_INFO)."""
-    host, _, port = namesrv_addr.rpartition(":")
+def _ask(addr: str, code: int) -> RemotingCommand | None:
+    """One blocking request without a header to ``addr``; None when the server cannot be reached."""
+    host, _, port = addr.rpartition(":")
     try:
         with socket.create_connection((host, int(port)), timeout=5) as sock:
-            sock.sendall(encode(RemotingCommand.request(RequestCode.GET_BROKER_CLUSTER_INFO)))
+            sock.sendall(encode(RemotingCommand.request(code)))
             (length,) = struct.unpack(">I", _recv_exact(sock, 4))
-            answer = decode_frame(_recv_exact(sock, length))
+            return decode_frame(_recv_exact(sock, length))
     except (OSError, ProtocolError):
-        return False
-    return answer.code == 0 and broker_addr.encode() in answer.body
+        return None
 
 
-def _wait_for_registration(proc: subprocess.Popen[bytes], namesrv_addr: str, broker_addr: str, timeout: float) -> None:
+def name_server_lists(namesrv_addr: str, broker_addr: str) -> bool:
+    """Whether the name server's cluster table holds ``broker_addr`` (one blocking GET_BROKER_CLUSTER_INFO)."""
+    answer = _ask(namesrv_addr, RequestCode.GET_BROKER_CLUSTER_INFO)
+    return answer is not None and answer.code == 0 and broker_addr.encode() in answer.body
+
+
+def _wait_until(proc: subprocess.Popen[bytes], ready: Callable[[], bool], what: str, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
-        if name_server_lists(namesrv_addr, broker_addr):
+        if ready():
             return
         time.sleep(0.1)
-    raise RuntimeError(f"the broker {broker_addr} never registered with {namesrv_addr} (exit {proc.poll()})")
+    raise RuntimeError(f"{what} (exit {proc.poll()})")
 
 
 @dataclass
@@ -225,11 +231,23 @@ class JavaCluster:
             self.broker = self._spawn(cp, self.broker_heap, BROKER_MAIN, conf, "broker.log")
             _wait_for_line(self.broker, self.base_dir / "broker.log", "boot success", timeout)
             # 5.x says "boot success" before its first registration reaches the name server.
-            _wait_for_registration(self.broker, self.namesrv_addr, self.broker_addr, timeout)
+            registered = partial(name_server_lists, self.namesrv_addr, self.broker_addr)
+            _wait_until(self.broker, registered, f"the broker {self.broker_addr} never registered", timeout)
+            # A Java broker answers GET_BROKER_RUNTIME_INFO with SYSTEM_ERROR (NoSuchElementException from
+            # StoreStatsService's empty sample lists) until its first stats sample, about a second after start:
+            # mqadmin's clusterList prints an empty version column and the console a refusal until then.
+            _wait_until(self.broker, self._answers_runtime_info, f"the broker {self.broker_addr} never answered "
+                        "GET_BROKER_RUNTIME_INFO", timeout)
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _answers_runtime_info(self) -> bool:
+        answer = _ask(self.broker_addr, RequestCode.GET_BROKER_RUNTIME_INFO)
+        # an ACL broker refuses the unsigned request (AclException) whether or not its stats have a sample: only
+        # the empty-sample refusal says "not yet"
+        return answer is not None and "java.util.NoSuchElementException" not in (answer.remark or "")
 
     def write_broker_conf(self) -> None:
         store = self.base_dir / "store"

@@ -4,7 +4,6 @@ Chromium: it speaks only the client SDK's requests, so RocketMQ's own servers an
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -13,7 +12,6 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from rocketq.client import ClientConfig
 from rocketq.client.sync import AdminClient, run
 from rocketq.console.server import ConsoleServer
-from rocketq.errors import BrokerError
 from rocketq.testing.acl import AclJavaCluster
 from rocketq.testing.browser import ConsolePage
 from rocketq.testing.java import JavaCluster
@@ -29,26 +27,10 @@ def java_console(java_broker: JavaCluster) -> Iterator[tuple[ConsoleServer, Admi
     admin = AdminClient(namesrv_addr=java_broker.namesrv_addr)
     admin.start()
     try:
-        _await_runtime_info(admin, java_broker.broker_addr)
         yield server, admin
     finally:
         admin.shutdown()
         run(server.close(), timeout=60)
-
-
-def _await_runtime_info(admin: AdminClient, broker_addr: str) -> None:
-    """A Java broker answers GET_BROKER_RUNTIME_INFO with SYSTEM_ERROR (NoSuchElementException from
-    StoreStatsService's empty sample lists) until its first stats sample, about a second after start; when this
-    module is the first user of the session's broker, the Cluster page would show that refusal in the row."""
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            admin.broker_runtime_info(broker_addr)
-            return
-        except BrokerError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
 
 
 @pytest.fixture
