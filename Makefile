@@ -50,23 +50,31 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# The suite, then the pure twins of the compiled codecs (as aiokafka's CI does with AIOKAFKA_NO_EXTENSIONS): the
-# unit tests (each codec's twin parity tests among them), the broker's end-to-end tests (every frame, header, pull
-# and append codec on the wire) and the wire fuzzer (malformed frames through the pure decoders); the client,
-# name-server, security, replication and command-line suites cross no other codec path, so they run once. The
-# twins' pass runs beside the main one, niced: the main pass spends most of its time waiting on servers, JVMs
-# and child processes (about a third of two cores busy), and the two together fit the 15 minutes. Its output
-# follows the main pass's.
+# The suite in two halves side by side, then the pure twins of the compiled codecs (as aiokafka's CI does with
+# AIOKAFKA_NO_EXTENSIONS). The halves split where no session fixture is shared: the interoperability and console
+# tests (the Java brokers, the C++/Go/5.x clients, the run's one Chromium) in one process, everything else (the
+# unit, integration, deployment and Spark tests: the run's one SparkSession) in the other. The twins' pass
+# covers the unit tests (each codec's twin parity tests among them), the broker's end-to-end tests (every frame,
+# header, pull and append codec on the wire) and the wire fuzzer (malformed frames through the pure decoders);
+# the client, name-server, security, replication and command-line suites cross no other codec path, so they run
+# once. It runs niced beside the others: the suite spends most of its time waiting on servers, JVMs and child
+# processes, and the three together fit the 15 minutes. Each pass's output follows the first half's.
 PURE_TESTS = tests/unit tests/integration/broker tests/integration/test_wire_fuzz.py
+INTEROP_TESTS = tests/interop tests/console
+CORE_TESTS = tests/unit tests/integration tests/deploy tests/spark
+PYTEST = $(PY) -m pytest -q -p no:cacheprovider
 test: $(STAMP) interop-venv interop-java interop-go browser lint typecheck
-	@log=$$(mktemp); \
-	ROCKETQ_NO_EXTENSIONS=1 nice -n 10 $(PY) -m pytest -q -p no:cacheprovider $(PURE_TESTS) >$$log 2>&1 & twins=$$!; \
-	echo "ROCKETQ_REQUIRE_NATIVE=1 $(PY) -m pytest -q -p no:cacheprovider  (beside it: ROCKETQ_NO_EXTENSIONS=1 ... $(PURE_TESTS))"; \
-	native_rc=0; ROCKETQ_REQUIRE_NATIVE=1 $(PY) -m pytest -q -p no:cacheprovider || native_rc=$$?; \
+	@twins_log=$$(mktemp); core_log=$$(mktemp); \
+	ROCKETQ_NO_EXTENSIONS=1 nice -n 10 $(PYTEST) $(PURE_TESTS) >$$twins_log 2>&1 & twins=$$!; \
+	ROCKETQ_REQUIRE_NATIVE=1 $(PYTEST) $(CORE_TESTS) >$$core_log 2>&1 & core=$$!; \
+	echo "ROCKETQ_REQUIRE_NATIVE=1 pytest $(INTEROP_TESTS)  (beside it: ROCKETQ_REQUIRE_NATIVE=1 pytest $(CORE_TESTS); ROCKETQ_NO_EXTENSIONS=1 pytest $(PURE_TESTS))"; \
+	interop_rc=0; ROCKETQ_REQUIRE_NATIVE=1 $(PYTEST) $(INTEROP_TESTS) || interop_rc=$$?; \
+	core_rc=0; wait $$core || core_rc=$$?; \
+	echo "--- the core half (ROCKETQ_REQUIRE_NATIVE=1 $(CORE_TESTS)), exit $$core_rc ---"; cat $$core_log; \
 	twins_rc=0; wait $$twins || twins_rc=$$?; \
-	echo "--- the pure twins' pass (ROCKETQ_NO_EXTENSIONS=1 $(PURE_TESTS)), exit $$twins_rc ---"; \
-	cat $$log; rm -f $$log; \
-	test $$native_rc -eq 0 && test $$twins_rc -eq 0
+	echo "--- the pure twins' pass (ROCKETQ_NO_EXTENSIONS=1 $(PURE_TESTS)), exit $$twins_rc ---"; cat $$twins_log; \
+	rm -f $$twins_log $$core_log; \
+	test $$interop_rc -eq 0 && test $$core_rc -eq 0 && test $$twins_rc -eq 0
 
 # The wire fuzzer against a fresh `rocketq standalone` (docs/reliability.md, "Wire fuzzing"); FRAMES=… to change.
 FRAMES ?= 1000000
