@@ -255,11 +255,19 @@ async def test_peek_and_consume_without_commit_leave_the_topic_as_it_was(cli: An
         run.failed(1, group, "no committed offsets")
 
 
+_WITH_SIGINT = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from rocketq.cli.main import main; sys.exit(main())"
+)
+
+
 async def test_ctrl_c_stops_consume_like_its_end(cli: Any, standalone: StandaloneProcess, env: Any) -> None:
     assert (await cli("topic", "create", "-t", "StopT", "-r", "1", "-w", "1")).rc == 0
     assert (await cli("send", "-t", "StopT", "--count", "2")).rc == 0
+    # A shell without job control starts its background commands with SIGINT ignored, and a child inherits
+    # that (make test runs a half with `&`): the consumer gets Python's own SIGINT handler back, as in a terminal.
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "rocketq", "consume", "-t", "StopT", "-g", "stop-g", "--commit", "--idle-timeout", "0",
+        sys.executable, "-c", _WITH_SIGINT, "consume", "-t", "StopT", "-g", "stop-g", "--commit", "--idle-timeout", "0",
         "-n", standalone.namesrv_addr, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert proc.stdout is not None and proc.stderr is not None
