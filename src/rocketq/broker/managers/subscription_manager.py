@@ -27,8 +27,53 @@ from rocketq.protocol.topics import SYSTEM_GROUPS
 GROUP_FIELDS = {
     "groupName": STR, "consumeEnable": BOOL, "consumeFromMinEnable": BOOL, "consumeBroadcastEnable": BOOL,
     "retryQueueNums": INT32, "retryMaxTimes": INT32, "brokerId": INT64, "whichBrokerWhenConsumeSlowly": INT64,
-    "notifyConsumerIdsChangedEnable": BOOL,
+    "notifyConsumerIdsChangedEnable": BOOL, "consumeMessageOrderly": BOOL,
 }  # fmt: skip
+
+#: RocketMQ 5's CustomizedRetryPolicy default: the pop retry back-off per delivery attempt, ms
+DEFAULT_CUSTOMIZED_NEXT_MS = (
+    1_000, 5_000, 10_000, 30_000, 60_000, 120_000, 180_000, 240_000, 300_000, 360_000, 420_000, 480_000, 540_000,
+    600_000, 1_200_000, 1_800_000, 3_600_000, 7_200_000,
+)  # fmt: skip
+
+
+@dataclass(slots=True, frozen=True)
+class RetryPolicy:
+    """A group's ``groupRetryPolicy`` (RocketMQ 5): ``CUSTOMIZED`` with ``next`` ms per attempt (the last one
+    reused), or ``EXPONENTIAL``: ``min(initial × multiplier^(attempt-1), max)``."""
+
+    type: str = "CUSTOMIZED"
+    next_ms: tuple[int, ...] = DEFAULT_CUSTOMIZED_NEXT_MS
+    initial_ms: int = 5_000
+    max_ms: int = 7_200_000
+    multiplier: int = 2
+
+    def delay_ms(self, reconsume_times: int) -> int:
+        """The back-off before delivery ``reconsume_times + 1`` (Java's ``nextDelayDuration``)."""
+        if self.type == "EXPONENTIAL":
+            return int(min(self.initial_ms * self.multiplier ** min(max(reconsume_times, 0), 32), self.max_ms))
+        return self.next_ms[min(max(reconsume_times, 0), len(self.next_ms) - 1)]
+
+    @classmethod
+    def from_json(cls, o: object) -> RetryPolicy:
+        """Java's JSON (``{"type", "exponentialRetryPolicy", "customizedRetryPolicy"}``); a missing or null
+        policy of the named type is Java's default customized list."""
+        if not isinstance(o, dict):
+            return cls()
+        kind = str(o.get("type") or "CUSTOMIZED").upper()
+        if kind == "EXPONENTIAL" and isinstance(exp := o.get("exponentialRetryPolicy"), dict):
+            return cls("EXPONENTIAL", initial_ms=int(exp.get("initial", 5_000)), max_ms=int(exp.get("max", 7_200_000)),
+                       multiplier=int(exp.get("multiplier", 2)))  # fmt: skip
+        custom = o.get("customizedRetryPolicy")
+        if isinstance(custom, dict) and isinstance(nxt := custom.get("next"), list) and nxt:
+            return cls("CUSTOMIZED", next_ms=tuple(int(v) for v in nxt))
+        return cls()
+
+    def to_json(self) -> dict[str, Any]:
+        if self.type == "EXPONENTIAL":
+            exp = {"initial": self.initial_ms, "max": self.max_ms, "multiplier": self.multiplier}
+            return {"type": "EXPONENTIAL", "exponentialRetryPolicy": exp}
+        return {"type": "CUSTOMIZED", "customizedRetryPolicy": {"next": list(self.next_ms)}}
 
 
 def group_entry_error(name: str, raw: object) -> str | None:
@@ -47,9 +92,27 @@ class SubscriptionGroupConfig:
     broker_id: int = 0
     which_broker_when_consume_slowly: int = 1
     notify_consumer_ids_changed_enable: bool = True
+    #: RocketMQ 5: the group pops FIFO (a queue is blocked while a popped message is un-acked)
+    consume_message_orderly: bool = False
+    #: RocketMQ 5: the pop back-off; None = Java's default customized list (not written to the file)
+    group_retry_policy: RetryPolicy | None = None
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        return self.group_retry_policy or RetryPolicy()
+
+    @property
+    def max_delivery_attempts(self) -> int:
+        """What 5.x clients are told (``retryMaxTimes + 1``): the delivery after which a message goes to DLQ."""
+        return self.retry_max_times + 1
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        extra: dict[str, Any] = {}  # the 5.x fields only when set: a 4.9 file stays byte-for-byte Java 4.9's
+        if self.consume_message_orderly:
+            extra["consumeMessageOrderly"] = True
+        if self.group_retry_policy is not None:
+            extra["groupRetryPolicy"] = self.group_retry_policy.to_json()
+        return extra | {
             "brokerId": self.broker_id,
             "consumeBroadcastEnable": self.consume_broadcast_enable,
             "consumeEnable": self.consume_enable,
@@ -73,6 +136,8 @@ class SubscriptionGroupConfig:
             broker_id=int(o.get("brokerId", 0)),
             which_broker_when_consume_slowly=int(o.get("whichBrokerWhenConsumeSlowly", 1)),
             notify_consumer_ids_changed_enable=bool(o.get("notifyConsumerIdsChangedEnable", True)),
+            consume_message_orderly=bool(o.get("consumeMessageOrderly", False)),
+            group_retry_policy=RetryPolicy.from_json(o["groupRetryPolicy"]) if o.get("groupRetryPolicy") else None,
         )
 
 
