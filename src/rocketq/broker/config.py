@@ -175,6 +175,11 @@ class BrokerConfig:
     clientScanIntervalMills: int = 10_000  # rocketq: Java hard-codes 10 s
     consumerOffsetPersistIntervalMills: int = 5_000  # Java: flushConsumerOffsetInterval
     enablePropertyFilter: bool = False
+    # POP (RocketMQ 5): revive queues in rmq_sys_REVIVE_LOG_<cluster>, the revive loop's longest sleep (ms; a
+    # checkpoint due earlier wakes it), and the most pops parked in long polling at once (then POLLING_FULL)
+    reviveQueueNum: int = 8
+    reviveInterval: int = 1000
+    popPollingMapSize: int = 100000
     filterSupportRetry: bool = False
     rejectTransactionMessage: bool = False
     storeReplyMessageEnable: bool = True  # request-reply: also store replies (in <cluster>_REPLY_TOPIC)

@@ -37,6 +37,8 @@ from rocketq.broker.messaging.reply import ReplyService
 from rocketq.broker.messaging.semantics import MessageSemantics
 from rocketq.broker.messaging.send import SendService
 from rocketq.broker.metrics import BrokerMetrics, seconds_to_next_midnight
+from rocketq.broker.pop.revive import ReviveService
+from rocketq.broker.pop.service import PopService
 from rocketq.broker.processors.acl import AclGate, AclProcessors
 from rocketq.broker.processors.admin import AdminProcessors
 from rocketq.broker.processors.clients import ClientProcessors
@@ -184,6 +186,10 @@ class BrokerController:
         semantics = MessageSemantics(self.transactions, self.timers)
         self.send_service = SendService(ctx, semantics)
         self.consumer_service = ConsumerService(ctx)
+        #: POP (RocketMQ 5's message-level load balancing): the rules, and the loop that gives back expired pops
+        self.pop_service = PopService(ctx, revive_queue_num=config.reviveQueueNum,
+                                      polling_max=config.popPollingMapSize)  # fmt: skip
+        self.revive = ReviveService(ctx, self.pop_service, interval=config.reviveInterval / 1000.0)
         # remoting processors: header in, answer out
         self.send = SendProcessor(ctx, self.send_service)
         self.pull = PullProcessor(ctx, PullService(ctx))
@@ -438,12 +444,14 @@ class BrokerController:
             self.schedule.start()
             self.transactions.start()
             self.timers.start()
+            self.revive.load()
+            self.revive.start()
 
     async def _stop_master_services(self) -> None:
         if self._master_services_running:
             self._master_services_running = False
             errors = []
-            for service in (self.schedule, self.transactions, self.timers):  # one failing stops the others too
+            for service in (self.schedule, self.transactions, self.timers, self.revive):  # one failing stops the others
                 try:
                     await service.stop()
                 except Exception as exc:
@@ -539,6 +547,8 @@ class BrokerController:
     ) -> None:
         """The store's arrival listener (any thread): parked pulls, and the delay and timer tasks waiting for work."""
         self.pull_holds.on_arrival(topic, queue_id, next_offset, tags_code, store_ts, props)
+        if self.pop_service.parked:
+            self.pull_holds.call_on_loop(self.pop_service.notify, topic)
         if topic == SCHEDULE_TOPIC:
             self.schedule.notify_scheduled()
         elif topic == TIMER_TOPIC:

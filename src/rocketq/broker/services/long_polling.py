@@ -62,6 +62,13 @@ class PullHoldService:
         elif self._loop is not None:
             self._loop.call_soon_threadsafe(self.notify_arrival, topic, queue_id, next_offset, tags_code)
 
+    def call_on_loop(self, fn: Callable[[str], None], arg: str) -> None:
+        """Run ``fn(arg)`` on the broker's loop, now when called on it (the arrival listener's other waiters)."""
+        if threading.get_ident() == self._loop_thread:
+            fn(arg)
+        elif self._loop is not None:
+            self._loop.call_soon_threadsafe(fn, arg)
+
     def hold(
         self,
         conn: Connection,
