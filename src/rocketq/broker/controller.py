@@ -44,6 +44,7 @@ from rocketq.broker.processors.admin import AdminProcessors
 from rocketq.broker.processors.clients import ClientProcessors
 from rocketq.broker.processors.end_transaction import EndTransactionProcessor
 from rocketq.broker.processors.ha_status import HAStatusProcessor
+from rocketq.broker.processors.pop import PopProcessors
 from rocketq.broker.processors.pull import PullProcessor
 from rocketq.broker.processors.query import QueryProcessors
 from rocketq.broker.processors.replicas import ReplicasProcessors
@@ -213,6 +214,7 @@ class BrokerController:
             ),
             AclProcessors(ctx, self.acl),
             HAStatusProcessor(ctx, lambda: ha_runtime_info(self.ha, is_slave=self.role.is_slave)),
+            PopProcessors(ctx, self.pop_service),
         )
         #: controller mode (5.x): the controller decides the role; None otherwise
         self.replicas: ReplicasManager | None = None

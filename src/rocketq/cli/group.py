@@ -1,4 +1,4 @@
-"""``rocketq group progress|connections|reset-offset|resend-dlq`` (and cli/group_admin.py's actions)."""
+"""``rocketq group progress|pop|connections|reset-offset|resend-dlq`` (and cli/group_admin.py's actions)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,10 @@ def register(sub: Subparsers, common: argparse.ArgumentParser) -> None:
     p.add_argument("-g", "--group", help="the group (without it: one line per group the name servers know)")
     p.add_argument("-t", "--topic", help="only this topic (with -g)")
     p.set_defaults(func=run(_progress))
+    p = gsub.add_parser("pop", parents=[common],
+                        help="POP groups (message-level balancing): messages in flight, invisible, ready")  # fmt: skip
+    p.add_argument("-g", "--group", help="only this group")
+    p.set_defaults(func=run(_pop))
     p = gsub.add_parser("connections", parents=[common], help="clients connected for a consumer group")
     p.add_argument("-g", "--group", required=True)
     p.set_defaults(func=run(_connections))
@@ -80,6 +84,17 @@ async def _every_group(args: argparse.Namespace, admin: AdminClient) -> int:
     rows = [[s.group, s.count, "" if s.min_version is None else s.min_version, s.consume_type, s.message_model,
              f"{s.consume_tps:.1f}", s.diff_total] for s in summaries]  # fmt: skip
     emit(args, data, ["group", "clients", "min version", "type", "model", "consume tps", "lag"], rows)
+    return 0
+
+
+async def _pop(args: argparse.Namespace, admin: AdminClient) -> int:
+    rows = await admin.pop_inflight(args.group)
+    if args.group and not rows:
+        raise CommandFailed(f"consumer group {args.group!r} has not popped on any broker since it started")
+    data = [{"group": r.group, "topic": r.topic, "broker": r.broker_addr, "inflight": r.inflight,
+             "invisible": r.invisible, "ready": r.ready} for r in rows]  # fmt: skip
+    table = [[r.group, r.topic, r.broker_addr, r.inflight, r.invisible, r.ready] for r in rows]
+    emit(args, data, ["group", "topic", "broker", "in flight", "invisible", "ready"], table)
     return 0
 
 

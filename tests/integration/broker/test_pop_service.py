@@ -153,3 +153,18 @@ async def test_bad_pops_are_refused(cluster: EmbeddedCluster, wire: Wire) -> Non
     assert (await pop.pop(PopRequest("g7", "BadT", max_nums=33))).code == ResponseCode.SYSTEM_ERROR
     assert (await pop.pop(PopRequest("g7", "BadT", queue_id=5))).code == ResponseCode.SYSTEM_ERROR
     assert (await pop.pop(PopRequest("g7", "BadT", invisible_ms=0))).code == ResponseCode.SYSTEM_ERROR
+
+
+async def test_the_admin_client_sees_what_a_pop_group_has_in_flight(cluster: EmbeddedCluster, wire: Wire) -> None:
+    from rocketq.client import AdminClient
+
+    one_queue_topic(cluster, "ViewT")
+    await send(wire, "ViewT", 3)
+    pop: PopService = cluster.broker.pop_service
+    got = await pop.pop(PopRequest("g8", "ViewT", max_nums=2, invisible_ms=60_000))
+    assert pop.ack("g8", "ViewT", got.messages[0].handle).code == ResponseCode.SUCCESS
+    async with AdminClient(namesrv_addr=cluster.namesrv_addr) as admin:
+        rows = await admin.pop_inflight("g8")
+        everyone = await admin.pop_inflight()
+    assert [(r.group, r.topic, r.inflight, r.invisible, r.ready) for r in rows] == [("g8", "ViewT", 1, 1, 1)]
+    assert rows[0].broker_addr == cluster.broker_addr and rows[0] in everyone

@@ -134,3 +134,15 @@ def connection_set(obj: Any) -> list[ConnectionInfo]:
         if isinstance(c, dict)
     ]
     return sorted(conns, key=lambda c: c.client_id)
+
+
+@dataclass(slots=True)
+class PopInflight:
+    """A POP group on one topic of one broker: popped and not acked, of which still invisible, and ready."""
+
+    broker_addr: str
+    group: str
+    topic: str
+    inflight: int
+    invisible: int
+    ready: int

@@ -9,6 +9,7 @@ from rocketq.client.admin._base import AdminBase, mq_table
 from rocketq.client.admin._types import (
     ConsumerConnection,
     GroupSummary,
+    PopInflight,
     QueueProgress,
     connection_set,
 )
@@ -17,6 +18,7 @@ from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import BrokerError, error_for_code
 from rocketq.protocol import fastjson
 from rocketq.protocol.bodies import MessageQueue
+from rocketq.protocol.pop_admin import POP_INFLIGHT_STATS
 from rocketq.protocol.topics import retry_topic
 
 log = logging.getLogger("rocketq.client.admin")
@@ -49,6 +51,17 @@ class GroupAdmin(AdminBase):
         if failures and len(failures) == len(addrs):
             raise failures[0]
         return sorted(out, key=lambda p: p.message_queue), tps
+
+    async def pop_inflight(self, group: str | None = None) -> list[PopInflight]:
+        """POP groups (message-level balancing) on every master: messages in flight, invisible and ready."""
+        out: list[PopInflight] = []
+        masters = [b.addr for b in await self.brokers() if b.broker_id == 0]
+        ext = {"consumerGroup": group} if group else None
+        for addr in masters:
+            rows = await self._api.broker_json(addr, POP_INFLIGHT_STATS, ext, self.timeout) or []
+            out.extend(PopInflight(addr, str(r["group"]), str(r["topic"]), int(r["inflight"]), int(r["invisible"]),
+                                   int(r["ready"])) for r in rows)  # fmt: skip
+        return sorted(out, key=lambda p: (p.group, p.topic, p.broker_addr))
 
     async def consumer_groups(self) -> list[str]:
         """Every consumer group the name servers know of, found as Java's mqadmin consumerProgress finds them:
