@@ -76,16 +76,17 @@ async def running_info(request: web.Request) -> web.StreamResponse:
 async def group(request: web.Request) -> web.StreamResponse:
     admin = admin_of(request)
     name = request.match_info["group"]
-    (progress, progress_error), (conn, conn_error), (configs, _) = await asyncio.gather(
+    (progress, progress_error), (conn, conn_error), (configs, _), (pops, pop_error) = await asyncio.gather(
         attempt(admin.consume_progress(name)), attempt(admin.consumer_connections(name)),
-        attempt(admin.subscription_groups()),
+        attempt(admin.subscription_groups()), attempt(admin.pop_inflight(name)),
     )  # fmt: skip
     # the group's SubscriptionGroupConfig on each master (none: the broker creates it at the first heartbeat)
     group_configs = [(i.broker_addr, sorted(i.config.items())) for i in configs or [] if i.group_name == name]
     topics = sorted({p.message_queue.topic for p in progress or []} | set(conn.subscriptions if conn else {}))
     return render(
         request, "consumer.html", group=name, progress=progress or [], progress_error=progress_error,
-        conn=conn, conn_error=conn_error, topics=topics, group_configs=group_configs,
+        conn=conn, conn_error=conn_error, topics=topics, group_configs=group_configs, pops=pops or [],
+        pop_error=pop_error,
         now=time_field(int(time.time() * 1000)),
     )  # fmt: skip
 
