@@ -109,6 +109,14 @@ class RequestCode(IntEnum):
     QUERY_TOPICS_BY_CONSUMER = 343  # Java 5 (4.9 has no such request)
     # Java 5.x: a broker's HA runtime info (HARuntimeInfo; mqadmin haStatus), served by rocketq in 4.9 mode too
     GET_BROKER_HA_STATUS = 907
+    # Java 5.x POP (message-level load balancing)
+    POP_MESSAGE = 200050
+    ACK_MESSAGE = 200051
+    PEEK_MESSAGE = 200052
+    CHANGE_MESSAGE_INVISIBLETIME = 200053
+    NOTIFICATION = 200054
+    POLLING_INFO = 200055
+    BATCH_ACK_MESSAGE = 200151
 
 
 class ResponseCode(IntEnum):

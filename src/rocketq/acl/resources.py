@@ -72,6 +72,10 @@ def needed(
     elif code == RequestCode.PULL_MESSAGE:
         _add(out, get("topic"), SUB)
         _add(out, _retry(get("consumerGroup")), SUB)
+    elif code in (RequestCode.POP_MESSAGE, RequestCode.ACK_MESSAGE, RequestCode.CHANGE_MESSAGE_INVISIBLETIME):
+        # rocketq: a pop, ack or change reads the topic and the group (SUB on both), as a pull does
+        _add(out, get("topic"), SUB)
+        _add(out, _retry(get("consumerGroup")), SUB)
     elif code == RequestCode.QUERY_MESSAGE:
         _add(out, get("topic"), SUB)
     elif code == RequestCode.HEART_BEAT:

@@ -340,3 +340,59 @@ class ResetOffsetRequestHeader(Header):
     group: str = wire("group")
     timestamp: int = wire("timestamp")
     is_force: bool = wire("isForce", True)
+
+
+# ------------------------------------------------------------------------------------------------ pop (5.x)
+
+
+@dataclass(**_KW)
+class PopMessageRequestHeader(Header):
+    consumer_group: str = wire("consumerGroup")
+    topic: str = wire("topic")
+    queue_id: int = wire("queueId", int32=True)
+    max_msg_nums: int = wire("maxMsgNums", int32=True)
+    invisible_time: int = wire("invisibleTime")
+    poll_time: int = wire("pollTime")
+    born_time: int = wire("bornTime")
+    init_mode: int = wire("initMode", int32=True)
+    exp_type: str | None = wire("expType", None)
+    exp: str | None = wire("exp", None)
+    order: bool = wire("order", False)
+    attempt_id: str | None = wire("attemptId", None)
+
+
+@dataclass(**_KW)
+class PopMessageResponseHeader(Header):
+    pop_time: int = wire("popTime")
+    invisible_time: int = wire("invisibleTime")
+    revive_qid: int = wire("reviveQid", int32=True)
+    rest_num: int = wire("restNum")
+    start_offset_info: str | None = wire("startOffsetInfo", None)
+    msg_offset_info: str | None = wire("msgOffsetInfo", None)
+    order_count_info: str | None = wire("orderCountInfo", None)
+
+
+@dataclass(**_KW)
+class AckMessageRequestHeader(Header):
+    consumer_group: str = wire("consumerGroup")
+    topic: str = wire("topic")
+    queue_id: int = wire("queueId", int32=True)
+    extra_info: str = wire("extraInfo")
+    offset: int = wire("offset")
+
+
+@dataclass(**_KW)
+class ChangeInvisibleTimeRequestHeader(Header):
+    consumer_group: str = wire("consumerGroup")
+    topic: str = wire("topic")
+    queue_id: int = wire("queueId", int32=True)
+    extra_info: str = wire("extraInfo")
+    offset: int = wire("offset")
+    invisible_time: int = wire("invisibleTime")
+
+
+@dataclass(**_KW)
+class ChangeInvisibleTimeResponseHeader(Header):
+    pop_time: int = wire("popTime")
+    invisible_time: int = wire("invisibleTime")
+    revive_qid: int = wire("reviveQid", int32=True)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from rocketq.codes import RequestCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import (
+    AckMessageRequestHeader,
+    ChangeInvisibleTimeRequestHeader,
     CloneGroupOffsetRequestHeader,
     ConsumerCallRequestHeader,
     ConsumerGroupRequestHeader,
@@ -28,6 +30,7 @@ from rocketq.protocol.headers import (
     GetConsumeStatsInBrokerHeader,
     GetConsumeStatsRequestHeader,
     Header,
+    PopMessageRequestHeader,
     PullMessageRequestHeader,
     QueryConsumeQueueRequestHeader,
     QueryConsumerOffsetRequestHeader,
@@ -88,6 +91,11 @@ REQUESTS: dict[int, RequestSpec] = {
     RequestCode.SEND_REPLY_MESSAGE_V2: RequestSpec(SendMessageRequestHeader, _PUB, "b", "a"),
     RequestCode.CONSUMER_SEND_MSG_BACK: RequestSpec(ConsumerSendMsgBackRequestHeader, _SUB, None, "group"),
     RequestCode.PULL_MESSAGE: RequestSpec(PullMessageRequestHeader, _SUB, "topic", "consumerGroup"),
+    RequestCode.POP_MESSAGE: RequestSpec(PopMessageRequestHeader, _SUB, "topic", "consumerGroup"),
+    RequestCode.ACK_MESSAGE: RequestSpec(AckMessageRequestHeader, _SUB, "topic", "consumerGroup"),
+    RequestCode.CHANGE_MESSAGE_INVISIBLETIME: RequestSpec(
+        ChangeInvisibleTimeRequestHeader, _SUB, "topic", "consumerGroup"
+    ),
     RequestCode.QUERY_MESSAGE: RequestSpec(QueryMessageRequestHeader, _SUB, "topic"),
     RequestCode.VIEW_MESSAGE_BY_ID: RequestSpec(ViewMessageRequestHeader, _SUB),
     RequestCode.HEART_BEAT: RequestSpec(None, _SUB, body_names_groups=True),

@@ -60,6 +60,22 @@ class Wire:
             return await self.call(code or 310, {keys[k]: v for k, v in ext.items()}, body)
         return await self.call(code or 10, ext, body)
 
+    async def pop(
+        self, topic: str, group: str, *, queue_id: int = -1, max_nums: int = 32, invisible_ms: int = 60_000,
+        poll_ms: int = 0, order: bool = False, attempt_id: str | None = None, timeout: float = 10.0,
+    ) -> RemotingCommand:  # fmt: skip
+        """POP_MESSAGE (Java 5.x's header), tag expression ``*``, init mode MAX."""
+        ext = {"consumerGroup": group, "topic": topic, "queueId": queue_id, "maxMsgNums": max_nums,
+               "invisibleTime": invisible_ms, "pollTime": poll_ms, "bornTime": int(time.time() * 1000),
+               "initMode": 1, "expType": "TAG", "exp": "*", "order": "true" if order else "false"}  # fmt: skip
+        if attempt_id is not None:
+            ext["attemptId"] = attempt_id
+        return await self.call(200050, ext, timeout=timeout)
+
+    async def ack(self, topic: str, group: str, queue_id: int, extra_info: str, offset: int) -> RemotingCommand:
+        ext = {"consumerGroup": group, "topic": topic, "queueId": queue_id, "extraInfo": extra_info, "offset": offset}
+        return await self.call(200051, ext)
+
     async def pull(
         self,
         topic: str,
@@ -87,6 +103,23 @@ class Wire:
         }
         cmd = RemotingCommand.request(11, ext)
         return await self.rc.invoke(self.addr, cmd, timeout=timeout)
+
+
+def pop_handles(resp: RemotingCommand, broker_name: str = "broker-a") -> list[tuple[MessageRecord, str]]:
+    """The messages of a POP_MESSAGE answer with each one's extraInfo, rebuilt from ``startOffsetInfo`` as Java
+    5.x's remoting client does for a non-orderly pop (the broker name comes from the route)."""
+    ext = resp.ext_fields or {}
+    starts = {}
+    for part in (ext.get("startOffsetInfo") or "").split(";"):
+        if part:
+            retry, qid, start = part.split(" ")
+            starts[(retry, int(qid))] = int(start)
+    out = []
+    for rec in records(resp):
+        retry = "1" if rec.topic.startswith("%RETRY%") else "0"
+        head = f"{starts[(retry, rec.queue_id)]} {ext['popTime']} {ext['invisibleTime']} {ext['reviveQid']} {retry}"
+        out.append((rec, f"{head} {broker_name} {rec.queue_id} {rec.queue_offset}"))
+    return out
 
 
 def records(resp: RemotingCommand) -> list[MessageRecord]:

@@ -1,16 +1,31 @@
-"""The remoting front of POP: Java 5.x's POP_MESSAGE, ACK_MESSAGE, BATCH_ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME
-(and rocketq's POP_INFLIGHT_STATS), header in, ``PopService`` call, answer out through the gate."""
+"""The remoting front of POP: Java 5.x's POP_MESSAGE (200050), ACK_MESSAGE (200051), BATCH_ACK_MESSAGE (200151),
+CHANGE_MESSAGE_INVISIBLETIME (200053), and rocketq's POP_INFLIGHT_STATS — header in, ``PopService`` call,
+answer out through the gate. A pop that long-polls is an async handler: the gate runs it as its own task."""
 
 from __future__ import annotations
+
+import time
+from typing import Any
 
 import orjson
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.pop.service import PopService
-from rocketq.codes import ResponseCode
+from rocketq.broker.pop.types import PopRequest, ReceiptHandle
+from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.headers import (
+    AckMessageRequestHeader,
+    ChangeInvisibleTimeRequestHeader,
+    ChangeInvisibleTimeResponseHeader,
+    PopMessageRequestHeader,
+    PopMessageResponseHeader,
+)
 from rocketq.protocol.pop_admin import POP_INFLIGHT_STATS
 from rocketq.remoting.connection import Connection
+
+#: Java's rule: a pop whose born time plus poll time is more than this in the past has timed out already
+_LATE_MS = 500
 
 
 class PopProcessors:
@@ -19,10 +34,99 @@ class PopProcessors:
         self._pop = pop
 
     def register(self) -> None:
-        self._ctx.gate.register(POP_INFLIGHT_STATS, self.inflight)
+        gate = self._ctx.gate
+        gate.register(RequestCode.POP_MESSAGE, self.pop)
+        gate.register(RequestCode.ACK_MESSAGE, self.ack)
+        gate.register(RequestCode.BATCH_ACK_MESSAGE, self.batch_ack)
+        gate.register(RequestCode.CHANGE_MESSAGE_INVISIBLETIME, self.change_invisible)
+        gate.register(POP_INFLIGHT_STATS, self.inflight)
+
+    async def pop(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        h = PopMessageRequestHeader.from_ext(cmd.ext_fields)  # a HeaderError: the gate answers and logs it
+        now = int(time.time() * 1000)
+        if h.poll_time > 0 and now - h.born_time - h.poll_time > _LATE_MS:
+            return cmd.response(ResponseCode.POLLING_TIMEOUT, f"the broker received the pop {now - h.born_time} ms "
+                                f"after it was sent, past its pollTime {h.poll_time} ms")  # fmt: skip
+        req = PopRequest(
+            group=h.consumer_group, topic=h.topic, queue_id=h.queue_id, max_nums=h.max_msg_nums,
+            invisible_ms=h.invisible_time, poll_ms=max(0, h.poll_time), init_mode=h.init_mode,
+            expression_type=h.exp_type or "TAG", expression=h.exp or "*", order=h.order, attempt_id=h.attempt_id,
+            client=conn.remote,
+        )  # fmt: skip
+        out = await self._pop.pop(req)
+        if out.code != ResponseCode.SUCCESS:
+            return cmd.response(out.code, out.remark)
+        header = PopMessageResponseHeader(
+            pop_time=out.pop_time, invisible_time=out.invisible_ms, revive_qid=out.revive_qid, rest_num=out.rest_num,
+            start_offset_info=out.start_offset_info or None, msg_offset_info=out.msg_offset_info or None,
+            order_count_info=out.order_count_info or None,
+        )  # fmt: skip
+        return cmd.response(ResponseCode.SUCCESS, None, header.to_ext(), out.body)
+
+    def _handle(self, extra_info: str, offset: int) -> ReceiptHandle | None:
+        try:
+            handle = ReceiptHandle.parse(extra_info + (f" {offset}" if len(extra_info.split(" ")) == 7 else ""))
+        except ValueError:
+            return None
+        return handle if handle.queue_offset == offset else ReceiptHandle(
+            handle.ck_offset, handle.pop_time, handle.invisible_ms, handle.revive_qid, handle.retry,
+            handle.broker_name, handle.queue_id, offset)  # fmt: skip
+
+    def ack(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        h = AckMessageRequestHeader.from_ext(cmd.ext_fields)
+        handle = self._handle(h.extra_info, h.offset)
+        if handle is None:
+            return cmd.response(ResponseCode.MESSAGE_ILLEGAL, f"extraInfo {h.extra_info!r} is not a pop handle")
+        out = self._pop.ack(h.consumer_group, _origin(h.topic, h.consumer_group), handle)
+        return cmd.response(out.code, out.remark)
+
+    def batch_ack(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """BATCH_ACK_MESSAGE: JSON ``{"acks": [{c, t, r, so, q, rq, pt, it, b: [offsets relative to so]}]}``
+        (``b`` is Java's BitSet; rocketq reads a list of set bits or an integer bit mask)."""
+        try:
+            doc: Any = orjson.loads(bytes(cmd.body or b""))
+            acks = doc["acks"]
+            for a in acks:
+                so, rq, pt, it = int(a["so"]), int(a["rq"]), int(a["pt"]), int(a.get("it", 0))
+                group, topic, retry = str(a["c"]), str(a["t"]), str(a.get("r", "0")) != "0"
+                for bit in _bits(a.get("b")):
+                    handle = ReceiptHandle(so, pt, it, rq, retry, self._ctx.config.brokerName, int(a["q"]), so + bit)
+                    out = self._pop.ack(group, _origin(topic, group), handle)
+                    if out.code != ResponseCode.SUCCESS:
+                        return cmd.response(out.code, out.remark)
+        except (ValueError, KeyError, TypeError) as exc:
+            return cmd.response(ResponseCode.MESSAGE_ILLEGAL, f"batch ack body is not readable: {exc}")
+        return cmd.response(ResponseCode.SUCCESS, None)
+
+    def change_invisible(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        h = ChangeInvisibleTimeRequestHeader.from_ext(cmd.ext_fields)
+        handle = self._handle(h.extra_info, h.offset)
+        if handle is None:
+            return cmd.response(ResponseCode.MESSAGE_ILLEGAL, f"extraInfo {h.extra_info!r} is not a pop handle")
+        out = self._pop.change_invisible(h.consumer_group, _origin(h.topic, h.consumer_group), handle,
+                                         h.invisible_time)  # fmt: skip
+        if out.code != ResponseCode.SUCCESS or out.handle is None:
+            return cmd.response(out.code, out.remark)
+        header = ChangeInvisibleTimeResponseHeader(pop_time=out.handle.pop_time, invisible_time=out.handle.invisible_ms,
+                                                   revive_qid=out.handle.revive_qid)  # fmt: skip
+        return cmd.response(ResponseCode.SUCCESS, None, header.to_ext())
 
     def inflight(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         group = (cmd.ext_fields or {}).get("consumerGroup") or None
         rows = [{"topic": c.topic, "group": c.group, "inflight": c.inflight, "invisible": c.invisible,
                  "ready": c.ready} for c in self._pop.inflight(group)]  # fmt: skip
         return cmd.response(ResponseCode.SUCCESS, body=orjson.dumps(rows))
+
+
+def _origin(topic: str, group: str) -> str:
+    """Java clients ack a retried message on its retry topic; the service wants the subscribed one."""
+    prefix = f"%RETRY%{group}_"
+    return topic[len(prefix) :] if topic.startswith(prefix) else topic
+
+
+def _bits(raw: object) -> list[int]:
+    if isinstance(raw, int):
+        return [i for i in range(raw.bit_length()) if raw >> i & 1]
+    if isinstance(raw, list):
+        return [int(b) for b in raw]
+    raise ValueError(f"b={raw!r} is neither a bit mask nor a list of offsets")
