@@ -1,0 +1,43 @@
+"""The POP scenarios (``rocketq.testing.pop_scenarios``) with rocketq's SimpleConsumer against rocketq's broker,
+the same steps and expectations as against Java 5.3.3 (``test_simple_consumer_java.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from rocketq.testing import pop_scenarios
+from rocketq.testing.cluster import EmbeddedCluster
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def cluster() -> AsyncIterator[EmbeddedCluster]:
+    async with EmbeddedCluster(reviveInterval=200) as c:
+        yield c
+
+
+def _cluster_name(c: EmbeddedCluster) -> str:
+    return c.broker.config.brokerClusterName
+
+
+async def test_receive_ack(cluster: EmbeddedCluster) -> None:
+    await pop_scenarios.receive_ack(cluster.namesrv_addr, _cluster_name(cluster))
+
+
+async def test_redelivery_after_invisible_time(cluster: EmbeddedCluster) -> None:
+    seen = await pop_scenarios.redelivery(cluster.namesrv_addr, _cluster_name(cluster))
+    assert seen["second"].split(" ")[4] == "1"
+
+
+async def test_change_invisible(cluster: EmbeddedCluster) -> None:
+    seen = await pop_scenarios.change_invisible(cluster.namesrv_addr, _cluster_name(cluster))
+    # as Java's broker: an ack with the replaced handle is answered SUCCESS
+    assert seen["old_handle_ack"] == "SUCCESS", seen
+
+
+async def test_fifo_order(cluster: EmbeddedCluster) -> None:
+    await pop_scenarios.fifo_order(cluster.namesrv_addr, _cluster_name(cluster))
