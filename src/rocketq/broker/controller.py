@@ -61,6 +61,7 @@ from rocketq.broker.services.timer import TIMER_TOPIC, TimerService
 from rocketq.broker.services.transaction import TransactionService
 from rocketq.codes import RequestCode
 from rocketq.errors import ConfigError
+from rocketq.grpc.server import GrpcEndpoint
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import NotifyConsumerIdsChangedRequestHeader
 from rocketq.protocol.route import RegisterBrokerResult
@@ -191,6 +192,12 @@ class BrokerController:
         self.pop_service = PopService(ctx, revive_queue_num=config.reviveQueueNum,
                                       polling_max=config.popPollingMapSize)  # fmt: skip
         self.revive = ReviveService(ctx, self.pop_service, interval=config.reviveInterval / 1000.0)
+        #: the RocketMQ 5.x gRPC endpoint (grpcServerEnable): a second front over the same services
+        self.grpc: GrpcEndpoint | None = None
+        if config.grpcServerEnable:
+            self.grpc = GrpcEndpoint(ctx, self.send_service, self.transactions, self.pop_service, self.acl,
+                                     host=config.listenHost, port=config.grpcServerPort,
+                                     validate_message_type=config.enableTopicMessageTypeCheck)  # fmt: skip
         # remoting processors: header in, answer out
         self.send = SendProcessor(ctx, self.send_service)
         self.pull = PullProcessor(ctx, PullService(ctx))
@@ -262,6 +269,9 @@ class BrokerController:
             manager.load()
         if not self.store.load():
             raise RuntimeError(f"the store under {cfg.storePathRootDir} could not be loaded")
+        if self.role.is_master:
+            # before the first pop can be served: its position must already be past every stored checkpoint
+            self.revive.load()
         self.pull_holds.start()
         self.store.arrival_listener = self._on_arrival
         self.store.start()
@@ -309,6 +319,19 @@ class BrokerController:
             try:
                 await self._start_metrics()
             except BaseException:  # the metrics port is taken: stop what start() began, as above
+                await self.ha.stop()
+                for server in self.servers:
+                    await server.close()
+                await self._undo_start()
+                raise
+        if self.grpc is not None:
+            try:
+                if not self._fixed_port:  # tests: an ephemeral main port gets an ephemeral gRPC port
+                    self.grpc.port = 0
+                cfg.grpcServerPort = await self.grpc.start()
+            except BaseException:  # the gRPC port is taken: stop what start() began, as above
+                if self.metrics_endpoint is not None:
+                    await self.metrics_endpoint.close()
                 await self.ha.stop()
                 for server in self.servers:
                     await server.close()
@@ -412,6 +435,8 @@ class BrokerController:
             pass
         await step("tasks", self._tasks.aclose)
         await step("pull-holds", self.pull_holds.close)
+        if self.grpc is not None:
+            await step("grpc", self.grpc.stop)
         if self.metrics_endpoint is not None:
             await step("metrics", self.metrics_endpoint.close)
         await step("master-services", self._stop_master_services)

@@ -44,14 +44,21 @@ class ReviveService:
         pop.on_checkpoint.append(self._wake)
         self._task: asyncio.Task[None] | None = None
         self.revived = 0
+        self.loaded = False
 
     # ------------------------------------------------------------------------------------------- replay
 
     def load(self) -> int:
-        """Rebuild the pending checkpoints from the revive topic; returns how many are pending."""
+        """Rebuild the pending checkpoints from the revive topic (once); returns how many are pending."""
         ctx, pop = self._ctx, self._pop
-        if ctx.topics.get(pop.revive_topic) is None:
+        if self.loaded:
+            return len(pop.pending)
+        self.loaded = True
+        # the store, not the topic table, says whether there are records: a kill -9 may have come before the
+        # table (written in the background) had the revive topic
+        if not any(ctx.store.get_max_offset_in_queue(pop.revive_topic, q) > 0 for q in range(pop.revive_queue_num)):
             return 0
+        ctx.topics.create_system_if_absent(pop.revive_topic, pop.revive_queue_num)
         cks: dict[CkKey, Checkpoint] = {}
         acked: dict[CkKey, set[int]] = {}
         settled: set[CkKey] = set()

@@ -254,7 +254,7 @@ class PopService:
             start = random.randrange(len(queues))
             queues = queues[start:] + queues[:start]
         rtopic = retry_topic(req.group, req.topic)
-        has_retry = not req.order and ctx.topics.get(rtopic) is not None
+        has_retry = not req.order and self._retry_exists(rtopic)
         reads: list[_Read] = []
         want = req.max_nums
         retry_first = has_retry and random.randrange(5) == 0
@@ -277,6 +277,14 @@ class PopService:
             ctx.metrics.on_group_get(req.topic, req.group, sum(len(r.messages) for r in reads),
                                      sum(len(m.raw) for r in reads for m in r.messages))  # fmt: skip
         return self._outcome(req, reads, pop_time, revive_qid, rest)
+
+    def _retry_exists(self, rtopic: str) -> bool:
+        if self._ctx.topics.get(rtopic) is not None:
+            return True
+        if self._ctx.store.get_max_offset_in_queue(rtopic, 0) > 0:  # stored, but the topic table lost it (kill -9)
+            self._ctx.topics.create_system_if_absent(rtopic, 1, PERM_READ | PERM_WRITE)
+            return True
+        return False
 
     def _ready(self, group: str, topic: str, queue_id: int, init_mode: int) -> int:
         store = self._ctx.store
