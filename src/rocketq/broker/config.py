@@ -114,6 +114,11 @@ class BrokerConfig:
     metricsExporterType: str = "DISABLE"
     metricsPromExporterPort: int = 5557
     metricsPromExporterHost: str = "127.0.0.1"
+    # the RocketMQ 5.x gRPC endpoint in the broker's process (docs/grpc.md; Java's proxy names): off by default,
+    # on listenHost:grpcServerPort (0: any free port). enableTopicMessageTypeCheck: told to 5.x producers
+    grpcServerEnable: bool = False
+    grpcServerPort: int = 8081
+    enableTopicMessageTypeCheck: bool = True
     autoCreateTopicEnable: bool = True
     autoCreateSubscriptionGroup: bool = True
     defaultTopicQueueNums: int = 8
@@ -397,6 +402,8 @@ class BrokerConfig:
                 f"{self.metricsExporterType!r}: rocketq serves Prometheus (PROM) or nothing (DISABLE); OTLP_GRPC "
                 "and LOG are Java 5's OpenTelemetry exporters",
             )
+        if not 0 <= self.grpcServerPort <= 65535:
+            raise ConfigError("grpcServerPort", f"{self.grpcServerPort} is not a TCP port")
         if not 0 <= self.metricsPromExporterPort <= 65535:
             raise ConfigError("metricsPromExporterPort", f"{self.metricsPromExporterPort} is not a TCP port")
         if not 0 <= self.brokerPermission <= 7:  # PermName's bits: read 4, write 2, inherit 1 (Java 5's isValid)

@@ -228,6 +228,8 @@ def _run_standalone(args: argparse.Namespace) -> int:
             stop = _stop_on_signal()
             print(f"name server listening on {', '.join(namesrv.listen_addresses)}", flush=True)
             print(f"{_broker_line(broker)} (store {cfg.storePathRootDir})", flush=True)
+            if broker.grpc is not None:
+                print(f"gRPC (RocketMQ 5.x clients) listening on {broker.grpc.address}", flush=True)
             for slave in slaves:
                 print(f"slave {slave.config.brokerId} of {_broker_line(slave)} (store {slave.config.storePathRootDir})",
                       flush=True)  # fmt: skip
@@ -257,5 +259,6 @@ def _slave_config(master: BrokerConfig, i: int) -> BrokerConfig:
     cfg.storePathRootDir = f"{master.storePathRootDir}-slave{i}"
     cfg.listenPort = master.listenPort + 100 * i if master.listenPort else 0
     cfg.haListenPort = 0  # its own listenPort + 1 (or any free port)
+    cfg.grpcServerEnable = False  # a slave takes no sends and serves no pops: 5.x clients use the master's
     cfg.validate()
     return cfg
