@@ -1,7 +1,7 @@
 """rocketq client SDK: producers and consumers speaking the RocketMQ 4.x remoting protocol.
 
-Asyncio-native (``Producer``, ``PushConsumer``, ``LitePullConsumer``, ``AdminClient``); ``rocketq.client.sync``
-wraps them for blocking code. See ``docs/client.md``.
+Asyncio-native (``Producer``, ``PushConsumer``, ``LitePullConsumer``, ``SimpleConsumer`` — 5.x POP —,
+``AdminClient``); ``rocketq.client.sync`` wraps them for blocking code. See ``docs/client.md``.
 """
 
 from rocketq.client.admin import AdminClient
@@ -40,6 +40,7 @@ from rocketq.client.push_consumer import (
     PushConsumer,
 )
 from rocketq.client.selectors import MessageQueueSelector, select_by_hash, select_by_random
+from rocketq.client.simple_consumer import MessageView, SimpleConsumer
 from rocketq.client.subscription import ConsumeFromWhere, ExpressionType, MessageModel, MessageSelector
 from rocketq.client.transaction_producer import (
     LocalTransactionState,
@@ -79,6 +80,7 @@ __all__ = [
     "MessageQueue",
     "MessageQueueSelector",
     "MessageSelector",
+    "MessageView",
     "NoRouteError",
     "OffsetStore",
     "ProcessQueue",
@@ -94,6 +96,7 @@ __all__ = [
     "SendStatus",
     "SendTimeoutError",
     "SessionCredentials",
+    "SimpleConsumer",
     "TransactionListener",
     "TransactionProducer",
     "TransactionSendResult",

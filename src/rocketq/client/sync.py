@@ -29,13 +29,14 @@ from rocketq.client import admin as _admin
 from rocketq.client import lite_pull_consumer as _lite
 from rocketq.client import producer as _producer
 from rocketq.client import push_consumer as _push
+from rocketq.client import simple_consumer as _simple
 from rocketq.client.listener import ConcurrentlyListener, OrderlyListener
 from rocketq.client.message import Message, MessageExt, MessageQueue, SendResult
 from rocketq.client.selectors import MessageQueueSelector
 from rocketq.client.subscription import MessageSelector
 from rocketq.protocol.route import TopicRouteData
 
-__all__ = ["AdminClient", "LitePullConsumer", "Producer", "PushConsumer", "run"]
+__all__ = ["AdminClient", "LitePullConsumer", "Producer", "PushConsumer", "SimpleConsumer", "run"]
 
 T = TypeVar("T")
 
@@ -234,6 +235,34 @@ class LitePullConsumer(_Closing):
 
     def resume(self, queues: Iterable[MessageQueue]) -> None:
         run(_as_coro(self.aio.resume, list(queues)))
+
+
+class SimpleConsumer(_Closing):
+    """Blocking ``rocketq.client.SimpleConsumer`` (POP); the constructor takes the same arguments."""
+
+    def __init__(self, group: str, **kwargs: Any) -> None:
+        self.aio = _simple.SimpleConsumer(group, **kwargs)
+
+    def subscribe(self, topic: str, expression: str | MessageSelector = "*") -> None:
+        run(_as_coro(self.aio.subscribe, topic, expression))
+
+    def unsubscribe(self, topic: str) -> None:
+        run(_as_coro(self.aio.unsubscribe, topic))
+
+    def start(self) -> None:
+        run(self.aio.start())
+
+    def shutdown(self) -> None:
+        run(self.aio.shutdown())
+
+    def receive(self, max_messages: int = 16, invisible_duration: float | None = None) -> list[_simple.MessageView]:
+        return run(self.aio.receive(max_messages, invisible_duration))
+
+    def ack(self, msg: MessageExt) -> None:
+        run(self.aio.ack(msg))
+
+    def change_invisible_duration(self, msg: MessageExt, duration: float) -> None:
+        run(self.aio.change_invisible_duration(msg, duration))
 
 
 class AdminClient(_Closing):
