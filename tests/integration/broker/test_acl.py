@@ -342,3 +342,19 @@ async def test_acl_off_ignores_credential_fields(tmp_path: Path) -> None:
             assert off.code == ResponseCode.SYSTEM_ERROR and "aclEnable=false" in (off.remark or "")
         finally:
             await rc.close()
+
+
+async def test_pop_needs_sub_on_the_topic_and_the_group(acl_cluster: tuple[EmbeddedCluster, Path], wire: Wire) -> None:
+    producer, consumer = Signed(wire, "producer1"), Signed(wire, "consumer1")
+    assert (await producer.send("TAcl", b"popped")).code == ResponseCode.SUCCESS
+    pop = {"consumerGroup": "cg", "topic": "TAcl", "queueId": -1, "maxMsgNums": 32, "invisibleTime": 60000,
+           "pollTime": 0, "bornTime": 0, "initMode": 0}  # fmt: skip
+    got = await consumer.call(RequestCode.POP_MESSAGE, pop)
+    assert got.code == ResponseCode.SUCCESS and b"popped" in got.body
+    for who, ext in ((producer, pop), (consumer, pop | {"consumerGroup": "other"}), (Signed(wire, None), pop)):
+        refused = await who.call(RequestCode.POP_MESSAGE, ext)
+        assert refused.code == 1, refused.remark
+    ack = {"consumerGroup": "other", "topic": "TAcl", "queueId": 0, "extraInfo": "0 0 60000 0 0 broker-a 0 0",
+           "offset": 0}  # fmt: skip
+    denied = await consumer.call(RequestCode.ACK_MESSAGE, ack)
+    assert denied.code == 1 and "No default permission for group:other" in (denied.remark or "")
