@@ -123,12 +123,8 @@ def authenticate(rules: AclRules, ip: str, metadata: Mapping[str, str]) -> str |
     return key
 
 
-class PermissionDenied(AclDenied):
-    """The account is known and signed correctly, but lacks a permission (FORBIDDEN, not UNAUTHORIZED)."""
-
-
 def authorize(rules: AclRules, key: str | None, request: object) -> None:
-    """``PermissionDenied`` unless account ``key`` (None: white-listed) may make ``request``."""
+    """``AclDenied`` unless account ``key`` (None: white-listed) may make ``request``."""
     if key is None:
         return
     account = rules.accounts[key]
@@ -145,4 +141,4 @@ def authorize(rules: AclRules, key: str | None, request: object) -> None:
         if permission.check(need, have):
             continue
         what = f"group:{resource[len(RETRY_PREFIX) :]}" if is_group else f"topic:{resource}"
-        raise PermissionDenied(f"No default permission for {what}", _FRAME)
+        raise AclDenied(f"No default permission for {what}", _FRAME)

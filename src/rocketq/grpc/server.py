@@ -24,7 +24,7 @@ from rocketq.broker.messaging.send import SendService
 from rocketq.broker.pop.service import PopService
 from rocketq.broker.services.transaction import TransactionService
 from rocketq.grpc import auth
-from rocketq.grpc.clients import ClientTable, GrpcClientConnection
+from rocketq.grpc.clients import ClientTable, GrpcClient, GrpcClientConnection
 from rocketq.grpc.consumer import ConsumerService
 from rocketq.grpc.convert import SendLimits, to_message
 from rocketq.grpc.names import group_of
@@ -195,14 +195,10 @@ class GrpcEndpoint:
         if self.acl is None:
             return
         rules = self.acl.rules
-        try:
-            key = auth.authenticate(rules, peer_ip(_host_of(peer)), md)
+        try:  # Java 5's ResponseBuilder: authentication and authorization failures are both UNAUTHORIZED
+            auth.authorize(rules, auth.authenticate(rules, peer_ip(_host_of(peer)), md), request)
         except AclDenied as exc:
             raise GrpcRefusal(Code.UNAUTHORIZED, exc.message) from None
-        try:
-            auth.authorize(rules, key, request)
-        except AclDenied as exc:
-            raise GrpcRefusal(Code.FORBIDDEN, exc.message) from None
 
     async def gate(
         self, request: object, context: Any, response: Callable[..., R],
@@ -231,29 +227,37 @@ class GrpcEndpoint:
         cfg = self.ctx.groups.find_or_create(group_of(group))
         return bool(cfg is not None and cfg.consume_message_orderly)
 
-    def heartbeat(self, req: svc.HeartbeatRequest, md: dict[str, str]) -> svc.HeartbeatResponse:
+    def _kind(self, md: dict[str, str]) -> tuple[GrpcClient, int]:
+        """The client and the type its stored settings say (Java dispatches on those, not on the request)."""
         client = self.clients.get(md[CLIENT_ID])
         if client is None or client.settings is None:
-            raise GrpcRefusal(Code.UNRECOGNIZED_CLIENT_TYPE, "cannot find client settings for this client id")
-        if req.client_type == pb.PRODUCER:
+            raise GrpcRefusal(Code.UNRECOGNIZED_CLIENT_TYPE, "cannot find client settings for this client")
+        kind = int(client.settings.client_type)
+        if kind == pb.CLIENT_TYPE_UNSPECIFIED:
+            kind = int(pb.PRODUCER) if client.settings.HasField("publishing") else int(pb.SIMPLE_CONSUMER)
+        if kind != pb.PRODUCER and kind not in CONSUMER_TYPES:
+            raise GrpcRefusal(Code.UNRECOGNIZED_CLIENT_TYPE, pb.ClientType.Name(kind))
+        return client, kind
+
+    def heartbeat(self, req: svc.HeartbeatRequest, md: dict[str, str]) -> svc.HeartbeatResponse:
+        client, kind = self._kind(md)
+        assert client.settings is not None
+        if kind == pb.PRODUCER:
             self.settings.register(client, client.settings)
-        elif req.client_type in CONSUMER_TYPES:
-            if req.HasField("group"):
-                group_of(req.group)
-            self.settings.register(client, client.settings, replace_subscriptions=False)
         else:
-            raise GrpcRefusal(Code.UNRECOGNIZED_CLIENT_TYPE, f"unrecognized client type {req.client_type}")
+            group_of(req.group)
+            self.settings.register(client, client.settings, replace_subscriptions=False)
         return svc.HeartbeatResponse(status=status(Code.OK))
 
     def terminate(
         self, req: svc.NotifyClientTerminationRequest, md: dict[str, str]
     ) -> svc.NotifyClientTerminationResponse:
-        client_id = md[CLIENT_ID]
-        client = self.clients.get(client_id)
-        if client is not None:
-            self.settings.unregister(client)
-            self.renewals.client_gone(client_id)
-            self.clients.remove(client_id)
+        client, kind = self._kind(md)
+        if kind != pb.PRODUCER:
+            group_of(req.group)
+        self.settings.unregister(client)
+        self.renewals.client_gone(client.client_id)
+        self.clients.remove(client.client_id)
         return svc.NotifyClientTerminationResponse(status=status(Code.OK))
 
     def _on_check(self, conn: GrpcClientConnection, group: str, header: CheckTransactionStateRequestHeader,
@@ -316,24 +320,21 @@ class GrpcEndpoint:
         async def read() -> None:
             try:
                 async for command in requests:
+                    # thread stack traces and verify results answer commands this server never sends
                     if command.HasField("settings"):
                         self._check_acl(md, peer, command)
                         self.settings.register(client, command.settings)
                         outbox.put_nowait(svc.TelemetryCommand(status=status(Code.OK),
                                                                settings=self.settings.merged(command.settings)))
-                    elif command.HasField("thread_stack_trace") or command.HasField("verify_message_result"):
-                        continue  # answers to commands this server never sends
-                    else:
-                        failure.append((grpc.StatusCode.INVALID_ARGUMENT, "unsupported telemetry command"))
-                        break
-            except GrpcRefusal as exc:
-                failure.append((grpc.StatusCode.INVALID_ARGUMENT, f"{Code.Name(exc.code)}: {exc.message}"))
+            except GrpcRefusal as exc:  # Java: INVALID_ARGUMENT for a 4xxxx code, else INTERNAL
+                code = grpc.StatusCode.INVALID_ARGUMENT if 40000 <= exc.code < 50000 else grpc.StatusCode.INTERNAL
+                failure.append((code, f"process client telemetryCommand failed. {exc.message}"))
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the client went away mid-read, or a bug: end the stream, no traceback
                 if not isinstance(exc, grpc.RpcError):
                     log.exception("grpc.telemetry_failed client=%s", client_id)
-                    failure.append((grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}"))
+                    failure.append((grpc.StatusCode.INTERNAL, f"process client telemetryCommand failed. {exc}"))
             outbox.put_nowait(None)
 
         reader = asyncio.get_running_loop().create_task(read())

@@ -101,7 +101,7 @@ class SettingsService:
             ))  # fmt: skip
             client.group = group
         else:
-            raise GrpcRefusal(Code.UNRECOGNIZED_CLIENT_TYPE, "settings without publishing or subscription")
+            raise GrpcRefusal(Code.BAD_REQUEST, "there is no publishing or subscription data in settings")
         client.settings = settings
 
     def unregister(self, client: GrpcClient) -> None:
