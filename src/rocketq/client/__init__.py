@@ -4,6 +4,7 @@ Asyncio-native (``Producer``, ``PushConsumer``, ``LitePullConsumer``, ``SimpleCo
 ``AdminClient``); ``rocketq.client.sync`` wraps them for blocking code. See ``docs/client.md``.
 """
 
+from rocketq.client._pop_push import PopPushConsumer
 from rocketq.client.admin import AdminClient
 from rocketq.client.allocate import (
     AllocateMachineRoomNearby,
@@ -83,6 +84,7 @@ __all__ = [
     "MessageView",
     "NoRouteError",
     "OffsetStore",
+    "PopPushConsumer",
     "ProcessQueue",
     "Producer",
     "PullResult",

@@ -160,9 +160,11 @@ class SimpleConsumer(ClientBase):
 
     # -- receive / ack / change ---------------------------------------------------------------------------
 
-    async def receive(self, max_messages: int = 16, invisible_duration: float | None = None) -> list[MessageView]:
-        """Up to ``max_messages`` (1..32) messages of one subscribed topic from one broker, waiting up to
-        ``await_duration`` for one to arrive; an empty list when none came."""
+    async def receive(
+        self, max_messages: int = 16, invisible_duration: float | None = None, *, topic: str | None = None
+    ) -> list[MessageView]:
+        """Up to ``max_messages`` (1..32) messages of one subscribed topic (each in turn, or ``topic``) from one
+        broker, waiting up to ``await_duration`` for one to arrive; an empty list when none came."""
         instance = self.instance
         if not 1 <= max_messages <= MAX_RECEIVE:
             raise ValueError(f"max_messages must be 1..{MAX_RECEIVE}, not {max_messages}")
@@ -170,9 +172,12 @@ class SimpleConsumer(ClientBase):
         self._check_duration(invisible)
         if not self._subs:
             raise ClientError(f"the simple consumer {self.group!r} has no subscription")
-        topics = sorted(self._subs)
-        topic = topics[self._topic_turn % len(topics)]
-        self._topic_turn += 1
+        if topic is None:
+            topics = sorted(self._subs)
+            topic = topics[self._topic_turn % len(topics)]
+            self._topic_turn += 1
+        elif topic not in self._subs:
+            raise ClientError(f"the simple consumer {self.group!r} does not subscribe {topic!r}")
         sub = self._subs[topic]
         broker_name, addr = await self._pick_broker(instance, topic)
         poll_ms = int(self.await_duration * 1000)

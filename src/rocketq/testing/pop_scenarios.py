@@ -8,10 +8,21 @@ tests to print or compare). Every wait is bounded: ``receive_until`` gives up af
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
-from rocketq.client import AdminClient, Message, Producer
+from rocketq.client import (
+    AdminClient,
+    ConsumeConcurrentlyContext,
+    ConsumeConcurrentlyStatus,
+    ConsumeOrderlyContext,
+    ConsumeOrderlyStatus,
+    Message,
+    MessageExt,
+    PopPushConsumer,
+    Producer,
+)
 from rocketq.client.simple_consumer import MessageView, SimpleConsumer
 from rocketq.errors import BrokerError
 from rocketq.protocol.message import PROP_SHARDING_KEY
@@ -20,6 +31,8 @@ __all__ = [
     "SCENARIOS",
     "change_invisible",
     "fifo_order",
+    "push_concurrently",
+    "push_orderly",
     "receive_ack",
     "receive_until",
     "redelivery",
@@ -157,9 +170,64 @@ async def fifo_order(ns: str, cluster: str) -> dict[str, Any]:
     return {"orderly_handle": first[0].receipt_handle}
 
 
+async def _until(check: Any, seconds: float) -> None:
+    """Wait (in 50 ms steps, up to ``seconds``) until ``check()`` holds."""
+    async with asyncio.timeout(seconds):
+        while not check():
+            await asyncio.sleep(0.05)
+
+
+async def push_concurrently(ns: str, cluster: str) -> dict[str, Any]:
+    """PopPushConsumer with a concurrent listener: every message handed over; one refused the first time comes
+    back (delivery 2, via the retry topic, under the subscribed topic) after its back-off, then is acked."""
+    topic = await _topic(ns, cluster)
+    await _send(ns, topic, [b"p0", b"p1", b"p2"])
+    calls: list[tuple[bytes, int, str]] = []
+
+    def listener(msgs: list[MessageExt], ctx: ConsumeConcurrentlyContext) -> ConsumeConcurrentlyStatus:
+        [m] = msgs
+        calls.append((m.body, m.reconsume_times, m.topic))
+        if m.body == b"p1" and m.reconsume_times == 0:
+            return ConsumeConcurrentlyStatus.RECONSUME_LATER
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    consumer = PopPushConsumer(f"pc-{topic}", listener, namesrv_addr=ns, subscriptions={topic: "*"},
+                               await_duration=AWAIT, pop_delay_levels=(1,), init_mode="MIN")  # fmt: skip
+    async with consumer:
+        await _until(lambda: len(calls) >= 4, 60)
+        await asyncio.sleep(3 * AWAIT)  # nothing more may come
+    assert sorted(calls) == [(b"p0", 0, topic), (b"p1", 0, topic), (b"p1", 1, topic), (b"p2", 0, topic)], calls
+    return {"calls": calls}
+
+
+async def push_orderly(ns: str, cluster: str) -> dict[str, Any]:
+    """PopPushConsumer orderly on a one-queue topic: a suspended message comes back before anything after it."""
+    topic = await _topic(ns, cluster, queues=1)
+    await _send(ns, topic, [f"o{i}".encode() for i in range(4)], group_key="g")
+    seen: list[tuple[bytes, int]] = []
+
+    def listener(msgs: list[MessageExt], ctx: ConsumeOrderlyContext) -> ConsumeOrderlyStatus:
+        [m] = msgs
+        seen.append((m.body, m.reconsume_times))
+        if m.body == b"o1" and m.reconsume_times == 0:
+            return ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT
+        return ConsumeOrderlyStatus.SUCCESS
+
+    consumer = PopPushConsumer(f"pc-{topic}", listener, namesrv_addr=ns, subscriptions={topic: "*"}, orderly=True,
+                               await_duration=AWAIT, suspend_time=1.0, init_mode="MIN")  # fmt: skip
+    async with consumer:
+        await _until(lambda: len(seen) >= 5, 60)
+        await asyncio.sleep(3 * AWAIT)
+    assert [b for b, _ in seen] == [b"o0", b"o1", b"o1", b"o2", b"o3"], seen
+    assert seen[2][1] == 1, seen
+    return {"seen": seen}
+
+
 SCENARIOS = {
     "receive_ack": receive_ack,
     "redelivery": redelivery,
     "change_invisible": change_invisible,
     "fifo_order": fifo_order,
+    "push_concurrently": push_concurrently,
+    "push_orderly": push_orderly,
 }

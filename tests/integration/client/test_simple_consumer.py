@@ -71,3 +71,11 @@ async def test_sync_wrapper_receives_and_acks(cluster: EmbeddedCluster) -> None:
 
     got, after = await asyncio.to_thread(consume)
     assert (got, after) == ([b"sync"], [])
+
+
+async def test_push_over_pop_concurrently(cluster: EmbeddedCluster) -> None:
+    await pop_scenarios.push_concurrently(cluster.namesrv_addr, _cluster_name(cluster))
+
+
+async def test_push_over_pop_orderly(cluster: EmbeddedCluster) -> None:
+    await pop_scenarios.push_orderly(cluster.namesrv_addr, _cluster_name(cluster))

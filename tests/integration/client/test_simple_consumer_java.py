@@ -44,3 +44,11 @@ async def test_change_invisible(java5: JavaCluster) -> None:
 
 async def test_fifo_order(java5: JavaCluster) -> None:
     await pop_scenarios.fifo_order(java5.namesrv_addr, java5.cluster_name)
+
+
+async def test_push_over_pop_concurrently(java5: JavaCluster) -> None:
+    await pop_scenarios.push_concurrently(java5.namesrv_addr, java5.cluster_name)
+
+
+async def test_push_over_pop_orderly(java5: JavaCluster) -> None:
+    await pop_scenarios.push_orderly(java5.namesrv_addr, java5.cluster_name)
