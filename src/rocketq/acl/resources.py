@@ -21,6 +21,12 @@ from rocketq.protocol import fastjson
 PARSE_FRAME = "org.apache.rocketmq.acl.plain.PlainAccessValidator.parse(PlainAccessValidator.java:134)"
 
 
+_POP_CODES = frozenset({
+    RequestCode.POP_MESSAGE, RequestCode.ACK_MESSAGE, RequestCode.CHANGE_MESSAGE_INVISIBLETIME,
+    RequestCode.PEEK_MESSAGE, RequestCode.NOTIFICATION, RequestCode.POLLING_INFO,
+})  # fmt: skip
+
+
 def _retry(group: str | None) -> str | None:
     return None if group is None else RETRY_PREFIX + group
 
@@ -72,7 +78,7 @@ def needed(
     elif code == RequestCode.PULL_MESSAGE:
         _add(out, get("topic"), SUB)
         _add(out, _retry(get("consumerGroup")), SUB)
-    elif code in (RequestCode.POP_MESSAGE, RequestCode.ACK_MESSAGE, RequestCode.CHANGE_MESSAGE_INVISIBLETIME):
+    elif code in _POP_CODES:
         # rocketq: a pop, ack or change reads the topic and the group (SUB on both), as a pull does
         _add(out, get("topic"), SUB)
         _add(out, _retry(get("consumerGroup")), SUB)

@@ -396,3 +396,40 @@ class ChangeInvisibleTimeResponseHeader(Header):
     pop_time: int = wire("popTime")
     invisible_time: int = wire("invisibleTime")
     revive_qid: int = wire("reviveQid", int32=True)
+
+
+@dataclass(**_KW)
+class PeekMessageRequestHeader(Header):
+    topic: str = wire("topic")
+    queue_id: int = wire("queueId", int32=True)
+    max_msg_nums: int = wire("maxMsgNums", int32=True)
+    consumer_group: str = wire("consumerGroup")
+
+
+@dataclass(**_KW)
+class NotificationRequestHeader(Header):
+    consumer_group: str = wire("consumerGroup")
+    topic: str = wire("topic")
+    queue_id: int = wire("queueId", int32=True)
+    poll_time: int = wire("pollTime")
+    born_time: int = wire("bornTime")
+    order: bool = wire("order", False)
+    attempt_id: str | None = wire("attemptId", None)
+
+
+@dataclass(**_KW)
+class NotificationResponseHeader(Header):
+    has_msg: bool = wire("hasMsg")
+    polling_full: bool = wire("pollingFull", False)
+
+
+@dataclass(**_KW)
+class PollingInfoRequestHeader(Header):
+    consumer_group: str = wire("consumerGroup")
+    topic: str = wire("topic")
+    queue_id: int = wire("queueId", int32=True)
+
+
+@dataclass(**_KW)
+class PollingInfoResponseHeader(Header):
+    polling_num: int = wire("pollingNum", int32=True)

@@ -30,6 +30,9 @@ from rocketq.protocol.headers import (
     GetConsumeStatsInBrokerHeader,
     GetConsumeStatsRequestHeader,
     Header,
+    NotificationRequestHeader,
+    PeekMessageRequestHeader,
+    PollingInfoRequestHeader,
     PopMessageRequestHeader,
     PullMessageRequestHeader,
     QueryConsumeQueueRequestHeader,
@@ -92,6 +95,9 @@ REQUESTS: dict[int, RequestSpec] = {
     RequestCode.CONSUMER_SEND_MSG_BACK: RequestSpec(ConsumerSendMsgBackRequestHeader, _SUB, None, "group"),
     RequestCode.PULL_MESSAGE: RequestSpec(PullMessageRequestHeader, _SUB, "topic", "consumerGroup"),
     RequestCode.POP_MESSAGE: RequestSpec(PopMessageRequestHeader, _SUB, "topic", "consumerGroup"),
+    RequestCode.PEEK_MESSAGE: RequestSpec(PeekMessageRequestHeader, _SUB, "topic", "consumerGroup"),
+    RequestCode.NOTIFICATION: RequestSpec(NotificationRequestHeader, _SUB, "topic", "consumerGroup"),
+    RequestCode.POLLING_INFO: RequestSpec(PollingInfoRequestHeader, _SUB, "topic", "consumerGroup"),
     RequestCode.ACK_MESSAGE: RequestSpec(AckMessageRequestHeader, _SUB, "topic", "consumerGroup"),
     RequestCode.CHANGE_MESSAGE_INVISIBLETIME: RequestSpec(
         ChangeInvisibleTimeRequestHeader, _SUB, "topic", "consumerGroup"

@@ -93,3 +93,34 @@ async def test_inflight_pops_survive_kill_9(tmp_path: Path) -> None:
     finally:
         await rc.close()
         await server.stop()
+
+
+async def test_peek_notification_and_polling_info(tmp_path: Path) -> None:
+    server = await StandaloneProcess.start(tmp_path, "reviveInterval=50")
+    rc = RemotingClient()
+    try:
+        wire = Wire(rc, server.broker_addr)
+        await create_topic(wire, "NPopT")
+        group = {"consumerGroup": "ng", "topic": "NPopT", "queueId": -1}
+        waiting = asyncio.ensure_future(wire.call(200054, group | {"pollTime": 5000, "bornTime": 0}, timeout=10))
+        deadline = time.monotonic() + WAIT
+        while True:  # the notification is parked: POLLING_INFO counts it
+            info = await wire.call(200055, group | {"queueId": 0})
+            assert info.code == 0
+            if info.ext_fields["pollingNum"] == "1":
+                break
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+        assert (await wire.send("NPopT", b"n0", queue_id=1)).code == 0
+        woken = await waiting
+        assert (woken.code, woken.ext_fields["hasMsg"]) == (0, "true")
+        peeked = await wire.call(200052, group | {"maxMsgNums": 8})
+        assert peeked.code == 0 and b"n0" in peeked.body
+        # a peek hands nothing out: the message is still there to pop
+        got = await pop_until(wire, "NPopT", "ng", 1, 60_000)
+        assert [b for b, _, _ in got] == [b"n0"]
+        empty = await wire.call(200054, group | {"pollTime": 0, "bornTime": 0})
+        assert (empty.code, empty.ext_fields["hasMsg"]) == (0, "false")
+    finally:
+        await rc.close()
+        await server.stop()

@@ -28,7 +28,8 @@ from rocketq.broker.pop.records import (
     parse_ack,
     revived_json,
 )
-from rocketq.broker.pop.service import PopService, now_ms, origin_topic
+from rocketq.broker.pop.service import PopService, now_ms
+from rocketq.broker.pop.util import origin_topic
 from rocketq.broker.services.requeue import read_queue
 
 log = logging.getLogger("rocketq.broker.pop.revive")

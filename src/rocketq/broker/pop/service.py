@@ -54,6 +54,7 @@ from rocketq.broker.pop.types import (
     ReceiptHandle,
     retry_topic,
 )
+from rocketq.broker.pop.util import RETRY_PREFIX, inflight_counts, read_one, sub_tags, tag_matches
 from rocketq.broker.services.requeue import restore
 from rocketq.codes import ResponseCode
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, SubscriptionData
@@ -65,7 +66,6 @@ log = logging.getLogger("rocketq.broker.pop")
 #: Java's limit on one pop (PopMessageProcessor: "the broker's pop message can not be more than 32")
 MAX_POP_NUMS = 32
 DLQ_PREFIX = "%DLQ%"
-RETRY_PREFIX = "%RETRY%"
 
 
 def now_ms() -> int:
@@ -134,7 +134,7 @@ class PopService:
         self._ck_counter += 1
         return self._ck_counter % self.revive_queue_num
 
-    def _pop_position(self, group: str, topic: str, queue_id: int, init_mode: int) -> int:
+    def _pop_position(self, group: str, topic: str, queue_id: int, init_mode: int, commit: bool = True) -> int:
         ctx = self._ctx
         offset = ctx.offsets.query(group, topic, queue_id)
         if offset >= 0:
@@ -146,7 +146,8 @@ class PopService:
             offset = min_offset
         else:
             offset = max(0, ctx.store.get_max_offset_in_queue(topic, queue_id) - 1)
-        ctx.offsets.commit(group, topic, queue_id, offset)
+        if commit:  # a peek or a notification only looks
+            ctx.offsets.commit(group, topic, queue_id, offset)
         return offset
 
     def _group(self, group: str) -> tuple[int, str] | None:
@@ -286,10 +287,9 @@ class PopService:
             return True
         return False
 
-    def _ready(self, group: str, topic: str, queue_id: int, init_mode: int) -> int:
-        store = self._ctx.store
-        return max(0, store.get_max_offset_in_queue(topic, queue_id) - self._pop_position(group, topic, queue_id,
-                                                                                           init_mode))  # fmt: skip
+    def _ready(self, group: str, topic: str, queue_id: int, init_mode: int, commit: bool = True) -> int:
+        position = self._pop_position(group, topic, queue_id, init_mode, commit)
+        return max(0, self._ctx.store.get_max_offset_in_queue(topic, queue_id) - position)
 
     def _read_queue(
         self, req: PopRequest, topic: str, queue_id: int, want: int, pop_time: int, revive_qid: int,
@@ -312,7 +312,7 @@ class PopService:
                 for buf in result.buffers:
                     raw = bytes(buf.view)
                     rec = decode_record(raw, with_body=True)
-                    if not _tag_matches(sub_tags(req), rec):
+                    if not tag_matches(sub_tags(req), rec):
                         continue
                     if fifo is not None and fifo.is_acked(rec.queue_offset):
                         continue
@@ -367,6 +367,71 @@ class PopService:
         out.msg_offset_info = ";".join(offsets)
         out.order_count_info = ";".join(counts)
         return out
+
+    # ------------------------------------------------------------------------------------------- peek, notify
+
+    def peek(self, group: str, topic: str, queue_id: int, max_nums: int) -> tuple[PopOutcome, list[bytes]]:
+        """PEEK_MESSAGE: up to ``max_nums`` ready messages from the group's pop positions, handing nothing out
+        (no checkpoint, the position stays)."""
+        req = PopRequest(group, topic, queue_id, max_nums)
+        refused = self.check(req)
+        if refused is not None:
+            return refused, []
+        tc = self._ctx.topics.get(topic)
+        assert tc is not None
+        found: list[bytes] = []
+        rest = 0
+        for q in [queue_id] if queue_id >= 0 else range(tc.read_queue_nums):
+            offset = self._pop_position(group, topic, q, INIT_MODE_MIN, commit=False)
+            result = self._ctx.store.get_message(topic, q, offset, max(0, max_nums - len(found)) or 1, None,
+                                                 counted=False)  # fmt: skip
+            try:
+                if result.status == GetMessageStatus.FOUND and len(found) < max_nums:
+                    found.extend(bytes(b.view) for b in result.buffers)
+                rest += max(0, result.max_offset - offset)
+            finally:
+                result.release()
+        rest -= len(found)
+        return PopOutcome(ResponseCode.SUCCESS, None, rest_num=max(0, rest)), found
+
+    def has_ready(self, group: str, topic: str, queue_id: int, order: bool, attempt_id: str | None) -> bool:
+        tc = self._ctx.topics.get(topic)
+        if tc is None:
+            return False
+        now = now_ms()
+        targets = [(topic, q) for q in ([queue_id] if queue_id >= 0 else range(tc.read_queue_nums))]
+        if not order and self._retry_exists(retry_topic(group, topic)):
+            targets.append((retry_topic(group, topic), 0))
+        for t, q in targets:
+            fifo = self.order.find(group, t, q) if order else None
+            if fifo is not None and fifo.blocked(now, attempt_id):
+                continue
+            if self._ready(group, t, q, INIT_MODE_MIN, commit=False) > 0:
+                return True
+        return False
+
+    async def notification(
+        self, group: str, topic: str, queue_id: int, poll_ms: int, order: bool, attempt_id: str | None
+    ) -> tuple[int, bool]:
+        """NOTIFICATION: (code, has a message) — waits up to ``poll_ms`` for one to be ready; code POLLING_FULL
+        when too many pops and notifications wait already."""
+        refused = self.check(PopRequest(group, topic, queue_id))
+        if refused is not None:
+            return refused.code, False
+        deadline = time.monotonic() + max(0, poll_ms) / 1000.0
+        while True:
+            if self.has_ready(group, topic, queue_id, order, attempt_id):
+                return ResponseCode.SUCCESS, True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return ResponseCode.SUCCESS, False
+            if self._parked >= self.polling_max:
+                return ResponseCode.POLLING_FULL, False
+            await self._park((topic, retry_topic(group, topic)), remaining)
+
+    def polling_count(self, topic: str) -> int:
+        """POLLING_INFO: how many pops and notifications wait on ``topic`` now."""
+        return len(self._waiters.get(topic, ()))
 
     # ------------------------------------------------------------------------------------------- ack
 
@@ -452,13 +517,7 @@ class PopService:
     # ------------------------------------------------------------------------------------------- copies
 
     def read(self, topic: str, queue_id: int, offset: int) -> MessageRecord | None:
-        result = self._ctx.store.get_message(topic, queue_id, offset, 1, None, counted=False)
-        try:
-            if result.status != GetMessageStatus.FOUND or not result.buffers:
-                return None
-            return decode_record(result.buffers[0].view, with_body=True)
-        finally:
-            result.release()
+        return read_one(self._ctx.store, topic, queue_id, offset)
 
     def to_dead_letter(self, rec: MessageRecord, group: str, topic: str) -> bool:
         ctx = self._ctx
@@ -491,48 +550,4 @@ class PopService:
 
     def inflight(self, group: str | None = None) -> list[InflightCounts]:
         """Per group and subscribed topic: popped and not acked, of which still invisible, and ready."""
-        now = now_ms()
-        merged: dict[tuple[str, str], tuple[int, int]] = dict.fromkeys(self.seen, (0, 0))
-        for source in (self.pending.counts(now), self.order.counts(now)):
-            for (g, read_topic), (a, b) in source.items():
-                origin = origin_topic(g, read_topic)
-                x, y = merged.get((g, origin), (0, 0))
-                merged[(g, origin)] = (x + a, y + b)
-        out = []
-        for (g, t), (a, b) in sorted(merged.items()):
-            if group is None or g == group:
-                out.append(InflightCounts(t, g, a, b, self._ready_of(g, t)))
-        return out
-
-    def _ready_of(self, group: str, topic: str) -> int:
-        ctx = self._ctx
-        total = 0
-        for name in (topic, retry_topic(group, topic)):
-            tc = ctx.topics.get(name)
-            if tc is None:
-                continue
-            for q in range(tc.read_queue_nums):
-                committed = ctx.offsets.query(group, name, q)
-                if committed >= 0:
-                    total += max(0, ctx.store.get_max_offset_in_queue(name, q) - committed)
-        return total
-
-
-def origin_topic(group: str, read_topic: str) -> str:
-    prefix = f"{RETRY_PREFIX}{group}_"
-    return read_topic[len(prefix) :] if read_topic.startswith(prefix) else read_topic
-
-
-def sub_tags(req: PopRequest) -> frozenset[str] | None:
-    """The tags a TAG expression names (None: every message)."""
-    if (req.expression_type or "TAG") != "TAG":
-        return None
-    expr = (req.expression or "*").strip()
-    if expr in ("", "*"):
-        return None
-    return frozenset(t.strip() for t in expr.split("||") if t.strip())
-
-
-def _tag_matches(tags: frozenset[str] | None, rec: MessageRecord) -> bool:
-    # the consume queue filters by tag hash; two tags with one hash are told apart here, as Java's proxy does
-    return tags is None or (rec.tags or "") in tags
+        return inflight_counts(self._ctx, self.pending, self.order, self.seen, group)

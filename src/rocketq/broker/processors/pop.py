@@ -18,6 +18,11 @@ from rocketq.protocol.headers import (
     AckMessageRequestHeader,
     ChangeInvisibleTimeRequestHeader,
     ChangeInvisibleTimeResponseHeader,
+    NotificationRequestHeader,
+    NotificationResponseHeader,
+    PeekMessageRequestHeader,
+    PollingInfoRequestHeader,
+    PollingInfoResponseHeader,
     PopMessageRequestHeader,
     PopMessageResponseHeader,
 )
@@ -39,6 +44,9 @@ class PopProcessors:
         gate.register(RequestCode.ACK_MESSAGE, self.ack)
         gate.register(RequestCode.BATCH_ACK_MESSAGE, self.batch_ack)
         gate.register(RequestCode.CHANGE_MESSAGE_INVISIBLETIME, self.change_invisible)
+        gate.register(RequestCode.PEEK_MESSAGE, self.peek)
+        gate.register(RequestCode.NOTIFICATION, self.notification)
+        gate.register(RequestCode.POLLING_INFO, self.polling_info)
         gate.register(POP_INFLIGHT_STATS, self.inflight)
 
     async def pop(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
@@ -109,6 +117,31 @@ class PopProcessors:
             return cmd.response(out.code, out.remark)
         header = ChangeInvisibleTimeResponseHeader(pop_time=out.handle.pop_time, invisible_time=out.handle.invisible_ms,
                                                    revive_qid=out.handle.revive_qid)  # fmt: skip
+        return cmd.response(ResponseCode.SUCCESS, None, header.to_ext())
+
+    def peek(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        h = PeekMessageRequestHeader.from_ext(cmd.ext_fields)
+        out, found = self._pop.peek(h.consumer_group, h.topic, h.queue_id, h.max_msg_nums)
+        if out.code != ResponseCode.SUCCESS:
+            return cmd.response(out.code, out.remark)
+        header = PopMessageResponseHeader(pop_time=0, invisible_time=0, revive_qid=0, rest_num=out.rest_num)
+        code = ResponseCode.SUCCESS if found else ResponseCode.PULL_NOT_FOUND
+        return cmd.response(code, None, header.to_ext(), b"".join(found))
+
+    async def notification(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        h = NotificationRequestHeader.from_ext(cmd.ext_fields)
+        code, has_msg = await self._pop.notification(h.consumer_group, h.topic, h.queue_id, h.poll_time, h.order,
+                                                     h.attempt_id)  # fmt: skip
+        if code not in (ResponseCode.SUCCESS, ResponseCode.POLLING_FULL):
+            return cmd.response(code, "the group or topic cannot be popped")
+        header = NotificationResponseHeader(has_msg=has_msg, polling_full=code == ResponseCode.POLLING_FULL)
+        return cmd.response(ResponseCode.SUCCESS, None, header.to_ext())
+
+    def polling_info(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        h = PollingInfoRequestHeader.from_ext(cmd.ext_fields)
+        if self._ctx.topics.get(h.topic) is None:
+            return cmd.response(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist, apply first please!")
+        header = PollingInfoResponseHeader(polling_num=self._pop.polling_count(h.topic))
         return cmd.response(ResponseCode.SUCCESS, None, header.to_ext())
 
     def inflight(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
