@@ -84,6 +84,19 @@ def _ms(ts: timestamp_pb2.Timestamp) -> int:
     return int(ts.seconds) * 1000 + int(ts.nanos) // 1_000_000
 
 
+#: a ``seconds`` this large is a millisecond time (the year 5138 in seconds): Python client 5.1.2 puts the
+#: user's ``delivery_timestamp`` (documented as ms) into ``seconds`` unchanged
+_MS_IN_SECONDS = 10**11
+
+
+def delivery_ms(ts: timestamp_pb2.Timestamp) -> int:
+    """A delivery time in ms; a millisecond value sent as seconds (Python 5.1.2) is read as what it is. Java's
+    proxy refuses those (ILLEGAL_DELIVERY_TIME); no real delivery time is 3000 years ahead."""
+    if int(ts.seconds) >= _MS_IN_SECONDS and not ts.nanos:
+        return int(ts.seconds)
+    return _ms(ts)
+
+
 def _timestamp(ms: int) -> timestamp_pb2.Timestamp:
     return timestamp_pb2.Timestamp(seconds=ms // 1000, nanos=(ms % 1000) * 1_000_000)
 
@@ -158,7 +171,7 @@ def to_properties(msg: pb.Message, producer_group: str, peer: str, limits: SendL
                                                     f"max is {limits.max_recovery_seconds}")  # fmt: skip
             props[PROP_CHECK_IMMUNITY_TIME_IN_SECONDS] = str(seconds)
     if sp.HasField("delivery_timestamp"):
-        deliver_ms = _ms(sp.delivery_timestamp)
+        deliver_ms = delivery_ms(sp.delivery_timestamp)
         if limits.max_delay_ms > 0 and deliver_ms - now_ms > limits.max_delay_ms:
             raise GrpcRefusal(Code.ILLEGAL_DELIVERY_TIME,
                               f"the max delay time of message is too large, max is {limits.max_delay_ms}")

@@ -58,6 +58,9 @@ def test_properties_of_each_message_kind() -> None:
     assert fifo.properties["__SHARDINGKEY"] == "g" and fifo.message_type == pb.FIFO
     delay = to_properties(msg(delivery_timestamp=NOW + 5000), "T", "", limits, NOW)
     assert delay.properties["TIMER_DELIVER_MS"] == str(NOW + 5000) and delay.message_type == pb.DELAY
+    python_512 = msg()  # Python client 5.1.2 puts the user's millisecond time into ``seconds``
+    python_512.system_properties.delivery_timestamp.seconds = NOW + 5000
+    assert to_properties(python_512, "T", "", limits, NOW).properties["TIMER_DELIVER_MS"] == str(NOW + 5000)
     tx = msg(message_type=pb.TRANSACTION)
     tx.system_properties.orphaned_transaction_recovery_duration.FromSeconds(30)
     conv = to_properties(tx, "T", "", limits, NOW)
