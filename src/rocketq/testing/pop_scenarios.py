@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: receive's long-poll time in these scenarios, seconds: short, so an empty receive returns soon
-AWAIT = 1.0
+AWAIT = 0.5
 
 
 async def _topic(ns: str, cluster: str, queues: int = 4) -> str:
@@ -62,7 +62,7 @@ def _consumer(ns: str, topic: str, *, fifo: bool = False) -> SimpleConsumer:
 
 
 async def receive_until(
-    consumer: SimpleConsumer, count: int, invisible: float, rounds: int = 30, max_messages: int = 32
+    consumer: SimpleConsumer, count: int, invisible: float, rounds: int = 60, max_messages: int = 32
 ) -> list[MessageView]:
     """Receive until ``count`` messages came (or ``rounds`` receives of up to ``AWAIT`` s each did not)."""
     got: list[MessageView] = []
@@ -106,7 +106,7 @@ async def redelivery(ns: str, cluster: str, invisible: float = 2.0) -> dict[str,
     await _send(ns, topic, [b"once"])
     async with _consumer(ns, topic) as consumer:
         [first] = await receive_until(consumer, 1, invisible=invisible)
-        [second] = await receive_until(consumer, 1, invisible=30.0, rounds=40)
+        [second] = await receive_until(consumer, 1, invisible=30.0, rounds=80)
         assert second.body == b"once" and second.msg_id == first.msg_id
         assert second.topic == topic, second.topic
         assert second.delivery_attempt == 2, second.delivery_attempt
@@ -158,7 +158,7 @@ async def fifo_order(ns: str, cluster: str) -> dict[str, Any]:
         second = await receive_until(consumer, 1, invisible=2.0, max_messages=2)
         assert [m.body for m in second] == [b"f2", b"f3"], [m.body for m in second]
         # not acked: after 2 s the same two again, delivered a second time
-        again = await receive_until(consumer, 1, invisible=30.0, max_messages=2, rounds=40)
+        again = await receive_until(consumer, 1, invisible=30.0, max_messages=2, rounds=80)
         assert [(m.body, m.delivery_attempt) for m in again] == [(b"f2", 2), (b"f3", 2)], [
             (m.body, m.delivery_attempt) for m in again
         ]
