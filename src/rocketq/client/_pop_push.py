@@ -212,8 +212,8 @@ class PopPushConsumer:
             log.warning("pop_push.too_many_attempts_acked group=%s msg_id=%s", self.group, msg.msg_id)
             await self._settle(self.simple.ack(msg), msg)
             return
-        level = next((i for i, d in enumerate(self.pop_delay_levels) if d > age), len(self.pop_delay_levels) - 1)
-        await self._later(msg, max(level, 1))
+        delay = next((d for d in self.pop_delay_levels if d > age), self.pop_delay_levels[-1])
+        await self._settle(self.simple.change_invisible_duration(msg, delay), msg)
 
     async def _settle(self, call: Any, msg: MessageExt) -> None:
         """An ack or change that fails is logged: the message comes back after its invisible time."""
