@@ -114,10 +114,11 @@ class ClientTable:
 
     def obtain(self, client_id: str, language: str, remote: str) -> GrpcClient:
         client = self._clients.get(client_id)
-        if client is None or client.conn.closed:
-            conn = GrpcClientConnection(client_id, language, remote, self._on_check)
-            client = GrpcClient(client_id, conn)
+        if client is None:
+            client = GrpcClient(client_id, GrpcClientConnection(client_id, language, remote, self._on_check))
             self._clients[client_id] = client
+        elif client.conn.closed:  # the broker expired it (no heartbeat for a while): a new channel, same settings
+            client.conn = GrpcClientConnection(client_id, language or client.conn.language, remote, self._on_check)
         return client
 
     def remove(self, client_id: str) -> GrpcClient | None:

@@ -232,9 +232,13 @@ class GrpcEndpoint:
         client = self.clients.get(md[CLIENT_ID])
         if client is None or client.settings is None:
             raise GrpcRefusal(Code.UNRECOGNIZED_CLIENT_TYPE, "cannot find client settings for this client")
-        kind = int(client.settings.client_type)
+        if client.conn.closed:
+            client = self.clients.obtain(client.client_id, md.get(LANGUAGE, ""), client.conn.remote)
+        settings = client.settings
+        assert settings is not None
+        kind = int(settings.client_type)
         if kind == pb.CLIENT_TYPE_UNSPECIFIED:
-            kind = int(pb.PRODUCER) if client.settings.HasField("publishing") else int(pb.SIMPLE_CONSUMER)
+            kind = int(pb.PRODUCER) if settings.HasField("publishing") else int(pb.SIMPLE_CONSUMER)
         if kind != pb.PRODUCER and kind not in CONSUMER_TYPES:
             raise GrpcRefusal(Code.UNRECOGNIZED_CLIENT_TYPE, pb.ClientType.Name(kind))
         return client, kind

@@ -199,3 +199,24 @@ async def test_heartbeat_needs_settings_and_termination_unregisters(cluster: Emb
         await call.done_writing()
     finally:
         await c.close()
+
+
+async def test_an_expired_producer_is_registered_again_by_its_heartbeat(cluster: EmbeddedCluster) -> None:
+    assert cluster.broker.grpc is not None
+    topic = fresh_topic(cluster)
+    c = Client(f"127.0.0.1:{cluster.broker.grpc.port}")
+    try:
+        call = c.stub.Telemetry(metadata=c.md())
+        await call.write(settings_producer([topic]))
+        assert (await asyncio.wait_for(call.read(), 10)).status.code == pb.OK
+        channel = cluster.broker.producers.any_channel(topic)
+        assert channel is not None and channel.client_id == c.client_id
+        cluster.broker.producers.scan_expired(-1.0)  # as if it had been silent past clientChannelExpiredTimeMills
+        assert cluster.broker.producers.any_channel(topic) is None
+        hb = await c.stub.Heartbeat(svc.HeartbeatRequest(client_type=pb.PRODUCER), metadata=c.md())
+        assert hb.status.code == pb.OK
+        again = cluster.broker.producers.any_channel(topic)
+        assert again is not None and again.client_id == c.client_id and not again.conn.closed
+        call.cancel()
+    finally:
+        await c.close()
