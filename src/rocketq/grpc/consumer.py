@@ -60,6 +60,8 @@ class ConsumerService:
         #: the long-polling clamp (ProxyConfig grpcClientConsumerMin/MaxLongPollingTimeoutMillis)
         self.min_polling_ms = 5_000
         self.max_polling_ms = 20_000
+        #: answered this long before the deadline when the poll is cut to it (longPollingReserveTimeInMillis)
+        self.reserve_ms = 100
 
     def _group_config(self, group: str) -> tuple[bool, int]:
         cfg = self._ctx.groups.find_or_create(group)
@@ -67,7 +69,11 @@ class ConsumerService:
             raise GrpcRefusal(Code.CONSUMER_GROUP_NOT_FOUND, f"consumer group not found: {group}")
         return cfg.consume_message_orderly, cfg.max_delivery_attempts
 
-    def polling_ms(self, req: svc.ReceiveMessageRequest, time_left_ms: int | None, request_timeout_ms: int) -> int:
+    def polling_ms(self, req: svc.ReceiveMessageRequest, time_left_ms: int | None, request_timeout_ms: int,
+                   client_version: str = "") -> int:  # fmt: skip
+        """Java's rule: the request's time or (deadline − request timeout / 2), clamped to [min, max], then to
+        the deadline (less ``reserve_ms``, so the answer is out before it); ILLEGAL_POLLING_TIME (BAD_REQUEST for
+        clients older than 5.0.3) when less than the minimum is left."""
         if req.HasField("long_polling_timeout"):
             wanted = duration_ms(req.long_polling_timeout)
         elif time_left_ms is not None:
@@ -77,17 +83,19 @@ class ConsumerService:
         wanted = min(max(wanted, self.min_polling_ms), self.max_polling_ms)
         if time_left_ms is not None and wanted > time_left_ms:
             if time_left_ms < self.min_polling_ms:
-                raise GrpcRefusal(Code.ILLEGAL_POLLING_TIME,
-                                  f"the deadline time remaining is too short: {time_left_ms} ms")  # fmt: skip
-            wanted = time_left_ms
+                code = Code.BAD_REQUEST if not client_version or client_version < "5.0.3" else Code.ILLEGAL_POLLING_TIME
+                raise GrpcRefusal(code, "The deadline time remaining is not enough for polling, please check "
+                                        "network condition")  # fmt: skip
+            wanted = time_left_ms - self.reserve_ms
         return max(0, wanted)
 
     async def receive(
-        self, req: svc.ReceiveMessageRequest, client_id: str, time_left_ms: int | None, request_timeout_ms: int
+        self, req: svc.ReceiveMessageRequest, client_id: str, time_left_ms: int | None, request_timeout_ms: int,
+        client_version: str = "",
     ) -> AsyncIterator[svc.ReceiveMessageResponse]:
         """The frames of one receive: a status, the messages, then the delivery timestamp."""
         try:
-            frames = await self._receive(req, client_id, time_left_ms, request_timeout_ms)
+            frames = await self._receive(req, client_id, time_left_ms, request_timeout_ms, client_version)
         except GrpcRefusal as exc:
             frames = [svc.ReceiveMessageResponse(status=status(exc.code, exc.message))]
         for frame in frames:
@@ -97,11 +105,11 @@ class ConsumerService:
         yield done
 
     async def _receive(self, req: svc.ReceiveMessageRequest, client_id: str, time_left_ms: int | None,
-                       request_timeout_ms: int) -> list[svc.ReceiveMessageResponse]:  # fmt: skip
+                       request_timeout_ms: int, client_version: str) -> list[svc.ReceiveMessageResponse]:  # fmt: skip
         group = group_of(req.group)
         topic = topic_of(req.message_queue.topic)
         orderly, max_attempts = self._group_config(group)
-        poll_ms = self.polling_ms(req, time_left_ms, request_timeout_ms)
+        poll_ms = self.polling_ms(req, time_left_ms, request_timeout_ms, client_version)
         if req.auto_renew:
             invisible_ms = AUTO_RENEW_INVISIBLE_MS
         else:

@@ -303,7 +303,8 @@ class GrpcEndpoint:
         if client is not None and client.settings is not None and client.settings.HasField("request_timeout"):
             timeout_ms = duration_ms(client.settings.request_timeout) or DEFAULT_REQUEST_TIMEOUT_MS
         try:
-            async for frame in self.consumer.receive(request, client_id, time_left, timeout_ms):
+            async for frame in self.consumer.receive(request, client_id, time_left, timeout_ms,
+                                                     md.get("x-mq-client-version", "")):
                 yield frame
         except Exception as exc:  # a bug must not end the stream without a status
             log.exception("grpc.receive_failed client=%s", client_id)
