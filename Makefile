@@ -9,7 +9,7 @@ SOURCES := pyproject.toml setup.py src/rocketq/store/_appendcodec_c.c src/rocket
 		src/rocketq/protocol/_framecodec_c.c \
 		src/rocketq/protocol/_headercodec_c.c src/rocketq/client/_batchcodec_c.c
 
-.PHONY: run test lint typecheck venv interop-venv interop-java interop-go browser bench fuzz clean
+.PHONY: run test lint typecheck venv interop-venv interop-v5 interop-java interop-go browser bench fuzz clean
 
 $(RUN_STAMP): $(SOURCES)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ venv: $(STAMP)
 
 interop-venv:
 	bash scripts/interop-venv.sh
+
+# Apache RocketMQ's official 5.x gRPC clients, each in its own environment (tests/interop/v5): Python 5.1.2 in
+# .venv-v5py.
+interop-v5:
+	bash scripts/v5-python-venv.sh
 
 # Apache RocketMQ's Java jars (pinned, from Maven Central) into ~/.cache/rocketq/java, and the Java driver.
 interop-java:
@@ -63,7 +68,7 @@ PURE_TESTS = tests/unit tests/integration/broker tests/integration/test_wire_fuz
 INTEROP_TESTS = tests/interop tests/console
 CORE_TESTS = tests/unit tests/integration tests/deploy tests/spark
 PYTEST = $(PY) -m pytest -q -p no:cacheprovider
-test: $(STAMP) interop-venv interop-java interop-go browser lint typecheck
+test: $(STAMP) interop-venv interop-v5 interop-java interop-go browser lint typecheck
 	@twins_log=$$(mktemp); core_log=$$(mktemp); \
 	ROCKETQ_NO_EXTENSIONS=1 nice -n 10 $(PYTEST) $(PURE_TESTS) >$$twins_log 2>&1 & twins=$$!; \
 	ROCKETQ_REQUIRE_NATIVE=1 $(PYTEST) $(CORE_TESTS) >$$core_log 2>&1 & core=$$!; \
@@ -85,7 +90,7 @@ bench: $(STAMP)
 	$(VENV)/bin/rocketq bench standard --embedded --json benchmarks/last-run.json
 
 clean:
-	rm -rf $(VENV) .venv-interop build *.egg-info
+	rm -rf $(VENV) .venv-interop .venv-v5py build *.egg-info
 
 # The Spark order pipeline (examples/spark_order_pipeline.py) against its own `rocketq standalone`.
 .PHONY: pipeline-demo

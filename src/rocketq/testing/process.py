@@ -11,6 +11,7 @@ from pathlib import Path
 _NAMESRV = re.compile(rb"name server listening on \S*:(\d+)")
 _BROKER = re.compile(rb"broker \S+ listening on .*, advertised as ([\d.]+:\d+)")
 _CONSOLE = re.compile(rb"console listening on (http://\S+)")
+_GRPC = re.compile(rb"gRPC \(RocketMQ 5.x clients\) listening on (\S+)")
 
 
 async def run_process(
@@ -47,30 +48,34 @@ class StandaloneProcess:
         self.broker_addr = broker_addr
         #: the web console's base URL (``console=True``), e.g. ``http://127.0.0.1:41234``
         self.console_url = console_url
+        #: the gRPC endpoint's address (``grpc=True``), e.g. ``127.0.0.1:41235``
+        self.grpc_addr = ""
 
     @classmethod
     async def start(
         cls, data_dir: Path, *settings: str, timeout: float = 30.0, log_path: Path | None = None,
-        console: bool = False,
+        console: bool = False, grpc: bool = False,
     ) -> StandaloneProcess:
         """``log_path``: append the process's log (stderr) to this file instead of inheriting stderr;
-        ``console``: serve the web console too, on an ephemeral 127.0.0.1 port (``console_url``)."""
+        ``console``: serve the web console too, on an ephemeral 127.0.0.1 port (``console_url``); ``grpc``: the
+        broker's gRPC endpoint too, on an ephemeral port (``grpc_addr``)."""
         log_file = log_path.open("ab") if log_path is not None else None
         try:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "rocketq", "--log-level", "WARNING", "standalone", "--dir", str(data_dir),
                 "--namesrv-port", "0", *(["--console-port", "0"] if console else []),
-                "listenPort=0", "listenHost=127.0.0.1", *settings,
+                "listenPort=0", "listenHost=127.0.0.1",
+                *(["grpcServerEnable=true", "grpcServerPort=0"] if grpc else []), *settings,
                 stdout=asyncio.subprocess.PIPE, stderr=log_file,
             )  # fmt: skip
         finally:
             if log_file is not None:
                 log_file.close()  # the child holds its own copy
         assert proc.stdout is not None
-        namesrv = broker = url = ""
+        namesrv = broker = url = grpc_addr = ""
         try:
             async with asyncio.timeout(timeout):
-                while not (namesrv and broker and (url or not console)):
+                while not (namesrv and broker and (url or not console) and (grpc_addr or not grpc)):
                     line = await proc.stdout.readline()
                     if not line:
                         raise RuntimeError(f"rocketq standalone exited with {await proc.wait()} before listening")
@@ -80,12 +85,16 @@ class StandaloneProcess:
                         broker = m.group(1).decode()
                     if m := _CONSOLE.search(line):
                         url = m.group(1).decode()
+                    if m := _GRPC.search(line):
+                        grpc_addr = m.group(1).decode()
         except BaseException:
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
             raise
-        return cls(proc, namesrv, broker, url)
+        server = cls(proc, namesrv, broker, url)
+        server.grpc_addr = grpc_addr
+        return server
 
     def kill9(self) -> None:
         if self.proc.returncode is None:

@@ -65,9 +65,11 @@ class SubscriptionAdmin(GroupAdmin):
         broker_id: int = MASTER_ID,
         which_broker_when_consume_slowly: int = 1,
         notify_consumer_ids_changed_enable: bool = True,
+        consume_message_orderly: bool | None = None,
     ) -> list[str]:
         """UPDATE_AND_CREATE_SUBSCRIPTIONGROUP on one broker or every master of ``cluster``; returns the addresses.
-        The defaults are mqadmin updateSubGroup's (it writes every field, given or not)."""
+        The defaults are mqadmin updateSubGroup's (it writes every field, given or not); ``consume_message_orderly``
+        (RocketMQ 5: the group's 5.x consumers receive FIFO) is sent only when given."""
         if not group:
             raise ValueError("a subscription group needs a name")
         config = {
@@ -77,6 +79,8 @@ class SubscriptionAdmin(GroupAdmin):
             "whichBrokerWhenConsumeSlowly": which_broker_when_consume_slowly,
             "notifyConsumerIdsChangedEnable": notify_consumer_ids_changed_enable,
         }  # fmt: skip
+        if consume_message_orderly is not None:
+            config["consumeMessageOrderly"] = consume_message_orderly
         addrs = await self._targets(cluster, broker_addr)
         for addr in addrs:
             await self._api.call(addr, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, None, self.timeout,
