@@ -515,6 +515,9 @@ ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
         # replication (docs/replication.md): a slave's pause before reconnecting (Java hard-codes 5 s), and
         # SlaveSynchronize's period (Java: a fixed 10 s)
         "haReconnectInterval", "slaveSyncIntervalMills", "haAllowedAddresses",
+        # RocketMQ 5's POP (Java 5's names; docs/pop.md) and the gRPC endpoint (the 5.x proxy's; docs/grpc.md)
+        "reviveQueueNum", "reviveInterval", "popPollingMapSize", "grpcServerEnable", "grpcServerPort",
+        "enableTopicMessageTypeCheck",
         # the broker's 5.x controller mode (Java 5's names; a 4.9 broker has none)
         "enableControllerMode", "controllerAddr", "brokerHeartbeatInterval", "syncBrokerMetadataPeriod",
         "checkSyncStateSetPeriod", "haMaxTimeSlaveNotCatchup", "controllerHeartBeatTimeoutMills",
