@@ -7,6 +7,9 @@ read from (the pop retry topic for a retried message), the queue and offset from
 
 from __future__ import annotations
 
+import base64
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rocketq.client._api import MQClientAPI, broker_error
@@ -23,7 +26,15 @@ from rocketq.protocol.headers import (
 )
 from rocketq.protocol.pullcodec import decode_messages
 
-__all__ = ["NOT_FOUND_CODES", "PopAnswer", "ack_message", "change_invisible_time", "pop_message"]
+__all__ = [
+    "NOT_FOUND_CODES",
+    "PopAnswer",
+    "ack_message",
+    "batch_ack_body",
+    "batch_ack_message",
+    "change_invisible_time",
+    "pop_message",
+]
 
 #: answers that mean "nothing to hand out now" (Java's PopStatus POLLING_FULL / POLLING_NOT_FOUND)
 NOT_FOUND_CODES = frozenset({ResponseCode.POLLING_FULL, ResponseCode.POLLING_TIMEOUT, ResponseCode.PULL_NOT_FOUND})
@@ -105,3 +116,30 @@ async def change_invisible_time(
     text = build_extra_info(handle.queue_offset, rh.pop_time, rh.invisible_time, rh.revive_qid, rtopic,
                             handle.broker_name, handle.queue_id, handle.queue_offset)  # fmt: skip
     return PopHandle.parse(text)
+
+
+def batch_ack_body(group: str, topic: str, handles: Sequence[PopHandle]) -> bytes:
+    """Java ``batchAckMessageAsync``'s ``BatchAckMessageRequestBody``: one ``BatchAck`` per (retry mark, queue,
+    checkpoint start, pop time), its acked offsets a ``java.util.BitSet`` relative to the start — which fastjson
+    writes as the base64 of ``BitSet.toByteArray()`` (little-endian)."""
+    merged: dict[tuple[str, int, int, int], tuple[PopHandle, int]] = {}
+    for h in handles:
+        key = (h.retry, h.queue_id, h.ck_offset, h.pop_time)
+        first, bits = merged.get(key, (h, 0))
+        if h.queue_offset < h.ck_offset:
+            raise ValueError(f"receipt handle {h.text!r}: its offset is before its checkpoint start")
+        merged[key] = (first, bits | 1 << (h.queue_offset - h.ck_offset))
+    acks = [
+        {"c": group, "t": topic, "r": h.retry, "so": h.ck_offset, "q": h.queue_id, "rq": h.revive_qid,
+         "pt": h.pop_time, "it": h.invisible_ms,
+         "b": base64.b64encode(bits.to_bytes((bits.bit_length() + 7) // 8, "little")).decode()}
+        for h, bits in merged.values()
+    ]  # fmt: skip
+    return json.dumps({"acks": acks, "brokerName": handles[0].broker_name if handles else ""}).encode()
+
+
+async def batch_ack_message(
+    api: MQClientAPI, addr: str, group: str, topic: str, handles: Sequence[PopHandle], timeout: float
+) -> None:
+    """BATCH_ACK_MESSAGE (200151) for ``handles`` of one broker; a refusal raises."""
+    await api.call(addr, RequestCode.BATCH_ACK_MESSAGE, None, timeout, batch_ack_body(group, topic, handles))

@@ -13,12 +13,12 @@ The consumer heartbeats as CONSUME_ACTIVELY with its subscriptions; durations ar
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rocketq.client._client_base import ClientBase
 from rocketq.client._instance import ClientInstance, unique_instance_name
-from rocketq.client._pop_api import ack_message, change_invisible_time, handle_of, pop_message
+from rocketq.client._pop_api import ack_message, batch_ack_message, change_invisible_time, handle_of, pop_message
 from rocketq.client._pop_handle import PROP_POP_CK, PopHandle
 from rocketq.client._rebalance import CONSUME_ACTIVELY
 from rocketq.client._util import now_ms
@@ -222,6 +222,21 @@ class SimpleConsumer(ClientBase):
         handle = handle_of(msg)
         addr = await self._broker_addr(instance, handle.broker_name, msg.topic)
         await ack_message(instance.api, addr, self.group, msg.topic, handle, instance.timeout)
+
+    async def batch_ack(self, msgs: Sequence[MessageExt]) -> None:
+        """Acknowledge several messages of one subscribed topic with one BATCH_ACK_MESSAGE per broker (Java's
+        ``batchAckMessageAsync``)."""
+        instance = self.instance
+        by_broker: dict[str, list[PopHandle]] = {}
+        topics = {m.topic for m in msgs}
+        if len(topics) > 1:
+            raise ValueError(f"a batch ack names one topic, not {sorted(topics)}")
+        for m in msgs:
+            h = handle_of(m)
+            by_broker.setdefault(h.broker_name, []).append(h)
+        for broker_name, handles in by_broker.items():
+            addr = await self._broker_addr(instance, broker_name, msgs[0].topic)
+            await batch_ack_message(instance.api, addr, self.group, msgs[0].topic, handles, instance.timeout)
 
     async def change_invisible_duration(self, msg: MessageExt, duration: float) -> None:
         """Make ``msg`` invisible for ``duration`` seconds from now; ``msg``'s handle becomes the new one."""

@@ -29,6 +29,7 @@ from rocketq.protocol.message import PROP_SHARDING_KEY
 
 __all__ = [
     "SCENARIOS",
+    "batch_ack",
     "change_invisible",
     "fifo_order",
     "push_concurrently",
@@ -115,6 +116,21 @@ async def redelivery(ns: str, cluster: str, invisible: float = 2.0) -> dict[str,
         again = await _nothing_for(consumer, 3)
         assert again == [], [(m.body, m.delivery_attempt) for m in again]
     return {"first": first.receipt_handle, "second": second.receipt_handle}
+
+
+async def batch_ack(ns: str, cluster: str) -> dict[str, Any]:
+    """Six messages over two queues acked with BATCH_ACK_MESSAGE (Java's body, its BitSet as base64): none
+    comes back, not even after their invisible time."""
+    topic = await _topic(ns, cluster, queues=2)
+    bodies = [f"a{i}".encode() for i in range(6)]
+    await _send(ns, topic, bodies)
+    async with _consumer(ns, topic) as consumer:
+        got = await receive_until(consumer, 6, invisible=2.0)
+        assert sorted(m.body for m in got) == bodies, [m.body for m in got]
+        await consumer.batch_ack(got)
+        again = await _nothing_for(consumer, 8)
+        assert again == [], [(m.body, m.delivery_attempt) for m in again]
+    return {"handles": [m.receipt_handle for m in got]}
 
 
 async def change_invisible(ns: str, cluster: str) -> dict[str, Any]:
@@ -227,6 +243,7 @@ SCENARIOS = {
     "receive_ack": receive_ack,
     "redelivery": redelivery,
     "change_invisible": change_invisible,
+    "batch_ack": batch_ack,
     "fifo_order": fifo_order,
     "push_concurrently": push_concurrently,
     "push_orderly": push_orderly,

@@ -108,3 +108,31 @@ def test_attach_handles_refuses_an_answer_without_the_queues_info() -> None:
                                       start_offset_info="0 1 5", msg_offset_info="0 1 5")  # fmt: skip
     with pytest.raises(ValueError, match="no offset info"):
         attach_handles([_msg("T", 0, 5)], header, "T", "b", order=False)
+
+
+def test_batch_ack_body_is_javas() -> None:
+    """One BatchAck per (retry, queue, checkpoint start, pop time); ``b`` is base64 of BitSet.toByteArray()."""
+    import base64
+    import json
+
+    from rocketq.client._pop_api import batch_ack_body
+
+    handles = [PopHandle.parse(t) for t in ("4 100 30000 2 0 b1 1 4", "4 100 30000 2 0 b1 1 6",
+                                            "4 100 30000 2 0 b1 1 13", "0 100 30000 2 1 b1 0 0")]  # fmt: skip
+    doc = json.loads(batch_ack_body("g", "T", handles))
+    assert doc["brokerName"] == "b1"
+    first, retry = doc["acks"]
+    assert {k: first[k] for k in ("c", "t", "r", "so", "q", "rq", "pt", "it")} == {
+        "c": "g",
+        "t": "T",
+        "r": "0",
+        "so": 4,
+        "q": 1,
+        "rq": 2,
+        "pt": 100,
+        "it": 30000,
+    }
+    assert base64.b64decode(first["b"]) == bytes([0b101, 0b10])  # offsets 4, 6, 13 → bits 0, 2, 9
+    assert (retry["r"], retry["q"], base64.b64decode(retry["b"])) == ("1", 0, b"\x01")
+    with pytest.raises(ValueError):
+        batch_ack_body("g", "T", [PopHandle.parse("5 1 2 3 0 b 0 4")])
