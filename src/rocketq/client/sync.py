@@ -261,6 +261,9 @@ class SimpleConsumer(_Closing):
     def ack(self, msg: MessageExt) -> None:
         run(self.aio.ack(msg))
 
+    def batch_ack(self, msgs: Sequence[MessageExt]) -> None:
+        run(self.aio.batch_ack(msgs))
+
     def change_invisible_duration(self, msg: MessageExt, duration: float) -> None:
         run(self.aio.change_invisible_duration(msg, duration))
 
