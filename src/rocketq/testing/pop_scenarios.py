@@ -37,6 +37,7 @@ __all__ = [
     "receive_ack",
     "receive_until",
     "redelivery",
+    "tag_filter",
 ]
 
 #: receive's long-poll time in these scenarios, seconds: short, so an empty receive returns soon
@@ -239,11 +240,30 @@ async def push_orderly(ns: str, cluster: str) -> dict[str, Any]:
     return {"seen": seen}
 
 
+async def tag_filter(ns: str, cluster: str) -> dict[str, Any]:
+    """A tag subscription gets only its tags; the others are never handed out (not even later)."""
+    topic = await _topic(ns, cluster, queues=1)
+    async with Producer(f"pp-{topic}", namesrv_addr=ns, send_msg_timeout=10.0) as producer:
+        for i, tag in enumerate(["A", "B", "A", "C"]):
+            await producer.send(Message(topic, f"t{i}".encode(), tags=tag))
+    consumer = SimpleConsumer(f"pc-{topic}", namesrv_addr=ns, subscriptions={topic: "A || C"}, await_duration=AWAIT,
+                              init_mode="MIN")  # fmt: skip
+    async with consumer:
+        got = await receive_until(consumer, 3, invisible=2.0)
+        assert sorted((m.body, m.tags) for m in got) == [(b"t0", "A"), (b"t2", "A"), (b"t3", "C")], got
+        for m in got:
+            await consumer.ack(m)
+        again = await _nothing_for(consumer, 6)
+        assert again == [], [(m.body, m.tags) for m in again]
+    return {}
+
+
 SCENARIOS = {
     "receive_ack": receive_ack,
     "redelivery": redelivery,
     "change_invisible": change_invisible,
     "batch_ack": batch_ack,
+    "tag_filter": tag_filter,
     "fifo_order": fifo_order,
     "push_concurrently": push_concurrently,
     "push_orderly": push_orderly,

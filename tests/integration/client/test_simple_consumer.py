@@ -79,3 +79,7 @@ async def test_push_over_pop_concurrently(cluster: EmbeddedCluster) -> None:
 
 async def test_push_over_pop_orderly(cluster: EmbeddedCluster) -> None:
     await pop_scenarios.push_orderly(cluster.namesrv_addr, _cluster_name(cluster))
+
+
+async def test_tag_filter(cluster: EmbeddedCluster) -> None:
+    await pop_scenarios.tag_filter(cluster.namesrv_addr, _cluster_name(cluster))

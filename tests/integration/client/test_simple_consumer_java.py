@@ -56,3 +56,7 @@ async def test_push_over_pop_orderly(java5: JavaCluster) -> None:
 
 async def test_batch_ack(java5: JavaCluster) -> None:
     await pop_scenarios.batch_ack(java5.namesrv_addr, java5.cluster_name)
+
+
+async def test_tag_filter(java5: JavaCluster) -> None:
+    await pop_scenarios.tag_filter(java5.namesrv_addr, java5.cluster_name)
