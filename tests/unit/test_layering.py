@@ -37,13 +37,17 @@ ALLOWED: dict[str, frozenset[str]] = {
     # the gRPC front is an adapter over the broker's services (remoting only for exposure's bind rule)
     "grpc": frozenset({"broker", "protocol", "acl", "store", "remoting"}),
     # remoting: only exposure's bind rule, which `rocketq console` applies to its own listening address
-    "cli": frozenset({"client", "protocol", "broker", "namesrv", "bench", "acl", "replication", "console", "remoting"}),
+    # cli and testing are composition roots: they build brokers, and hand them the gRPC front end (grpc)
+    "cli": frozenset(
+        {"client", "protocol", "broker", "namesrv", "bench", "acl", "replication", "console", "remoting", "grpc"}
+    ),
     # the web console reaches the cluster only through the client SDK, as RocketMQ Dashboard does through its admin
     "console": frozenset({"client", "protocol", "acl"}),
     "spark": frozenset({"client", "protocol"}),
     "bench": frozenset({"client", "remoting", "protocol"}),
     "testing": frozenset(
-        {"broker", "namesrv", "client", "remoting", "protocol", "store", "filter", "acl", "replication", "console"}
+        {"broker", "namesrv", "client", "remoting", "protocol", "store", "filter", "acl", "replication", "console",
+         "grpc"}
     ),
     "__main__": frozenset({"cli"}),
     "__init__": frozenset(),

@@ -39,6 +39,21 @@ class Registrar(Protocol):
         """Register with every name server now; returns when each has answered or failed."""
 
 
+class FrontEnd(Protocol):
+    """A second front over the broker's services (the 5.x gRPC endpoint): built by a factory the composition
+    root hands the controller, since ``broker/`` may not import the packages above it."""
+
+    port: int
+
+    @property
+    def address(self) -> str: ...
+
+    async def start(self) -> int:
+        """Listen; the bound port."""
+
+    async def stop(self) -> None: ...
+
+
 class _NotRegistering:
     """Until the controller plugs in the real registration (and in unit tests)."""
 

@@ -21,7 +21,7 @@ from typing import Protocol
 from rocketq.acl.errors import AclConfigError
 from rocketq.acl.store import AclStore
 from rocketq.broker.config import BrokerConfig, store_ip
-from rocketq.broker.context import BrokerContext
+from rocketq.broker.context import BrokerContext, FrontEnd
 from rocketq.broker.ha_access import HAPeerPolicy
 from rocketq.broker.managers.client_manager import ConsumerGroupInfo, ConsumerManager, ProducerManager
 from rocketq.broker.managers.lock_manager import QueueLockManager
@@ -61,7 +61,6 @@ from rocketq.broker.services.timer import TIMER_TOPIC, TimerService
 from rocketq.broker.services.transaction import TransactionService
 from rocketq.codes import RequestCode
 from rocketq.errors import ConfigError
-from rocketq.grpc.server import GrpcEndpoint
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.headers import NotifyConsumerIdsChangedRequestHeader
 from rocketq.protocol.route import RegisterBrokerResult
@@ -112,8 +111,12 @@ def store_config_from(cfg: BrokerConfig) -> StoreConfig:
 
 
 class BrokerController:
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: BrokerConfig, *, grpc: Callable[[BrokerController], FrontEnd] | None = None) -> None:
+        """``grpc``: what builds the gRPC endpoint (``rocketq.grpc.server.grpc_front_end``, passed by the CLI and
+        the test clusters); ``grpcServerEnable=true`` without one stops start-up naming the key."""
         self.config = config
+        if config.grpcServerEnable and grpc is None:
+            raise ConfigError("grpcServerEnable", "this broker was built without the gRPC front end (rocketq.grpc)")
         # plain ACL: read before anything is built; a file that cannot be honoured stops start-up
         self.acl: AclStore | None = None
         if config.aclEnable:
@@ -192,12 +195,10 @@ class BrokerController:
         self.pop_service = PopService(ctx, revive_queue_num=config.reviveQueueNum,
                                       polling_max=config.popPollingMapSize)  # fmt: skip
         self.revive = ReviveService(ctx, self.pop_service, interval=config.reviveInterval / 1000.0)
-        #: the RocketMQ 5.x gRPC endpoint (grpcServerEnable): a second front over the same services
-        self.grpc: GrpcEndpoint | None = None
-        if config.grpcServerEnable:
-            self.grpc = GrpcEndpoint(ctx, self.send_service, self.transactions, self.pop_service, self.acl,
-                                     host=config.listenHost, port=config.grpcServerPort,
-                                     validate_message_type=config.enableTopicMessageTypeCheck)  # fmt: skip
+        self._grpc_factory = grpc
+        #: the RocketMQ 5.x gRPC endpoint (grpcServerEnable): a second front over the same services, built once
+        #: the processors below exist
+        self.grpc: FrontEnd | None = None
         # remoting processors: header in, answer out
         self.send = SendProcessor(ctx, self.send_service)
         self.pull = PullProcessor(ctx, PullService(ctx))
@@ -246,6 +247,8 @@ class BrokerController:
         #: Prometheus /metrics (metricsExporterType=PROM)
         self.metrics_endpoint: MetricsEndpoint | None = None
         self.boot_timestamp = ctx.boot_timestamp
+        if config.grpcServerEnable and grpc is not None:
+            self.grpc = grpc(self)
         self._tasks = TaskSet(log)
         self._started = False
         self._master_services_running = False

@@ -97,8 +97,9 @@ def _run_broker(args: argparse.Namespace) -> int:
 
     async def main() -> bool:
         from rocketq.broker.controller import BrokerController
+        from rocketq.grpc.server import grpc_front_end
 
-        broker = BrokerController(cfg)
+        broker = BrokerController(cfg, grpc=grpc_front_end)
         await _start_broker(broker)
         stop = _stop_on_signal()
         print(f"{_broker_line(broker)} (namesrv {cfg.namesrvAddr})", flush=True)
@@ -118,7 +119,9 @@ async def _start_broker(broker: BrokerController, who: str = "") -> None:
     try:
         await broker.start()
     except OSError as exc:
-        why = start_error(exc) if exc.filename is not None else listen_error(cfg.listenHost, cfg.listenPort, exc)
+        # the gRPC endpoint's bind error names its own host and port (listen_host, listen_port)
+        host, port = getattr(exc, "listen_host", cfg.listenHost), getattr(exc, "listen_port", cfg.listenPort)
+        why = start_error(exc) if exc.filename is not None else listen_error(host, port, exc)
         raise StartupError(who + why) from None
 
 
@@ -212,15 +215,16 @@ def _run_standalone(args: argparse.Namespace) -> int:
         if not cfg.namesrvAddr:  # the embedded name server, on the port it actually got
             cfg.namesrvAddr = f"127.0.0.1:{port}"
         from rocketq.broker.controller import BrokerController
+        from rocketq.grpc.server import grpc_front_end
 
-        broker = BrokerController(cfg)
+        broker = BrokerController(cfg, grpc=grpc_front_end)
         slaves: list[BrokerController] = []
         console: ConsoleServer | None = None
         try:
             await _start_broker(broker, "broker: ")
             for scfg in slave_cfgs:  # after the master: their first registration already names its HA address
                 scfg.namesrvAddr = cfg.namesrvAddr
-                slave = BrokerController(scfg)
+                slave = BrokerController(scfg, grpc=grpc_front_end)
                 slaves.append(slave)
                 await _start_broker(slave, f"slave {scfg.brokerId}: ")
             if args.console_port is not None:

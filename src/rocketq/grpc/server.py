@@ -10,9 +10,10 @@ implement (PullMessage, offsets, RecallMessage, lite subscriptions) stay gRPC UN
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc  # type: ignore[import-untyped]  # grpcio ships no stubs
 
@@ -38,6 +39,9 @@ from rocketq.grpc.status import Code, GrpcRefusal, status
 from rocketq.grpc.telemetry import CONSUMER_TYPES, SettingsService, duration_ms
 from rocketq.protocol.headers import CheckTransactionStateRequestHeader
 from rocketq.protocol.message import PROP_REAL_QID, PROP_REAL_TOPIC, MessageRecord
+
+if TYPE_CHECKING:  # the controller is the composition root: it calls grpc_front_end, never imports it
+    from rocketq.broker.controller import BrokerController
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +72,15 @@ def _peer(context: Any) -> str:
 def _host_of(peer: str) -> str:
     host = peer.rpartition(":")[0] if ":" in peer else peer
     return host.strip("[]")
+
+
+class GrpcBindError(OSError):
+    """The gRPC port cannot be bound (grpcio does not say why; taken is by far the likeliest)."""
+
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__(errno.EADDRINUSE, f"the gRPC endpoint cannot listen on {host}:{port} (grpcServerPort)")
+        self.listen_host = host
+        self.listen_port = port
 
 
 class _Servicer(svc_grpc.MessagingServiceServicer):
@@ -158,9 +171,12 @@ class GrpcEndpoint:
         server = grpc.aio.server(options=[("grpc.max_receive_message_length", MAX_INBOUND_MESSAGE_SIZE),
                                           ("grpc.so_reuseport", 0)])  # fmt: skip
         svc_grpc.add_MessagingServiceServicer_to_server(_Servicer(self), server)  # type: ignore[no-untyped-call]
-        bound = server.add_insecure_port(f"{self.host}:{self.port}")
+        try:
+            bound = server.add_insecure_port(f"{self.host}:{self.port}")
+        except RuntimeError:  # grpcio's word for a bind that failed (it logs the errno itself)
+            bound = 0
         if not bound:
-            raise OSError(f"the gRPC endpoint cannot listen on {self.host}:{self.port}")
+            raise GrpcBindError(self.host, self.port)
         await server.start()
         self._server = server
         self.port = int(bound)
@@ -355,3 +371,12 @@ class GrpcEndpoint:
                 client.conn.outbox = None
         if failure:
             await context.abort(*failure[0])
+
+
+def grpc_front_end(broker: BrokerController) -> GrpcEndpoint:
+    """The factory a composition root (the CLI, the test clusters) hands ``BrokerController(grpc=...)``: the
+    endpoint over that broker's services (``broker/`` cannot import this package)."""
+    cfg = broker.config
+    return GrpcEndpoint(broker.ctx, broker.send_service, broker.transactions, broker.pop_service, broker.acl,
+                        host=cfg.listenHost, port=cfg.grpcServerPort,
+                        validate_message_type=cfg.enableTopicMessageTypeCheck)  # fmt: skip

@@ -10,6 +10,7 @@ from typing import Any
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.controller import BrokerController
+from rocketq.grpc.server import grpc_front_end
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvServer
 
@@ -84,7 +85,7 @@ class EmbeddedCluster:
 
     async def start_broker(self, index: int = 0, config: BrokerConfig | None = None) -> BrokerController:
         cfg = config or self.broker_config(index)
-        controller = BrokerController(cfg)
+        controller = BrokerController(cfg, grpc=grpc_front_end)
         controller.use_ephemeral_port()
         await controller.start()
         try:
