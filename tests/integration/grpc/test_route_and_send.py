@@ -11,6 +11,7 @@ from tests.integration.grpc.conftest import TOPIC, Client, message, settings_con
 from rocketq.grpc.producer import group_queue
 from rocketq.grpc.proto import messaging_service_pb2 as svc
 from rocketq.grpc.proto import messaging_types_pb2 as pb
+from rocketq.grpc.server import GrpcBindError, GrpcEndpoint
 from rocketq.protocol.message import MessageRecord
 from rocketq.testing.cluster import EmbeddedCluster
 
@@ -170,3 +171,12 @@ async def test_messages_of_two_topics_in_one_request_are_corrupted(client: Clien
     req = svc.SendMessageRequest(messages=[message(), message(topic="Other")])
     resp = await client.stub.SendMessage(req, metadata=client.md())
     assert resp.status.code == pb.MESSAGE_CORRUPTED
+
+
+async def test_a_taken_grpc_port_is_a_clear_error(cluster: EmbeddedCluster) -> None:
+    broker = cluster.broker
+    assert broker.grpc is not None
+    second = GrpcEndpoint(broker.ctx, broker.send_service, broker.transactions, broker.pop_service, None,
+                          host="127.0.0.1", port=broker.grpc.port)  # fmt: skip
+    with pytest.raises(GrpcBindError, match=f"cannot listen on 127.0.0.1:{broker.grpc.port}"):
+        await second.start()
