@@ -12,6 +12,7 @@ import pytest
 from google.protobuf import duration_pb2
 from tests.integration.grpc.conftest import Client, message, settings_consumer, settings_producer
 
+from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
 from rocketq.grpc.proto import messaging_service_pb2 as svc
 from rocketq.grpc.proto import messaging_types_pb2 as pb
 from rocketq.protocol.bodies import TopicConfig
@@ -220,3 +221,31 @@ async def test_an_expired_producer_is_registered_again_by_its_heartbeat(cluster:
         call.cancel()
     finally:
         await c.close()
+
+
+async def test_assignments_and_fifo_groups(cluster: EmbeddedCluster, client: Client) -> None:
+    topic = fresh_topic(cluster)
+    res = pb.Resource(name=topic)
+    plain = await client.stub.QueryAssignment(svc.QueryAssignmentRequest(topic=res, group=pb.Resource(name="G8"),
+                                                                          endpoints=client.endpoints()),
+                                              metadata=client.md())  # fmt: skip
+    assert plain.status.code == pb.OK
+    assert [a.message_queue.id for a in plain.assignments] == [-1]
+    assert plain.assignments[0].message_queue.broker.endpoints == client.endpoints()
+    cluster.broker.groups.update(SubscriptionGroupConfig("G9", consume_message_orderly=True))
+    fifo = await client.stub.QueryAssignment(svc.QueryAssignmentRequest(topic=res, group=pb.Resource(name="G9"),
+                                                                         endpoints=client.endpoints()),
+                                             metadata=client.md())  # fmt: skip
+    assert [a.message_queue.id for a in fifo.assignments] == [0, 1]
+    bodies = [f"m{i}".encode() for i in range(3)]
+    for body in bodies:
+        await send(client, message(topic=topic, body=body, message_group="order-1", message_type=pb.FIFO))
+    _, got = await receive(client, "G9", topic)
+    assert [m.body for m in got] == bodies  # one queue, in order
+    assert all(m.system_properties.message_group == "order-1" for m in got)
+    _, blocked = await receive(client, "G9", topic)
+    assert blocked == []  # the queue waits while its popped messages are un-acked
+    ack = svc.AckMessageRequest(group=pb.Resource(name="G9"), topic=res, entries=[
+        svc.AckMessageEntry(message_id=sp.message_id, receipt_handle=sp.receipt_handle)
+        for sp in (m.system_properties for m in got)])  # fmt: skip
+    assert (await client.stub.AckMessage(ack, metadata=client.md())).status.code == pb.OK
