@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import time
 import uuid
 from collections import Counter
@@ -44,6 +45,9 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[StandaloneProcess]:
     data = tmp_path_factory.mktemp("v5-standalone")
     proc = await StandaloneProcess.start(data, *SETTINGS, grpc=True, log_path=data / "standalone.log")
+    async with AdminClient(namesrv_addr=proc.namesrv_addr) as admin, asyncio.timeout(30):
+        while not await admin.brokers():  # the broker's first registration has reached the name server
+            await asyncio.sleep(0.1)
     try:
         yield proc
     finally:
@@ -154,3 +158,30 @@ async def test_four_consumers_mixed_share_one_queue(home: Path, server: Standalo
     every = Counter(python_got + rocketq_got)
     assert every == Counter(f"normal-{i}" for i in range(40))  # each delivered to exactly one of the four
     assert python_got and rocketq_got
+
+
+async def test_cpp_4x_producer_to_5x_consumer_and_5x_producer_to_cpp_push_consumer(
+    home: Path, server: StandaloneProcess, tmp_path: Path
+) -> None:
+    sys.path.insert(0, str(REPO / "tests" / "interop"))
+    from cppharness import start_driver
+
+    t = await topic(server)
+    cpp = await start_driver("produce", "--topic", t, "--group", "PG_CPP5", "--count", "3", "--mode", "sync",
+                             "--body", "cpp-{i}", "--timeout", "60", namesrv=server.namesrv_addr,
+                             home=tmp_path / "cpp-produce")  # fmt: skip
+    assert await cpp.wait() == 0, cpp.errors()
+    got = await drive(home, server, "simple", f"v5c-{uuid.uuid4().hex[:6]}", t, "3")
+    assert sorted(g["body"] for g in got if g["event"] == "acked") == ["cpp-0", "cpp-1", "cpp-2"]
+
+    t2 = await topic(server)
+    consumer = await start_driver("push-consume", "--topic", t2, "--group", "G_CPP5", "--expect", "3", "--timeout",
+                                  "90", namesrv=server.namesrv_addr, home=tmp_path / "cpp-consume")  # fmt: skip
+    try:
+        async with asyncio.timeout(60):
+            await consumer.started.wait()
+        await drive(home, server, "produce", t2, "normal", "3")
+        assert await consumer.wait() == 0, consumer.errors()
+    finally:
+        await consumer.kill()
+    assert sorted(m["body"] for m in consumer.messages) == ["normal-0", "normal-1", "normal-2"]
