@@ -107,6 +107,7 @@ class RequestCode(IntEnum):
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
     QUERY_TOPICS_BY_CONSUMER = 343  # Java 5 (4.9 has no such request)
+    GET_SUBSCRIPTIONGROUP_CONFIG = 352  # Java 5: one group's SubscriptionGroupConfig (header: group)
     # Java 5.x: a broker's HA runtime info (HARuntimeInfo; mqadmin haStatus), served by rocketq in 4.9 mode too
     GET_BROKER_HA_STATUS = 907
     # Java 5.x POP (message-level load balancing)

@@ -17,6 +17,7 @@ from rocketq.client._pop_handle import PROP_POP_CK, PopHandle, attach_handles, b
 from rocketq.client.message import MessageExt, decode_body
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import ProtocolError, error_for_code
+from rocketq.protocol import fastjson
 from rocketq.protocol.headers import (
     AckMessageRequestHeader,
     ChangeInvisibleTimeRequestHeader,
@@ -33,6 +34,7 @@ __all__ = [
     "batch_ack_body",
     "batch_ack_message",
     "change_invisible_time",
+    "group_is_orderly",
     "pop_message",
 ]
 
@@ -143,3 +145,16 @@ async def batch_ack_message(
 ) -> None:
     """BATCH_ACK_MESSAGE (200151) for ``handles`` of one broker; a refusal raises."""
     await api.call(addr, RequestCode.BATCH_ACK_MESSAGE, None, timeout, batch_ack_body(group, topic, handles))
+
+
+async def group_is_orderly(api: MQClientAPI, addr: str, group: str, timeout: float) -> bool | None:
+    """The group's ``consumeMessageOrderly`` (RocketMQ 5) by GET_SUBSCRIPTIONGROUP_CONFIG (352); None when the
+    broker does not answer it (a 4.9 broker: REQUEST_CODE_NOT_SUPPORTED) or does not know the group."""
+    resp = await api.invoke(addr, api.request(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, {"group": group}), timeout)
+    if resp.code != ResponseCode.SUCCESS:
+        return None
+    try:
+        doc = fastjson.loads(bytes(resp.body))
+    except ValueError:
+        return None
+    return bool(doc.get("consumeMessageOrderly")) if isinstance(doc, dict) else None

@@ -4,8 +4,10 @@ As the 5.x SDKs' ``SimpleConsumer``: no queues are owned; ``receive`` pops up to
 broker (all masters of the subscribed topics' routes, in turn; queue -1: the broker picks), long-polling up to
 ``await_duration``; every message stays invisible to the group for ``invisible_duration`` and comes back
 (``delivery_attempt`` + 1) unless ``ack``-ed in time; ``change_invisible_duration`` restarts that clock and gives
-the message a new handle. A FIFO consumer (``fifo=True``) pops with ``order=true``: the broker hands out a
-queue's next messages only when the earlier ones are acked or expired.
+the message a new handle. A FIFO consumer pops with ``order=true``: the broker hands out a queue's next messages
+only when the earlier ones are acked or expired. ``fifo=None`` (the default) asks the first broker popped from
+whether the group is orderly (``consumeMessageOrderly``, GET_SUBSCRIPTIONGROUP_CONFIG) — as the 5.x proxy decides
+from the group — and takes False from a broker that cannot say.
 
 The consumer heartbeats as CONSUME_ACTIVELY with its subscriptions; durations are seconds.
 """
@@ -18,7 +20,14 @@ from typing import Any
 
 from rocketq.client._client_base import ClientBase
 from rocketq.client._instance import ClientInstance, unique_instance_name
-from rocketq.client._pop_api import ack_message, batch_ack_message, change_invisible_time, handle_of, pop_message
+from rocketq.client._pop_api import (
+    ack_message,
+    batch_ack_message,
+    change_invisible_time,
+    group_is_orderly,
+    handle_of,
+    pop_message,
+)
 from rocketq.client._pop_handle import PROP_POP_CK, PopHandle
 from rocketq.client._rebalance import CONSUME_ACTIVELY
 from rocketq.client._util import now_ms
@@ -85,7 +94,7 @@ class SimpleConsumer(ClientBase):
         subscriptions: Mapping[str, str | MessageSelector] | None = None,
         await_duration: float = 5.0,
         invisible_duration: float = 30.0,
-        fifo: bool = False,
+        fifo: bool | None = None,
         init_mode: str = "MAX",
     ) -> None:
         super().__init__(group, namesrv_addr, config)
@@ -96,6 +105,7 @@ class SimpleConsumer(ClientBase):
         self._check_duration(invisible_duration)
         self.await_duration = await_duration
         self.invisible_duration = invisible_duration
+        #: pop with order=true; None until asked from the broker (see the module docstring)
         self.fifo = fifo
         self.init_mode = init_mode
         #: the ClientInstance's rebalance loop asks every consumer; a POP consumer has nothing to rebalance
@@ -180,6 +190,8 @@ class SimpleConsumer(ClientBase):
             raise ClientError(f"the simple consumer {self.group!r} does not subscribe {topic!r}")
         sub = self._subs[topic]
         broker_name, addr = await self._pick_broker(instance, topic)
+        if self.fifo is None:
+            self.fifo = bool(await group_is_orderly(instance.api, addr, self.group, instance.timeout))
         poll_ms = int(self.await_duration * 1000)
         header = PopMessageRequestHeader(
             consumer_group=self.group, topic=topic, queue_id=-1, max_msg_nums=max_messages,

@@ -31,6 +31,7 @@ __all__ = [
     "SCENARIOS",
     "batch_ack",
     "change_invisible",
+    "fifo_from_group",
     "fifo_order",
     "push_concurrently",
     "push_orderly",
@@ -258,6 +259,25 @@ async def tag_filter(ns: str, cluster: str) -> dict[str, Any]:
     return {}
 
 
+async def fifo_from_group(ns: str, cluster: str) -> dict[str, Any]:
+    """``fifo=None``: a group made with ``consumeMessageOrderly`` pops orderly (handles on revive queue 999),
+    another group of the same topic concurrently."""
+    topic = await _topic(ns, cluster, queues=1)
+    orderly_group = f"pco-{topic}"
+    async with AdminClient(namesrv_addr=ns) as admin:
+        await admin.update_subscription_group(orderly_group, cluster=cluster, consume_message_orderly=True)
+    await _send(ns, topic, [b"q0"])
+    seen = {}
+    for group in (orderly_group, f"pcc-{topic}"):
+        async with SimpleConsumer(group, namesrv_addr=ns, subscriptions={topic: "*"}, await_duration=AWAIT,
+                                  init_mode="MIN") as consumer:  # fmt: skip
+            [m] = await receive_until(consumer, 1, invisible=30.0)
+            seen[group] = (consumer.fifo, m.handle.orderly)
+            await consumer.ack(m)
+    assert seen == {orderly_group: (True, True), f"pcc-{topic}": (False, False)}, seen
+    return {"seen": seen}
+
+
 SCENARIOS = {
     "receive_ack": receive_ack,
     "redelivery": redelivery,
@@ -265,6 +285,7 @@ SCENARIOS = {
     "batch_ack": batch_ack,
     "tag_filter": tag_filter,
     "fifo_order": fifo_order,
+    "fifo_from_group": fifo_from_group,
     "push_concurrently": push_concurrently,
     "push_orderly": push_orderly,
 }

@@ -60,3 +60,7 @@ async def test_batch_ack(java5: JavaCluster) -> None:
 
 async def test_tag_filter(java5: JavaCluster) -> None:
     await pop_scenarios.tag_filter(java5.namesrv_addr, java5.cluster_name)
+
+
+async def test_fifo_from_the_group(java5: JavaCluster) -> None:
+    await pop_scenarios.fifo_from_group(java5.namesrv_addr, java5.cluster_name)

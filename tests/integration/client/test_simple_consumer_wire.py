@@ -92,3 +92,29 @@ async def test_requests_on_the_wire(fakes: SimpleNamespace) -> None:
     finally:
         for s in (b1, b2, b3, ns):
             await s.close()
+
+
+@pytest.mark.parametrize(("answer", "order"), [
+    ((ResponseCode.SUCCESS, b'{"groupName":"wire-g","consumeMessageOrderly":true}'), "true"),
+    ((ResponseCode.SUCCESS, b'{"groupName":"wire-g","consumeMessageOrderly":false}'), "false"),
+    ((ResponseCode.REQUEST_CODE_NOT_SUPPORTED, b""), "false"),
+])  # fmt: skip
+async def test_fifo_asked_from_the_group(fakes: SimpleNamespace, answer: tuple[int, bytes], order: str) -> None:
+    """``fifo=None``: GET_SUBSCRIPTIONGROUP_CONFIG (352) to the broker of the first pop decides ``order``."""
+    code, body = answer
+    b1 = await fakes.FakeServer("b1", {
+        RequestCode.POP_MESSAGE: lambda c: c.response(ResponseCode.POLLING_TIMEOUT, "none"),
+        RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG: lambda c: c.response(code, None, body=body),
+    }).start()  # fmt: skip
+    ns = await fakes.namesrv_with_routes({"T": fakes.route_body([("b1", 1, 1, 6)], {"b1": {0: b1.addr}})}).start()
+    try:
+        async with SimpleConsumer(GROUP, namesrv_addr=ns.addr, subscriptions={"T": "*"}, await_duration=0) as c:
+            assert c.fifo is None
+            await c.receive(1)
+            await c.receive(1)
+        [ask] = b1.of_code(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG)
+        assert ask.ext_fields["group"] == GROUP
+        assert [p.ext_fields["order"] for p in b1.of_code(RequestCode.POP_MESSAGE)] == [order, order]
+    finally:
+        await b1.close()
+        await ns.close()
