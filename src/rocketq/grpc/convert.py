@@ -9,6 +9,7 @@ reconsume times + 1).
 from __future__ import annotations
 
 import hashlib
+import zlib
 from dataclasses import dataclass
 
 from google.protobuf import timestamp_pb2  # type: ignore[import-untyped]  # protobuf ships no stubs
@@ -214,6 +215,18 @@ def stored_type(props: dict[str, str]) -> int:
     return pb.NORMAL
 
 
+def _delivered_body(rec: MessageRecord) -> tuple[bytes, int]:
+    """A compressed body is inflated and delivered IDENTITY: 4.x remoting producers compress with zlib, which
+    a 5.x client told GZIP cannot read (Java's proxy passes the stored bytes on as GZIP). A body that does not
+    inflate as zlib or gzip (LZ4/ZSTD of 5.x remoting producers) is passed on as stored, marked GZIP."""
+    if not rec.sys_flag & SYSFLAG_COMPRESSED:
+        return rec.body, int(pb.IDENTITY)
+    try:
+        return zlib.decompress(rec.body, 47), int(pb.IDENTITY)  # 47: zlib or gzip header, detected
+    except zlib.error:
+        return rec.body, int(pb.GZIP)
+
+
 def _host(host: tuple[str, int]) -> str:
     return f"{host[0]}:{host[1]}"
 
@@ -224,11 +237,12 @@ def to_message(
 ) -> pb.Message:  # fmt: skip
     """The delivered message; ``topic`` is the name the consumer knows (the subscribed topic for a retry)."""
     props = rec.properties
+    body, encoding = _delivered_body(rec)
     sp = pb.SystemProperties(
         keys=rec.keys,
         message_id=rec.msg_id,
-        body_digest=body_digest(rec.body),
-        body_encoding=pb.GZIP if rec.sys_flag & SYSFLAG_COMPRESSED else pb.IDENTITY,
+        body_digest=body_digest(body),
+        body_encoding=encoding,  # type: ignore[arg-type]
         message_type=stored_type(props),  # type: ignore[arg-type]
         born_timestamp=_timestamp(rec.born_timestamp),
         born_host=props.get(PROP_BORN_HOST) or _host(rec.born_host),
@@ -253,4 +267,4 @@ def to_message(
         sp.dead_letter_queue.CopyFrom(pb.DeadLetterQueue(topic=props.get(PROP_DLQ_ORIGIN_TOPIC, ""),
                                                           message_id=props.get(PROP_DLQ_ORIGIN_MESSAGE_ID, "")))
     user = {k: v for k, v in props.items() if k not in _NOT_USER}
-    return pb.Message(topic=resource(topic, namespace), user_properties=user, system_properties=sp, body=rec.body)
+    return pb.Message(topic=resource(topic, namespace), user_properties=user, system_properties=sp, body=body)

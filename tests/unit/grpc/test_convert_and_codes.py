@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import zlib
 
 import pytest
 
@@ -149,3 +151,12 @@ def test_backoff_of_a_group() -> None:
     assert exp.max_attempts == 4
     assert exp.exponential_backoff.initial.ToMilliseconds() == 2000
     assert exp.exponential_backoff.max.ToMilliseconds() == 60_000 and exp.exponential_backoff.multiplier == 3
+
+
+def test_compressed_bodies_are_delivered_inflated() -> None:
+    for packed in (zlib.compress(b"plain text" * 10), gzip.compress(b"plain text" * 10)):
+        m = to_message(MessageRecord(topic="T", body=packed, sys_flag=SYSFLAG_COMPRESSED), "T")
+        assert m.body == b"plain text" * 10 and m.system_properties.body_encoding == pb.IDENTITY
+        assert m.system_properties.body_digest.checksum == hashlib.md5(m.body).hexdigest().upper()
+    odd = to_message(MessageRecord(topic="T", body=b"\x04\x22M\x18lz4", sys_flag=SYSFLAG_COMPRESSED), "T")
+    assert odd.body == b"\x04\x22M\x18lz4" and odd.system_properties.body_encoding == pb.GZIP
