@@ -12,6 +12,7 @@ from rocketq.grpc.producer import group_queue
 from rocketq.grpc.proto import messaging_service_pb2 as svc
 from rocketq.grpc.proto import messaging_types_pb2 as pb
 from rocketq.grpc.server import GrpcBindError, GrpcEndpoint
+from rocketq.protocol.bodies import TopicConfig
 from rocketq.protocol.message import MessageRecord
 from rocketq.testing.cluster import EmbeddedCluster
 
@@ -180,3 +181,15 @@ async def test_a_taken_grpc_port_is_a_clear_error(cluster: EmbeddedCluster) -> N
                           host="127.0.0.1", port=broker.grpc.port)  # fmt: skip
     with pytest.raises(GrpcBindError, match=f"cannot listen on 127.0.0.1:{broker.grpc.port}"):
         await second.start()
+
+
+async def test_namespaced_resources_are_ns_percent_name(cluster: EmbeddedCluster, client: Client) -> None:
+    cluster.broker.topics.update(TopicConfig("ns1%NsTopic", 1, 1))
+    topic = pb.Resource(resource_namespace="ns1", name="NsTopic")
+    resp = await client.stub.QueryRoute(svc.QueryRouteRequest(topic=topic), metadata=client.md())
+    assert resp.status.code == pb.OK and resp.message_queues[0].topic == topic
+    msg = message(topic="NsTopic")
+    msg.topic.resource_namespace = "ns1"
+    sent = await client.stub.SendMessage(svc.SendMessageRequest(messages=[msg]), metadata=client.md())
+    assert sent.status.code == pb.OK
+    assert stored(cluster, "ns1%NsTopic", sent.entries[0].message_id).properties["PGROUP"] == "ns1%NsTopic"
