@@ -30,9 +30,10 @@ interop-venv:
 	bash scripts/interop-venv.sh
 
 # Apache RocketMQ's official 5.x gRPC clients, each in its own environment (tests/interop/v5): Python 5.1.2 in
-# .venv-v5py.
+# .venv-v5py, Node.js 1.0.8 in ~/.cache/rocketq/node5.
 interop-v5:
 	bash scripts/v5-python-venv.sh
+	bash scripts/v5-node-client.sh
 
 # Apache RocketMQ's Java jars (pinned, from Maven Central) into ~/.cache/rocketq/java, and the Java driver.
 interop-java:
