@@ -77,3 +77,15 @@ if [ "$(cat "$CACHE/driver.sha256" 2>/dev/null)" != "$sum" ] || [ ! -d "$CACHE/d
     mv "$CACHE/driver.tmp" "$CACHE/driver"
     echo "$sum" >"$CACHE/driver.sha256"
 fi
+
+# The 5.x gRPC client's driver (tests/interop/v5/java), against classpath-5.txt, into driver5/.
+V5_SRC="$REPO_ROOT/tests/interop/v5/java/V5Driver.java"
+sum="$(cat "$V5_SRC" "$CACHE/classpath-5.txt" | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$CACHE/driver5.sha256" 2>/dev/null)" != "$sum" ] || [ ! -f "$CACHE/driver5/V5Driver.class" ]; then
+    rm -rf "$CACHE/driver5.tmp" "$CACHE/driver5"
+    mkdir -p "$CACHE/driver5.tmp"
+    javac -nowarn -encoding UTF-8 -d "$CACHE/driver5.tmp" -cp "$(cat "$CACHE/classpath-5.txt")" "$V5_SRC" >>"$LOG" 2>&1 \
+        || die "javac failed on $V5_SRC"
+    mv "$CACHE/driver5.tmp" "$CACHE/driver5"
+    echo "$sum" >"$CACHE/driver5.sha256"
+fi
