@@ -5,6 +5,7 @@ tests/interop/v5 in its own interpreter (``.venv-v5py``: its protos and rocketq'
     python pyclient.py ENDPOINT simple GROUP TOPIC COUNT     receive COUNT, change the first one's invisible
                                                               duration, ack everything, print what came
     python pyclient.py ENDPOINT redeliver GROUP TOPIC        receive one, let it come back (attempt 2), ack it
+    python pyclient.py ENDPOINT dlq GROUP TOPIC              never ack; report the delivery attempts seen
     python pyclient.py ENDPOINT fifo GROUP TOPIC COUNT       receive in order, one at a time, acking each
     python pyclient.py ENDPOINT push GROUP TOPIC COUNT       a PushConsumer whose listener fails each message once
 
@@ -134,6 +135,24 @@ def redeliver(endpoint: str, group: str, topic: str) -> None:
         consumer.shutdown()
 
 
+def dlq(endpoint: str, group: str, topic: str) -> None:
+    """Never ack: each delivery gets 1 s more invisibility; stop after three empty receives once two came."""
+    consumer = simple_consumer(endpoint, group, topic)
+    try:
+        attempts: list[int] = []
+        empty = 0
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline and not (len(attempts) >= 2 and empty >= 3):
+            got = consumer.receive(1, 10)
+            empty = 0 if got else empty + 1
+            for m in got:
+                attempts.append(m.delivery_attempt)
+                consumer.change_invisible_duration(m, 1)
+        out(event="dlq", attempts=attempts)
+    finally:
+        consumer.shutdown()
+
+
 def fifo(endpoint: str, group: str, topic: str, count: int) -> None:
     consumer = simple_consumer(endpoint, group, topic)
     try:
@@ -184,6 +203,8 @@ def main(argv: list[str]) -> int:
         simple(endpoint, rest[0], rest[1], int(rest[2]))
     elif command == "redeliver":
         redeliver(endpoint, rest[0], rest[1])
+    elif command == "dlq":
+        dlq(endpoint, rest[0], rest[1])
     elif command == "fifo":
         fifo(endpoint, rest[0], rest[1], int(rest[2]))
     elif command == "push":

@@ -6,8 +6,7 @@ rocketq's gRPC endpoint, one JVM per scenario: Producer (normal, FIFO, delay, tr
 from __future__ import annotations
 
 import asyncio
-import json
-import os
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,13 +16,13 @@ import pytest
 import pytest_asyncio
 
 from rocketq.client import AdminClient
-from rocketq.testing.java import JAVA_CACHE, classpath
 from rocketq.testing.process import StandaloneProcess
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.interop]
 
-DRIVER5 = JAVA_CACHE / "driver5"
-WAIT = 120.0  # a bound on one JVM's run, not a threshold
+sys.path.insert(0, str(Path(__file__).parent))  # the shared drivers (v5drivers.py)
+
+from v5drivers import DRIVER5, java_client  # noqa: E402
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
@@ -42,19 +41,7 @@ async def server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stan
 
 
 async def drive(server: StandaloneProcess, home: Path, *args: str) -> list[dict[str, Any]]:
-    cp = f"{DRIVER5}{os.pathsep}{classpath('5')}"
-    proc = await asyncio.create_subprocess_exec(
-        "java", "-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", f"-Duser.home={home}", "-cp", cp,
-        "V5Driver", server.grpc_addr, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), WAIT)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode == 0, f"V5Driver {' '.join(args)} exited {proc.returncode}:\n{err.decode()[-3000:]}"
-    return [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+    return await java_client(home, server.grpc_addr, *args)
 
 
 async def topic(server: StandaloneProcess) -> str:

@@ -8,8 +8,6 @@ queue."""
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import sys
 import time
 import uuid
@@ -27,10 +25,10 @@ from rocketq.testing.process import StandaloneProcess
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.interop]
 
-REPO = Path(__file__).resolve().parents[3]
-VENV_PY = Path(os.environ.get("ROCKETQ_V5PY_VENV", REPO / ".venv-v5py")) / "bin" / "python"
-DRIVER = Path(__file__).with_name("pyclient.py")
-WAIT = 90.0  # a bound on a driver's run, not a threshold
+sys.path.insert(0, str(Path(__file__).parent))  # the shared drivers (v5drivers.py)
+
+from v5drivers import REPO, VENV_PY, python_client  # noqa: E402
+
 SETTINGS = ["reviveInterval=100", "transactionTimeOut=1000", "transactionCheckInterval=500"]
 
 
@@ -62,20 +60,7 @@ async def topic(server: StandaloneProcess, queues: int = 4) -> str:
 
 
 async def drive(home: Path, server: StandaloneProcess, *args: str) -> list[dict[str, Any]]:
-    """Run one pyclient.py scenario to its end; its JSON lines."""
-    env = {**os.environ, "HOME": str(home), "ROCKETQ_V5_WAIT": "60"}
-    proc = await asyncio.create_subprocess_exec(
-        str(VENV_PY), str(DRIVER), server.grpc_addr, *args, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), WAIT)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode == 0, f"pyclient {' '.join(args)} exited {proc.returncode}:\n{err.decode()[-3000:]}"
-    return [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+    return await python_client(home, server.grpc_addr, *args)
 
 
 async def test_producer_normal_fifo_delay_and_a_simple_consumer(home: Path, server: StandaloneProcess) -> None:
