@@ -5,6 +5,7 @@ the old rules, start-up refusal, the ACL admin codes 50-54, and ACL off ignoring
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -348,7 +349,7 @@ async def test_pop_needs_sub_on_the_topic_and_the_group(acl_cluster: tuple[Embed
     producer, consumer = Signed(wire, "producer1"), Signed(wire, "consumer1")
     assert (await producer.send("TAcl", b"popped")).code == ResponseCode.SUCCESS
     pop = {"consumerGroup": "cg", "topic": "TAcl", "queueId": -1, "maxMsgNums": 32, "invisibleTime": 60000,
-           "pollTime": 0, "bornTime": 0, "initMode": 0}  # fmt: skip
+           "pollTime": 0, "bornTime": int(time.time() * 1000), "initMode": 0}  # fmt: skip
     got = await consumer.call(RequestCode.POP_MESSAGE, pop)
     assert got.code == ResponseCode.SUCCESS and b"popped" in got.body
     for who, ext in ((producer, pop), (consumer, pop | {"consumerGroup": "other"}), (Signed(wire, None), pop)):

@@ -4,6 +4,8 @@ messages are in flight: after the restart every un-acked message comes back, no 
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import signal
 import time
 from pathlib import Path
@@ -49,13 +51,31 @@ async def test_wire_pop_ack_and_bad_handles(tmp_path: Path) -> None:
             assert (await wire.send("WPopT", f"w{i}".encode(), queue_id=i % 2)).code == 0
         got = await pop_until(wire, "WPopT", "wg", 4, 60_000)
         assert sorted(b for b, _, _ in got) == [b"w0", b"w1", b"w2", b"w3"]
-        for _, handle, qid in got:
+        for _, handle, qid in got[1:]:
             offset = int(handle.split(" ")[-1])
             assert (await wire.ack("WPopT", "wg", qid, handle, offset)).code == 0
-        assert (await wire.pop("WPopT", "wg")).code == 210  # nothing left, no long polling: POLLING_TIMEOUT
+        # the first by BATCH_ACK_MESSAGE, its offsets as Java sends them: base64 of BitSet.toByteArray()
+        _, handle, qid = got[0]
+        so, pt, it, rq = (int(x) for x in handle.split(" ")[:4])
+        bit = int(handle.split(" ")[-1]) - so
+        mask = base64.b64encode((1 << bit).to_bytes(bit // 8 + 1, "little")).decode()
+        body = json.dumps({"acks": [{"c": "wg", "t": "WPopT", "r": "0", "so": so, "q": qid, "rq": rq, "pt": pt,
+                                     "it": it, "b": mask}]}).encode()  # fmt: skip
+        assert (await wire.call(200151, {}, body)).code == 0
+        empty = await wire.pop("WPopT", "wg")  # nothing left, no long polling: POLLING_TIMEOUT
+        # with the four header fields Java's client decodes on 209/210 too
+        assert empty.code == 210 and {k: empty.ext_fields[k] for k in ("popTime", "invisibleTime", "reviveQid",
+                                                                        "restNum")} == dict.fromkeys(
+            ("popTime", "invisibleTime", "reviveQid", "restNum"), "0")  # fmt: skip
+        late_pop = {"consumerGroup": "wg", "topic": "WPopT", "queueId": -1, "maxMsgNums": 1, "invisibleTime": 60000,
+                    "pollTime": 0, "bornTime": 1, "initMode": 1}  # fmt: skip
+        late = await wire.call(200050, late_pop)
+        assert late.code == 210 and "timeout too much" in (late.remark or "")
         # a client's mistakes are answered, and the broker goes on
         assert (await wire.ack("WPopT", "wg", 0, "not a handle", 0)).code == 13  # MESSAGE_ILLEGAL
-        assert (await wire.pop("WPopT", "wg", max_nums=33)).code == 1
+        assert (await wire.pop("WPopT", "wg", max_nums=33)).code == 29  # INVALID_PARAMETER, as Java
+        group_cfg = await wire.call(352, {"group": "wg"})
+        assert group_cfg.code == 0 and b'"consumeMessageOrderly":false' in group_cfg.body
         bad = await wire.call(200050, {"consumerGroup": "wg", "topic": "WPopT"})  # fields missing
         assert bad.code != 0 and bad.remark
         assert (await wire.pop("NoSuchTopic", "wg")).code == 17  # TOPIC_NOT_EXIST

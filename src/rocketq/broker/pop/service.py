@@ -168,7 +168,7 @@ class PopService:
         if ctx.role.is_slave:
             return PopOutcome(ResponseCode.NO_PERMISSION, "a slave does not serve pops: pop from the master")
         if req.max_nums > MAX_POP_NUMS or req.max_nums <= 0:
-            return PopOutcome(ResponseCode.SYSTEM_ERROR, f"the broker's pop message must be 1..{MAX_POP_NUMS}")
+            return PopOutcome(ResponseCode.INVALID_PARAMETER, f"the broker's pop message must be 1..{MAX_POP_NUMS}")
         if req.invisible_ms <= 0:
             return PopOutcome(ResponseCode.SYSTEM_ERROR, f"invisibleTime {req.invisible_ms} must be positive")
         tc = ctx.topics.get(req.topic)
@@ -177,7 +177,7 @@ class PopService:
         if not tc.perm & PERM_READ:
             return PopOutcome(ResponseCode.NO_PERMISSION, f"the topic[{req.topic}] peeking message is forbidden")
         if req.queue_id >= tc.read_queue_nums or req.queue_id < -1:
-            return PopOutcome(ResponseCode.SYSTEM_ERROR,
+            return PopOutcome(ResponseCode.INVALID_PARAMETER,
                               f"queueId[{req.queue_id}] is illegal, topic:[{req.topic}] topicConfig.readQueueNums:"
                               f"[{tc.read_queue_nums}] consumer:[{req.client}]")  # fmt: skip
         error = group_error("consumerGroup", req.group)
@@ -490,7 +490,7 @@ class PopService:
             new = ReceiptHandle(handle.queue_offset, now, invisible_ms, ORDER_REVIVE_QID, handle.retry,
                                 self.broker_name, handle.queue_id, handle.queue_offset)  # fmt: skip
             return ChangeOutcome(ResponseCode.SUCCESS, None, new)
-        qid = self._next_revive_qid()
+        qid = handle.revive_qid % self.revive_queue_num  # Java keeps the handle's revive queue
         ck = Checkpoint(CkKey(group, read_topic, handle.queue_id, handle.queue_offset, now), invisible_ms,
                         [handle.queue_offset], qid, self.broker_name)  # fmt: skip
         if not self.store_checkpoint(ck):

@@ -4,6 +4,8 @@ answer out through the gate. A pop that long-polls is an async handler: the gate
 
 from __future__ import annotations
 
+import base64
+import binascii
 import time
 from typing import Any
 
@@ -31,6 +33,7 @@ from rocketq.remoting.connection import Connection
 
 #: Java's rule: a pop whose born time plus poll time is more than this in the past has timed out already
 _LATE_MS = 500
+_EMPTY_POP = PopMessageResponseHeader(pop_time=0, invisible_time=0, revive_qid=0, rest_num=0)
 
 
 class PopProcessors:
@@ -47,14 +50,16 @@ class PopProcessors:
         gate.register(RequestCode.PEEK_MESSAGE, self.peek)
         gate.register(RequestCode.NOTIFICATION, self.notification)
         gate.register(RequestCode.POLLING_INFO, self.polling_info)
+        gate.register(RequestCode.GET_SUBSCRIPTIONGROUP_CONFIG, self.group_config)
         gate.register(POP_INFLIGHT_STATS, self.inflight)
 
     async def pop(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         h = PopMessageRequestHeader.from_ext(cmd.ext_fields)  # a HeaderError: the gate answers and logs it
         now = int(time.time() * 1000)
-        if h.poll_time > 0 and now - h.born_time - h.poll_time > _LATE_MS:
-            return cmd.response(ResponseCode.POLLING_TIMEOUT, f"the broker received the pop {now - h.born_time} ms "
-                                f"after it was sent, past its pollTime {h.poll_time} ms")  # fmt: skip
+        if now - h.born_time - h.poll_time > _LATE_MS:  # Java: also for pollTime 0
+            return cmd.response(ResponseCode.POLLING_TIMEOUT, f"pop message is timeout too much: received "
+                                f"{now - h.born_time} ms after it was sent, pollTime {h.poll_time} ms",
+                                _EMPTY_POP.to_ext())  # fmt: skip
         req = PopRequest(
             group=h.consumer_group, topic=h.topic, queue_id=h.queue_id, max_nums=h.max_msg_nums,
             invisible_ms=h.invisible_time, poll_ms=max(0, h.poll_time), init_mode=h.init_mode,
@@ -63,7 +68,8 @@ class PopProcessors:
         )  # fmt: skip
         out = await self._pop.pop(req)
         if out.code != ResponseCode.SUCCESS:
-            return cmd.response(out.code, out.remark)
+            # Java answers every refusal with the four header fields (0): its client decodes them on 209/210 too
+            return cmd.response(out.code, out.remark, _EMPTY_POP.to_ext())
         header = PopMessageResponseHeader(
             pop_time=out.pop_time, invisible_time=out.invisible_ms, revive_qid=out.revive_qid, rest_num=out.rest_num,
             start_offset_info=out.start_offset_info or None, msg_offset_info=out.msg_offset_info or None,
@@ -102,7 +108,7 @@ class PopProcessors:
                     out = self._pop.ack(group, _origin(topic, group), handle)
                     if out.code != ResponseCode.SUCCESS:
                         return cmd.response(out.code, out.remark)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, binascii.Error) as exc:
             return cmd.response(ResponseCode.MESSAGE_ILLEGAL, f"batch ack body is not readable: {exc}")
         return cmd.response(ResponseCode.SUCCESS, None)
 
@@ -144,6 +150,17 @@ class PopProcessors:
         header = PollingInfoResponseHeader(polling_num=self._pop.polling_count(h.topic))
         return cmd.response(ResponseCode.SUCCESS, None, header.to_ext())
 
+    def group_config(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
+        """GET_SUBSCRIPTIONGROUP_CONFIG (352, Java 5): one group's configuration as JSON (created first when the
+        broker auto-creates groups, as Java's findSubscriptionGroupConfig does). 5.x consumers read
+        ``consumeMessageOrderly`` from it."""
+        group = (cmd.ext_fields or {}).get("group") or ""
+        cfg = self._ctx.groups.table.get(group) or (self._ctx.groups.find_or_create(group) if group else None)
+        if cfg is None:
+            return cmd.response(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, "No group in this broker")
+        body = cfg.to_json() | {"consumeMessageOrderly": cfg.consume_message_orderly}
+        return cmd.response(ResponseCode.SUCCESS, None, body=orjson.dumps(body))
+
     def inflight(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand:
         group = (cmd.ext_fields or {}).get("consumerGroup") or None
         rows = [{"topic": c.topic, "group": c.group, "inflight": c.inflight, "invisible": c.invisible,
@@ -158,6 +175,9 @@ def _origin(topic: str, group: str) -> str:
 
 
 def _bits(raw: object) -> list[int]:
+    if isinstance(raw, str):  # Java: base64 of BitSet.toByteArray() (little-endian bytes, bit i = offset so + i)
+        data = base64.b64decode(raw, validate=True)
+        return [i * 8 + j for i, byte in enumerate(data) for j in range(8) if byte >> j & 1]
     if isinstance(raw, int):
         return [i for i in range(raw.bit_length()) if raw >> i & 1]
     if isinstance(raw, list):
