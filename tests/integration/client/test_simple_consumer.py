@@ -83,3 +83,11 @@ async def test_push_over_pop_orderly(cluster: EmbeddedCluster) -> None:
 
 async def test_tag_filter(cluster: EmbeddedCluster) -> None:
     await pop_scenarios.tag_filter(cluster.namesrv_addr, _cluster_name(cluster))
+
+
+async def test_batch_ack(cluster: EmbeddedCluster) -> None:
+    await pop_scenarios.batch_ack(cluster.namesrv_addr, _cluster_name(cluster))
+
+
+async def test_fifo_from_the_group(cluster: EmbeddedCluster) -> None:
+    await pop_scenarios.fifo_from_group(cluster.namesrv_addr, _cluster_name(cluster))
