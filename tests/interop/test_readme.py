@@ -173,6 +173,8 @@ async def standalone(s: Session, block: Block) -> None:
     s.standalone = await s.start(argv)
     port = (await s.standalone.wait_for_line(r"name server listening on \S*:(\d+)")).group(1)
     await s.standalone.wait_for_line(r"broker \S+ listening on ")
+    if "grpcServerEnable=false" not in argv:  # standalone serves the 5.x clients' endpoint too
+        await s.standalone.wait_for_line(r"gRPC \(RocketMQ 5.x clients\) listening on ")
     s.namesrv_addr = f"127.0.0.1:{port}"
 
 

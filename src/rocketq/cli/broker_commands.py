@@ -164,6 +164,9 @@ def _run_standalone(args: argparse.Namespace) -> int:
     data = Path(args.dir)
     base = {
         "storePathRootDir": str(data / "store"),
+        # standalone is the whole of RocketMQ on one machine: the 5.x clients' gRPC endpoint is on (port 8081,
+        # as Java's local-mode proxy); grpcServerEnable=false turns it off
+        "grpcServerEnable": "true",
     }
     try:
         cfg = BrokerConfig.load(args.config, _overrides(args), base=base)
