@@ -170,6 +170,7 @@ async def standalone(s: Session, block: Block) -> None:
     at = argv.index("standalone") + 1  # options before the README's key=value arguments (argparse wants them so)
     argv[at:at] = ["--namesrv-port", "0"]
     argv += [] if any(a.startswith("listenPort=") for a in argv) else ["listenPort=0"]
+    argv += [] if any(a.startswith("grpcServerPort=") for a in argv) else ["grpcServerPort=0"]
     s.standalone = await s.start(argv)
     port = (await s.standalone.wait_for_line(r"name server listening on \S*:(\d+)")).group(1)
     await s.standalone.wait_for_line(r"broker \S+ listening on ")

@@ -90,6 +90,8 @@ class BrokerProcess:
             # Let the consumer's pull batch size decide (RocketMQ caps in-memory pulls at 32 by default; a
             # deployment that pulls in bigger batches raises this, as the comparison brokers' clients do).
             "maxTransferCountOnMessageInMemory": "1024",
+            # the bench drives the remoting path; a fixed gRPC port (8081) would clash with a running standalone
+            "grpcServerEnable": "false",
         }  # fmt: skip
         props.update(self.options)
         return [

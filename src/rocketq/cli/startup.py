@@ -40,7 +40,9 @@ def usable_directory(what: str, path: Path) -> None:
 def listen_error(host: str, port: int, exc: OSError) -> str:
     """One line for a bind that failed (uvloop and asyncio word it differently; errno is the same)."""
     where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    hint = " (another process listens there; stop it or choose another port)" if exc.errno == errno.EADDRINUSE else ""
+    key = getattr(exc, "config_key", None)  # a bind error that knows which setting chose the port names it
+    other = f"another port ({key})" if key else "another port"
+    hint = f" (another process listens there; stop it or choose {other})" if exc.errno == errno.EADDRINUSE else ""
     return f"cannot listen on {where}: {_reason(exc)}{hint}"
 
 

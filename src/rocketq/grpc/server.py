@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -77,10 +78,25 @@ def _host_of(peer: str) -> str:
 class GrpcBindError(OSError):
     """The gRPC port cannot be bound (grpcio does not say why; taken is by far the likeliest)."""
 
-    def __init__(self, host: str, port: int) -> None:
-        super().__init__(errno.EADDRINUSE, f"the gRPC endpoint cannot listen on {host}:{port} (grpcServerPort)")
+    def __init__(self, host: str, port: int, code: int = errno.EADDRINUSE) -> None:
+        super().__init__(code, f"the gRPC endpoint cannot listen on {host}:{port} (grpcServerPort)")
         self.listen_host = host
         self.listen_port = port
+        self.config_key = "grpcServerPort"  # named in the start-up error: the port is fixed by default (8081)
+
+
+def _probe_bind(host: str, port: int) -> None:
+    """Bind the port once with a plain socket first: a taken port then fails with its real errno, in one line,
+    instead of grpcio's core log line and a bare RuntimeError."""
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as grpcio binds: TIME_WAIT is no obstacle
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise GrpcBindError(host, port, exc.errno or errno.EADDRINUSE) from None
 
 
 class _Servicer(svc_grpc.MessagingServiceServicer):
@@ -171,6 +187,7 @@ class GrpcEndpoint:
         server = grpc.aio.server(options=[("grpc.max_receive_message_length", MAX_INBOUND_MESSAGE_SIZE),
                                           ("grpc.so_reuseport", 0)])  # fmt: skip
         svc_grpc.add_MessagingServiceServicer_to_server(_Servicer(self), server)  # type: ignore[no-untyped-call]
+        _probe_bind(self.host, self.port)
         try:
             bound = server.add_insecure_port(f"{self.host}:{self.port}")
         except RuntimeError:  # grpcio's word for a bind that failed (it logs the errno itself)

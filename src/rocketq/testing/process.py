@@ -65,7 +65,8 @@ class StandaloneProcess:
                 sys.executable, "-m", "rocketq", "--log-level", "WARNING", "standalone", "--dir", str(data_dir),
                 "--namesrv-port", "0", *(["--console-port", "0"] if console else []),
                 "listenPort=0", "listenHost=127.0.0.1",
-                *(["grpcServerEnable=true", "grpcServerPort=0"] if grpc else []), *settings,
+                # gRPC off unless asked: its default port is fixed (8081), and tests run standalones side by side
+                *(["grpcServerEnable=true", "grpcServerPort=0"] if grpc else ["grpcServerEnable=false"]), *settings,
                 stdout=asyncio.subprocess.PIPE, stderr=log_file,
             )  # fmt: skip
         finally:

@@ -18,7 +18,7 @@ WAIT = 30.0  # process start-up includes interpreter and import time
 async def _start(data: Path, *settings: str) -> tuple[asyncio.subprocess.Process, list[str]]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "rocketq", "--log-level", "WARNING", "standalone", "--dir", str(data),
-        "--namesrv-port", "0", "listenPort=0", *settings,
+        "--namesrv-port", "0", "listenPort=0", "grpcServerEnable=false", *settings,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert proc.stdout is not None

@@ -264,7 +264,8 @@ async def test_standalone_with_a_protected_name_server(tmp_path: Path) -> None:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "rocketq", "--log-level", "WARNING", "standalone", "--dir", str(tmp_path / name),
             "--namesrv-port", "0", "--namesrv-acl-file", str(acl), "listenPort=0", "listenHost=127.0.0.1",
-            "registerNameServerPeriod=10000", *keys, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            "registerNameServerPeriod=10000", "grpcServerEnable=false", *keys,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         assert proc.stdout is not None
         async with asyncio.timeout(60):

@@ -36,13 +36,17 @@ async def test_each_server_refuses_in_one_line(tmp_path: Path, taken_port: int) 
     a_file = tmp_path / "a-file"
     a_file.write_text("not a directory")
     port = str(taken_port)
-    local = ("listenHost=127.0.0.1",)
+    local = ("listenHost=127.0.0.1", "grpcServerEnable=false")
     cases = {
         # the port already taken
         "broker port": (["broker", "-n", "127.0.0.1:1", *local, f"listenPort={port}",
                          f"storePathRootDir={tmp_path / 's1'}"], "cannot listen on 127.0.0.1:" + port),
         "standalone broker port": (["standalone", "--dir", str(tmp_path / "d1"), "--namesrv-port", "0", *local,
                                     f"listenPort={port}"], "broker: cannot listen on 127.0.0.1:" + port),
+        "standalone gRPC port": (["standalone", "--dir", str(tmp_path / "d3"), "--namesrv-port", "0", *local,
+                                  "listenPort=0", "grpcServerEnable=true", f"grpcServerPort={port}"],
+                                 f"cannot listen on 127.0.0.1:{port}: Address already in use (another process "
+                                 "listens there; stop it or choose another port (grpcServerPort))"),
         "standalone namesrv port": (["standalone", "--dir", str(tmp_path / "d2"), "--namesrv-port", port, *local,
                                      "listenPort=0"], "name server: cannot listen on 127.0.0.1:" + port),
         "namesrv port": (["namesrv", "--host", "127.0.0.1", "--port", port, "--home", str(tmp_path / "n1")],
