@@ -21,7 +21,7 @@ $(RUN_STAMP): $(SOURCES)
 $(STAMP): $(SOURCES)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,spark]'
+	$(PY) -m pip install --quiet -e '.[test,spark,bench]'
 	touch $(STAMP) $(RUN_STAMP)
 
 venv: $(STAMP)

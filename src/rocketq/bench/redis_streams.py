@@ -1,0 +1,223 @@
+"""The Redis Streams peer of ``benchmarks/peer_compare.py``: a ``redis-server`` child and the same scenarios as
+``rocketq bench``, driven with redis-py (asyncio) over hiredis.
+
+The server is Debian's ``redis-server`` (``apt-get install redis-server``; the bench installs nothing itself),
+started on a free 127.0.0.1 port in a temporary directory with the durability closest to rocketq's default
+ASYNC_FLUSH: the append-only file on, fsync once a second (``appendfsync everysec``), RDB snapshots off.
+
+Scenarios, each message one ``XADD`` of a 1 KiB field to one stream:
+
+* ``sync``: one XADD at a time, each awaited (the round trip a caller waits for);
+* ``async``: pipelined windows of 1,000 XADDs on one connection (Redis's way to keep 1,000 in flight);
+* ``drain``: a stored backlog read by a consumer group, ``XREADGROUP COUNT 128`` then one ``XACK`` of the batch.
+
+Server CPU per message is ``redis-server``'s user + system time (``/proc/PID/stat``) over the measured window
+divided by the messages; the load generator's is this process's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import socket
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rocketq.bench.echo import cpu_seconds
+from rocketq.bench.stats import LatencyRecorder
+
+__all__ = ["PeerRun", "RedisServer", "redis_drain", "redis_send", "redis_server"]
+
+FIELD = b"body"
+STREAM = "bench-stream"
+GROUP = "bench-group"
+
+
+class RedisUnavailable(RuntimeError):
+    """redis-server or redis-py/hiredis is missing: the message says how to install it."""
+
+
+@dataclass
+class PeerRun:
+    """One measured window: what a peer carried, and what it cost its server and the load generator."""
+
+    messages: int = 0
+    seconds: float = 0.0
+    server_cpu_s: float | None = None
+    client_cpu_s: float | None = None
+    latency_ms: dict[str, float] | None = None
+    errors: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def msgs_per_s(self) -> float | None:
+        return self.messages / self.seconds if self.messages and self.seconds > 0 else None
+
+    def us_per_msg(self, cpu_s: float | None) -> float | None:
+        return None if cpu_s is None or not self.messages else round(cpu_s / self.messages * 1e6, 2)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class RedisServer:
+    port: int
+    directory: Path
+    proc: asyncio.subprocess.Process
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+def _import_redis() -> Any:
+    try:
+        import hiredis  # noqa: F401  # redis-py parses replies with it when it is installed
+        import redis.asyncio as aioredis
+    except ImportError as exc:
+        raise RedisUnavailable(f"the Redis peer needs redis-py and hiredis (pip install '.[bench]'): {exc}") from None
+    return aioredis
+
+
+@contextlib.asynccontextmanager
+async def redis_server(base: Path | None = None) -> AsyncIterator[RedisServer]:
+    """``redis-server`` with AOF everysec on a free loopback port; stopped and its files removed on exit."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RedisUnavailable("redis-server is not installed (Debian: apt-get install redis-server)")
+    aioredis = _import_redis()
+    directory = Path(tempfile.mkdtemp(prefix="rocketq-redis-", dir=base))
+    port = free_port()
+    proc = await asyncio.create_subprocess_exec(
+        binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory), "--save", "",
+        "--appendonly", "yes", "--appendfsync", "everysec", "--daemonize", "no", "--loglevel", "warning",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        client = aioredis.Redis(host="127.0.0.1", port=port)
+        try:
+            async with asyncio.timeout(30):
+                while True:
+                    with contextlib.suppress(OSError, aioredis.ConnectionError):
+                        if await client.ping():
+                            break
+                    if proc.returncode is not None:
+                        raise RuntimeError(f"redis-server exited with {proc.returncode}")
+                    await asyncio.sleep(0.05)
+        finally:
+            await client.aclose()
+        yield RedisServer(port, directory, proc)
+    finally:
+        if proc.returncode is None:
+            proc.terminate()
+            try:
+                async with asyncio.timeout(15):
+                    await proc.wait()
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _window(server: RedisServer) -> tuple[float | None, float | None, float]:
+    return cpu_seconds(server.pid), cpu_seconds(os.getpid()), time.perf_counter()
+
+
+def _close_window(run: PeerRun, server: RedisServer, start: tuple[float | None, float | None, float]) -> None:
+    s0, c0, t0 = start
+    s1, c1, t1 = _window(server)
+    run.seconds = t1 - t0
+    run.server_cpu_s = None if s0 is None or s1 is None else s1 - s0
+    run.client_cpu_s = None if c0 is None or c1 is None else c1 - c0
+
+
+async def redis_send(server: RedisServer, mode: str, *, duration: float, warmup: float, body_size: int = 1024,
+                     inflight: int = 1000) -> PeerRun:  # fmt: skip
+    """``sync`` (one XADD awaited at a time) or ``async`` (pipelined windows of ``inflight`` XADDs)."""
+    if mode not in ("sync", "async"):
+        raise ValueError(f"unknown send mode {mode!r}")
+    aioredis = _import_redis()
+    client = aioredis.Redis(host="127.0.0.1", port=server.port)
+    body = os.urandom(body_size)
+    stream = f"{STREAM}-{mode}-{os.urandom(4).hex()}"
+    run = PeerRun()
+    try:
+        await _send_for(client, mode, stream, body, inflight, warmup, None)
+        start = _window(server)
+        recorder = LatencyRecorder()
+        run.messages = await _send_for(client, mode, stream, body, inflight, duration, recorder)
+        _close_window(run, server, start)
+        summary = recorder.summary() if mode == "sync" else None
+        if summary is not None:
+            run.latency_ms = {"p50": summary.p50, "p99": summary.p99}
+        await client.delete(stream)  # keep the server's memory flat from one scenario to the next
+    finally:
+        await client.aclose()
+    return run
+
+
+async def _send_for(client: Any, mode: str, stream: str, body: bytes, inflight: int, seconds: float,
+                    recorder: LatencyRecorder | None) -> int:  # fmt: skip
+    perf = time.perf_counter
+    deadline = perf() + seconds
+    done = 0
+    fields = {FIELD: body}
+    if mode == "sync":
+        xadd = client.xadd
+        while perf() < deadline:
+            t = perf()
+            await xadd(stream, fields)
+            if recorder is not None:
+                recorder.record(perf() - t)
+            done += 1
+        return done
+    while perf() < deadline:
+        pipe = client.pipeline(transaction=False)
+        for _ in range(inflight):
+            pipe.xadd(stream, fields)
+        done += len(await pipe.execute())
+    return done
+
+
+async def redis_drain(server: RedisServer, *, backlog: int, count: int = 128, body_size: int = 1024) -> PeerRun:
+    """Store ``backlog`` messages, then read them through a consumer group, ``count`` per XREADGROUP, each batch
+    acknowledged with one XACK; measured from the first read to the last ack."""
+    aioredis = _import_redis()
+    client = aioredis.Redis(host="127.0.0.1", port=server.port)
+    stream = f"{STREAM}-drain-{os.urandom(4).hex()}"
+    body = os.urandom(body_size)
+    run = PeerRun()
+    try:
+        stored = 0
+        while stored < backlog:
+            pipe = client.pipeline(transaction=False)
+            for _ in range(min(1000, backlog - stored)):
+                pipe.xadd(stream, {FIELD: body})
+            stored += len(await pipe.execute())
+        await client.xgroup_create(stream, GROUP, id="0")
+        start = _window(server)
+        got = 0
+        while got < backlog:
+            answer = await client.xreadgroup(GROUP, "bench-consumer", {stream: ">"}, count=count)
+            if not answer:
+                run.notes.append(f"the group read {got:,} of {backlog:,} and then nothing")
+                break
+            ids = [entry_id for entry_id, _ in answer[0][1]]
+            got += len(ids)
+            await client.xack(stream, GROUP, *ids)
+        run.messages = got
+        _close_window(run, server, start)
+        await client.delete(stream)
+    finally:
+        await client.aclose()
+    return run
