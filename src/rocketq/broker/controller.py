@@ -244,6 +244,8 @@ class BrokerController:
         self.dispatcher.close_listeners.append(self._on_connection_closed)
         self.role.on_change(self._on_role_changed)
         self.servers: list[RemotingServer] = []
+        #: the remoting ports' poller (None: busyPollMaxMicros=0); its spun time is a metric
+        self.busy_poller: BusyPoller | None = None
         #: Prometheus /metrics (metricsExporterType=PROM)
         self.metrics_endpoint: MetricsEndpoint | None = None
         self.boot_timestamp = ctx.boot_timestamp
@@ -284,6 +286,7 @@ class BrokerController:
             proc.register()
         # one poller for both ports: it keeps this loop turning, whichever socket the requests come on
         poller = BusyPoller(cfg.busyPollMaxMicros / 1e6) if cfg.busyPollMaxMicros > 0 else None
+        self.busy_poller = poller
         # one ledger for both ports too: the connection count and the unfinished-frame budget are the broker's
         ledger = ConnectionLedger(cfg.server_limits(), "broker")
         requested_port = cfg.listenPort  # 0: any free port, and then any free HA port too

@@ -25,6 +25,7 @@ from rocketq.broker.services.long_polling import PullHoldService
 from rocketq.codes import RequestCode
 from rocketq.protocol.topics import RETRY_PREFIX, is_system_topic
 from rocketq.protocol.version import version_desc
+from rocketq.remoting.busy_poll import BusyPoller
 from rocketq.remoting.metrics_http import RpcLatency, histogram_buckets
 from rocketq.replication import HAService
 from rocketq.store import MessageStore
@@ -44,6 +45,7 @@ class BrokerView(Protocol):
     send: SendProcessor
     pull_holds: PullHoldService
     ha: HAService
+    busy_poller: BusyPoller | None
 
 
 class BrokerCollector(Collector):
@@ -80,6 +82,11 @@ class BrokerCollector(Collector):
         g.add_metric([*values, "send"], b.send.queue_size())
         g.add_metric([*values, "pull"], b.pull_holds.held_count())
         yield g
+        if b.busy_poller is not None:  # what polling before sleeping costs (busyPollMaxMicros): spun CPU seconds
+            doc = "seconds the event loop spun with nothing to do, polling for the next request (busyPollMaxMicros)"
+            c = CounterMetricFamily("rocketmq_busy_poll_idle_seconds", doc, labels=names)
+            c.add_metric(values, b.busy_poller.idle_seconds)
+            yield c
         yield from self._store(names, values)
         yield from self._replication(names, values)
         yield from self._rpc_latency(names, values)

@@ -27,7 +27,7 @@ GROW_START = 50e-6
 class BusyPoller:
     """One per event loop; ``kick()`` on every read. ``max_limit`` 0 turns polling off."""
 
-    __slots__ = ("_clock", "_last", "_loop", "_polling", "limit", "max_limit", "polls_started")
+    __slots__ = ("_clock", "_last", "_loop", "_polling", "idle_seconds", "limit", "max_limit", "polls_started")
 
     def __init__(
         self,
@@ -43,6 +43,10 @@ class BusyPoller:
         self._polling = False
         #: times polling started (a figure for tests and stats)
         self.polls_started = 0
+        #: seconds the loop spun with nothing to do: from the last read or answer to the next read caught while
+        #: polling, or to the end of a poll. Spinning is CPU time, so this is the CPU polling cost (the
+        #: ``rocketmq_busy_poll_idle_seconds_total`` metric)
+        self.idle_seconds = 0.0
 
     def kick(self) -> None:
         """A read happened: adapt the limit and keep the loop polling for ``limit`` from now."""
@@ -53,6 +57,7 @@ class BusyPoller:
         gap = now - self._last
         self._last = now
         if self._polling:
+            self.idle_seconds += gap  # spun since the last activity
             return  # caught while polling: the limit is right
         if gap <= max_limit:
             if gap > self.limit:
@@ -73,11 +78,13 @@ class BusyPoller:
         self._last = self._clock()
 
     def _poll(self) -> None:
-        if self._clock() - self._last < self.limit:
+        quiet = self._clock() - self._last
+        if quiet < self.limit:
             assert self._loop is not None
             self._loop.call_soon(self._poll)
         else:
             self._polling = False
+            self.idle_seconds += quiet
 
     @property
     def polling(self) -> bool:

@@ -44,6 +44,7 @@ EXPECTED = {
     "rocketmq_storage_dispatch_behind_bytes": {"storage_type", "storage_medium"},
     "rocketmq_processor_watermark": {"processor"},
     "rocketmq_broker_permission": set(),
+    "rocketmq_busy_poll_idle_seconds": set(),  # rocketq's: busyPollMaxMicros is on by default
 }
 TOPIC, GROUP = "TMetrics", "gMetrics"
 

@@ -90,6 +90,26 @@ async def test_a_read_while_polling_keeps_the_limit_and_does_not_start_a_second_
     assert poller.polls_started == 1
 
 
+async def test_idle_seconds_count_only_the_spinning_between_activities() -> None:
+    clock = FakeClock()
+    poller = BusyPoller(MAX, clock=clock)
+    poller.kick()
+    clock.advance(100e-6)
+    poller.kick()  # starts polling; the 100 µs before were spent asleep, not spinning
+    assert poller.idle_seconds == 0.0
+    clock.advance(20e-6)
+    poller.kick()  # caught after 20 µs of spinning
+    assert poller.idle_seconds == pytest.approx(20e-6)
+    poller.touch()  # the answer: work, not spinning, up to here
+    clock.advance(GROW_START * 1.1)
+    await _turn()  # the poll ends: its quiet time was spun
+    assert not poller.polling
+    assert poller.idle_seconds == pytest.approx(20e-6 + GROW_START * 1.1)
+    clock.advance(1.0)  # asleep
+    poller.kick()
+    assert poller.idle_seconds == pytest.approx(20e-6 + GROW_START * 1.1)
+
+
 async def test_long_quiet_periods_shrink_the_limit_to_zero() -> None:
     clock = FakeClock()
     poller = BusyPoller(MAX, clock=clock)
