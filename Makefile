@@ -87,8 +87,11 @@ FRAMES ?= 1000000
 fuzz: $(STAMP)
 	$(PY) -m rocketq.testing.fuzz --frames $(FRAMES)
 
-bench: $(STAMP)
+# the standard scenarios, then rocketq beside its peers in one run: Redis 7 Streams (Debian's redis-server:
+# apt-get install redis-server) and Apache RocketMQ's Java 4.9.7 broker (jars from Maven, interop-java)
+bench: $(STAMP) interop-java
 	$(VENV)/bin/rocketq bench standard --embedded --json benchmarks/last-run.json
+	PYTHONPATH=src $(PY) benchmarks/peer_compare.py --json benchmarks/last-peers.json
 
 clean:
 	rm -rf $(VENV) .venv-interop .venv-v5py build *.egg-info
