@@ -41,7 +41,7 @@ def test_make_test_still_installs_the_extras() -> None:
     make = shutil.which("make")
     assert make is not None
     plan = _plan(make, "test")
-    assert "-e '.[test,spark]'" in plan.stdout
+    assert "-e '.[test,spark,bench]'" in plan.stdout
 
 
 def test_license_is_an_spdx_expression_and_the_build_needs_a_setuptools_that_reads_it() -> None:
