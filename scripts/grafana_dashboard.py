@@ -172,6 +172,10 @@ SECTIONS: list[tuple[str, list[tuple[int, Panel]]]] = [
         (12, quantiles("rocketmq_rpc_latency", "", f'{BROKER}, is_long_polling="true"', "ms",
                        "Pull latency (long polling)", "pulls, whose answer may wait for a message up to the "
                        "consumer's suspend time: high values are idle consumers, not a slow broker")),
+        (12, timeseries("Busy polling (share of a core)", "percentunit", target(
+            f'sum by (node_id) (rate(rocketmq_busy_poll_idle_seconds_total{{{BROKER}}}{RATE}))', "{{node_id}}"),
+            desc="CPU the broker's loop spends spinning for the next request instead of sleeping "
+                 "(busyPollMaxMicros; 0 turns it off)")),
     ]),
     ("Storage", [
         (8, timeseries("Commit log size", "bytes", target(
