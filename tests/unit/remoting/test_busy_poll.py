@@ -8,7 +8,8 @@ import pytest
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.errors import ConfigError
-from rocketq.remoting.busy_poll import GROW_START, BusyPoller
+from rocketq.remoting import busy_poll
+from rocketq.remoting.busy_poll import COOLDOWN, GROW_START, BusyPoller
 
 MAX = 200e-6
 
@@ -108,6 +109,41 @@ async def test_idle_seconds_count_only_the_spinning_between_activities() -> None
     clock.advance(1.0)  # asleep
     poller.kick()
     assert poller.idle_seconds == pytest.approx(20e-6 + GROW_START * 1.1)
+
+
+def _start_polling(poller: BusyPoller, clock: FakeClock) -> None:
+    poller.kick()
+    clock.advance(100e-6)
+    poller.kick()  # two reads close together: polling starts
+
+
+async def test_a_quick_yield_keeps_polling(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = FakeClock()
+    poller = BusyPoller(MAX, clock=clock)
+    # the producer woken on this core runs ~50 µs, then blocks for its answer
+    monkeypatch.setattr(busy_poll, "_sched_yield", lambda: clock.advance(10e-6))
+    _start_polling(poller, clock)
+    await _turn(2)
+    assert poller.polling and poller.backoffs == 0
+
+
+async def test_a_yield_that_lost_the_core_for_a_slice_stops_polling_for_a_while(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = FakeClock()
+    poller = BusyPoller(MAX, clock=clock)
+    monkeypatch.setattr(busy_poll, "_sched_yield", lambda: clock.advance(3e-3))  # a CPU hog's slice
+    _start_polling(poller, clock)
+    await _turn()
+    assert not poller.polling and poller.backoffs == 1
+    started = poller.polls_started
+    for _ in range(5):  # reads close together, but cooling down: no poll starts
+        clock.advance(100e-6)
+        poller.kick()
+    assert poller.polls_started == started and not poller.polling
+    clock.advance(COOLDOWN)
+    poller.kick()
+    assert poller.polling  # tried again after the cooldown
 
 
 async def test_long_quiet_periods_shrink_the_limit_to_zero() -> None:
