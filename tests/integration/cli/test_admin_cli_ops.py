@@ -89,7 +89,10 @@ async def test_live_clients_stats_and_queues(cli: Any, standalone: StandalonePro
         await consumer.start()
         try:
             async with asyncio.timeout(WAIT):
-                while len(got) < 4 or (await cli("producer", "connections", "-g", "pg-cli-ops")).rc != 0:
+                # the consume offsets too: `group topics` reads them, and the consumer commits them on its own
+                # schedule after consuming (CI lost that race once on a loaded machine)
+                while (len(got) < 4 or (await cli("producer", "connections", "-g", "pg-cli-ops")).rc != 0
+                       or (await cli("group", "topics", "-g", group)).rc != 0):  # fmt: skip
                     await asyncio.sleep(0.2)
             cid, producer_id = consumer.client_id, producer.instance.client_id
             first = sent[0]
