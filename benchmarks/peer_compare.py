@@ -37,7 +37,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -162,22 +162,13 @@ async def measure(peer: Running, sample: Sample, plan: Plan) -> Sample:
         if sample.scenario == "drain":
             result = await run_consume(session, ConsumeSpec(backlog=plan.backlog, pull_batch=128), "drain")
         else:
-            mode = "async" if sample.scenario == "autobatch" else sample.scenario
-            spec = ProduceSpec(mode=mode, duration=plan.duration, warmup=plan.warmup)
-            if sample.scenario == "autobatch":
-                spec = _with_auto_batch(spec)
+            auto = sample.scenario == "autobatch"
+            spec = ProduceSpec(mode="async" if auto else sample.scenario, duration=plan.duration,
+                               warmup=plan.warmup, auto_batch=auto)  # fmt: skip
             result = await run_produce(session, spec, sample.scenario)
     finally:
         await session.close()
     return from_rocketq(sample, result)
-
-
-def _with_auto_batch(spec: ProduceSpec) -> ProduceSpec:
-    if "auto_batch" not in {f.name for f in fields(ProduceSpec)}:
-        raise RuntimeError("this rocketq's bench has no auto_batch option")
-    from dataclasses import replace
-
-    return replace(spec, auto_batch=True)  # type: ignore[call-arg,unused-ignore]
 
 
 # ------------------------------------------------------------------------------------------------ the run

@@ -56,6 +56,7 @@ class ProduceSpec:
     acl: str = "off"  # on: the broker checks ACL (aclEnable=true) and every request is signed
     trace: bool = False  # the producer records message trace (sdk client only)
     client_metrics: bool = False  # the producer records client metrics (sdk client only)
+    auto_batch: bool = False  # the producer gathers sends into batch requests (autoBatch; sdk client only)
 
     @property
     def effective_inflight(self) -> int:
@@ -85,10 +86,13 @@ class ProduceSpec:
             extras.append("message trace on")
         if self.client_metrics:
             extras.append("client metrics on")
+        if self.auto_batch:
+            extras.append("autoBatch on")
         return f"{what} ({', '.join(extras)})"
 
     def targets(self) -> list[Target]:
-        if self.body != 1024 or self.client != "sdk" or self.acl == "on" or self.trace or self.client_metrics:
+        if self.body != 1024 or self.client != "sdk" or self.acl == "on" or self.trace or self.client_metrics \
+                or self.auto_batch:
             return []
         if self.flush == SYNC_FLUSH:
             wanted = self.mode == "async" and self.effective_inflight >= 1000
@@ -148,8 +152,8 @@ class _RawProducer:
 async def run_produce(session: Session, spec: ProduceSpec, name: str = "produce") -> ScenarioResult:
     if spec.mode not in ("sync", "async", "oneway", "batch"):
         raise ValueError(f"unknown produce mode {spec.mode!r}")
-    if spec.client == "raw" and (spec.trace or spec.client_metrics):
-        raise ValueError("--trace and --client-metrics need the sdk client (--client sdk)")
+    if spec.client == "raw" and (spec.trace or spec.client_metrics or spec.auto_batch):
+        raise ValueError("--trace, --client-metrics and --auto-batch need the sdk client (--client sdk)")
     common = session.common
     async with session.cluster(spec.flush, acl=spec.acl == "on") as cluster:
         result = new_result(name, spec, "produce", common, cluster)
@@ -168,7 +172,7 @@ async def run_produce(session: Session, spec: ProduceSpec, name: str = "produce"
             if spec.client_metrics:
                 config.metrics = ClientMetrics(CollectorRegistry())
             producer_cm = Producer(f"bench-producer-{run}", config=config, send_msg_timeout=30.0,
-                                   enable_msg_trace=spec.trace)  # fmt: skip
+                                   enable_msg_trace=spec.trace, auto_batch=spec.auto_batch)  # fmt: skip
         async with producer_cm as producer:
             op = _produce_op(spec, producer, body, topic_cycle)
             # Warm-up: routes, connections, the broker's first mapped file; not measured.

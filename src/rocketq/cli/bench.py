@@ -110,6 +110,9 @@ def register(subparsers: Any) -> None:
                    help="the producer records message trace (enable_msg_trace; Pub records to RMQ_SYS_TRACE_TOPIC)")
     p.add_argument("--client-metrics", action="store_true",
                    help="the producer records client metrics (ClientConfig.metrics, rocketq.client.metrics)")
+    p.add_argument("--auto-batch", action="store_true",
+                   help="the producer gathers sends into batch requests (auto_batch, RocketMQ 5.1's autoBatch; "
+                        "sync and async modes)")  # fmt: skip
     p.set_defaults(bench_func=_produce)
 
     c = sub.add_parser("consume", parents=[common], help="drain a stored backlog, or consume while producing")
@@ -223,7 +226,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
             mode=args.mode, inflight=args.inflight, batch=args.batch, body=args.body, topics=args.topics,
             queues=args.queues, count=args.count, duration=duration, warmup=args.warmup, flush=args.flush,
             client=args.client, acl="on" if args.acl == "on" else "off", trace=args.trace,
-            client_metrics=args.client_metrics,
+            client_metrics=args.client_metrics, auto_batch=args.auto_batch,
         )  # fmt: skip
     if cmd == "consume":
         return ConsumeSpec(

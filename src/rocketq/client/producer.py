@@ -12,7 +12,10 @@ Send modes:
 * ``await producer.send_oneway(msg)`` — fire and forget (flag ONEWAY, no answer);
 * ``queue=`` or ``selector=``/``arg=`` on any of them send to one chosen queue (no retry); ``send_orderly(msg,
   key)`` is ``selector=select_by_hash``;
-* ``send_batch(msgs)`` — one SEND_BATCH_MESSAGE per ≤ ``max_message_size`` chunk of the list.
+* ``send_batch(msgs)`` — one SEND_BATCH_MESSAGE per ≤ ``max_message_size`` chunk of the list;
+* ``auto_batch=True`` (RocketMQ 5.1's ``autoBatch``, off by default) gathers plain ``send`` / ``send_async`` calls
+  into batch requests, up to ``batch_max_bytes`` or ``batch_max_delay_ms``, each send settled with its own
+  result (``_accumulator``); selector sends, one-way sends, delayed messages and transactions go directly.
 
 Requests are those of a Java 4.9.8 client: SEND_MESSAGE_V2 (310) / SEND_BATCH_MESSAGE (320) with the V2 header
 keys, a ``UNIQ_KEY`` per message, zlib bodies from ``compress_msg_body_over_howmuch`` bytes with sysFlag
@@ -30,9 +33,15 @@ import dataclasses
 import enum
 import logging
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Coroutine, Sequence
 from typing import Any
 
+from rocketq.client._accumulator import (
+    DEFAULT_BATCH_MAX_BYTES,
+    DEFAULT_BATCH_MAX_DELAY_MS,
+    DEFAULT_TOTAL_BATCH_MAX_BYTES,
+    ProduceAccumulator,
+)
 from rocketq.client._async_send import (
     ExceptionCallback,
     SendCallback,
@@ -125,8 +134,15 @@ class Producer(ClientBase):
         retry_response_codes: frozenset[int] = DEFAULT_RETRY_RESPONSE_CODES,
         enable_msg_trace: bool = False,
         customized_trace_topic: str | None = None,
+        auto_batch: bool = False,
+        batch_max_delay_ms: int = DEFAULT_BATCH_MAX_DELAY_MS,
+        batch_max_bytes: int = DEFAULT_BATCH_MAX_BYTES,
+        total_batch_max_bytes: int = DEFAULT_TOTAL_BATCH_MAX_BYTES,
     ) -> None:
         super().__init__(group, namesrv_addr, config)
+        #: Java 5.1's autoBatch: plain sends gathered into batch requests (``_accumulator``); off as in Java
+        self.auto_batch = auto_batch
+        self._accumulator = ProduceAccumulator(self, batch_max_delay_ms, batch_max_bytes, total_batch_max_bytes)
         #: Java's enableMsgTrace / customizedTraceTopic: Pub (and EndTransaction) traces (docs/trace.md)
         self.enable_msg_trace = enable_msg_trace
         self.customized_trace_topic = customized_trace_topic
@@ -148,6 +164,7 @@ class Producer(ClientBase):
         self._id_gen: UniqIdGenerator | None = None
         #: send_async futures in flight on the task-less path (shutdown waits for them like for the tasks)
         self._async_in_flight: set[SendFuture] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- lifecycle (instance, async with: ClientBase) ------------------------------------------------------
 
@@ -171,6 +188,7 @@ class Producer(ClientBase):
         instance.register_producer(self)
         self._instance = instance
         self._id_gen = UniqIdGenerator(self.config.client_ip)
+        self._loop = asyncio.get_running_loop()  # a send's future is made on it (no per-send lookup)
         self.topic_publish_info_table.setdefault(self.create_topic_key, TopicPublishInfo())
         self._tasks = TaskSet(log)
         self._running = True
@@ -188,6 +206,7 @@ class Producer(ClientBase):
         if not self._running or self._instance is None:
             return
         instance = self._instance
+        self._accumulator.flush()  # what auto-batching still holds goes now; its answers are waited for below
         await close_async_sends(self._tasks, self._async_in_flight, self.send_msg_timeout)
         if self._trace is not None:  # after the sends, whose answers add the last Pub traces
             await self._trace.shutdown()
@@ -227,6 +246,8 @@ class Producer(ClientBase):
         timeout: float | None = None,
     ) -> SendResult:
         """Send and wait for the broker's answer. See the module docstring for retries."""
+        if self.auto_batch and timeout is None and selector is None and self._accumulator.can_batch(msg):
+            return await self._send_gathered(msg, queue)
         timeout = self.send_msg_timeout if timeout is None else timeout
         if self.config.metrics is not None:
             return await self._metered(msg.topic, self._send(msg, queue, selector, arg, timeout))
@@ -273,10 +294,20 @@ class Producer(ClientBase):
         instance = self._instance
         if instance is None or not self._running:
             self.instance  # noqa: B018 - raises ClientNotStartedError early, like Java's makeSureStateOK
+        gather = self.auto_batch and timeout is None and selector is None and self._accumulator.can_batch(msg)
         timeout = self.send_msg_timeout if timeout is None else timeout
-        fut = SendFuture(loop=asyncio.get_running_loop())
+        fut = SendFuture(loop=self._loop or asyncio.get_running_loop())
         metrics = self.config.metrics
         fut._meter = None if metrics is None else (metrics, msg.topic, self.instance.client_id, time.perf_counter())
+        if gather:
+            fut._owner, fut._on_success, fut._on_exception = self, on_success, on_exception
+            try:
+                self._accumulator.add(msg, queue, fut, True)
+            except Exception as exc:
+                fut.complete(None, exc)
+                return fut
+            self._async_in_flight.add(fut)
+            return fut
         if (
             queue is None
             and selector is None
@@ -332,6 +363,25 @@ class Producer(ClientBase):
                 send = self._send_default(batch, timeout or self.send_msg_timeout)
             results.append(await (self._metered(batch.topic, send) if metered else send))
         return results
+
+    async def _send_gathered(self, msg: Message, queue: MessageQueue | None) -> SendResult:
+        """``send`` with auto-batching: wait for this message's share of its batch's answer."""
+        self.instance  # noqa: B018 - raises ClientNotStartedError, as a direct send does
+        fut = SendFuture(loop=self._loop or asyncio.get_running_loop())
+        fut._owner, fut._on_success, fut._on_exception, fut._meter = self, None, None, None
+        self._accumulator.add(msg, queue, fut, False)
+        if self.config.metrics is not None:
+            return await self._metered(msg.topic, fut)
+        return await fut
+
+    def _batch_send(self, batch: MessageBatch, mq: MessageQueue | None, asynchronous: bool) -> Coroutine[
+        Any, Any, SendResult]:  # fmt: skip
+        """How the accumulator sends one gathered batch: as Java's ``sendDirect(batch, mq, callback)`` — the
+        send's retry policy of its mode, on the gathered queue when the sends named one."""
+        timeout = self.send_msg_timeout
+        if mq is not None:
+            return self._send_to_queue(batch, mq, None, None, timeout, _ASYNC if asynchronous else _SYNC)
+        return self._send_async_default(batch, timeout) if asynchronous else self._send_default(batch, timeout)
 
     async def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
         """The queues of ``topic`` a send may target (publish list, TBW102 fallback included)."""
