@@ -23,6 +23,7 @@ import logging
 from collections.abc import Coroutine
 from typing import Any, Protocol
 
+from rocketq.client._async_send import SendFuture
 from rocketq.client._send_request import MessageBatch, split_into_batches
 from rocketq.client._tasks import TaskSet
 from rocketq.client._uniq_id import UniqIdGenerator
@@ -38,7 +39,6 @@ from rocketq.protocol.message import (
     PROP_TIMER_DELAY_MS,
     PROP_TIMER_DELAY_SEC,
     PROP_TIMER_DELIVER_MS,
-    PROP_WAIT,
 )
 from rocketq.protocol.topics import RETRY_PREFIX
 
@@ -60,7 +60,9 @@ DEFAULT_BATCH_MAX_BYTES = 32 * 1024
 DEFAULT_TOTAL_BATCH_MAX_BYTES = 32 * 1024 * 1024
 
 # The properties that keep a message out of a batch (Java canBatch: delays, the producer group).
-_DIRECT_PROPERTIES = (PROP_DELAY, PROP_TIMER_DELIVER_MS, PROP_TIMER_DELAY_SEC, PROP_TIMER_DELAY_MS, PROP_PGROUP)
+_DIRECT_PROPERTIES = frozenset(
+    {PROP_DELAY, PROP_TIMER_DELIVER_MS, PROP_TIMER_DELAY_SEC, PROP_TIMER_DELAY_MS, PROP_PGROUP}
+)
 
 #: topic, chosen queue (None: the producer picks one per batch), WAIT, tags, asynchronous
 _Key = tuple[str, MessageQueue | None, bool, str | None, bool]
@@ -117,7 +119,7 @@ class _Accumulation:
     def __init__(self, key: _Key) -> None:
         self.key = key
         self.messages: list[Message] = []
-        self.futures: list[asyncio.Future[SendResult]] = []
+        self.futures: list[SendFuture] = []
         self.size = 0
         self.timer: asyncio.TimerHandle | None = None
 
@@ -148,18 +150,12 @@ class ProduceAccumulator:
         """Java ``canBatch``: room left, and not a message Java sends directly."""
         if self.held_bytes >= self.total_batch_max_bytes or isinstance(msg, MessageBatch):
             return False
-        if msg.topic.startswith(RETRY_PREFIX):
-            return False
-        props = msg.properties
-        if len(props) == 1 and PROP_WAIT in props:  # the common case: no more lookups
-            return True
-        return not any(name in props for name in _DIRECT_PROPERTIES)
+        return not msg.topic.startswith(RETRY_PREFIX) and msg.properties.keys().isdisjoint(_DIRECT_PROPERTIES)
 
-    def add(self, msg: Message, mq: MessageQueue | None, fut: asyncio.Future[SendResult], asynchronous: bool) -> None:
+    def add(self, msg: Message, mq: MessageQueue | None, fut: SendFuture, asynchronous: bool) -> None:
         """Gather ``msg`` (checked here, so a bad one fails alone); ``fut`` settles with its own result."""
         check_message(msg, self._owner.max_message_size)
-        props = msg.properties
-        key: _Key = (msg.topic, mq, props.get(PROP_WAIT, "true") != "false", props.get(PROP_TAGS), asynchronous)
+        key: _Key = (msg.topic, mq, msg.wait_store_msg_ok, msg.tags, asynchronous)
         acc = self._open.get(key)
         if acc is None:
             acc = self._open[key] = _Accumulation(key)
@@ -179,18 +175,17 @@ class ProduceAccumulator:
             self._flush(acc)
 
     def _flush(self, acc: _Accumulation) -> None:
-        if self._open.get(acc.key) is acc:
-            del self._open[acc.key]
+        del self._open[acc.key]  # called once per accumulation: its timer is cancelled here
         if acc.timer is not None:
             acc.timer.cancel()
             acc.timer = None
-        if not acc.messages:
-            return
         try:
             self._owner._tasks.spawn(self._send(acc), "send-auto-batch")
         except RuntimeError as exc:  # the producer is closing: its task set takes no more work
             self.held_bytes -= acc.size
-            _settle(acc.futures, None, ClientError(f"the producer is shut down: {exc}"))
+            error = ClientError(f"the producer is shut down: {exc}")
+            for fut in acc.futures:
+                fut.complete(None, error)
 
     async def _send(self, acc: _Accumulation) -> None:
         """Send ``acc`` as one batch (more, were it over the message size limit) and settle each send."""
@@ -209,7 +204,7 @@ class ProduceAccumulator:
                 self.batches_sent += 1
                 self.messages_batched += count
                 for fut, own in zip(acc.futures[done : done + count], results, strict=True):
-                    _settle([fut], own, None)
+                    fut.complete(own, None)
                 done += count
         except asyncio.CancelledError:
             for fut in acc.futures[done:]:
@@ -217,7 +212,8 @@ class ProduceAccumulator:
             raise
         except Exception as exc:
             log.warning("send.auto_batch_failed topic=%s messages=%d error=%s", topic, len(acc.messages) - done, exc)
-            _settle(acc.futures[done:], None, exc)
+            for fut in acc.futures[done:]:
+                fut.complete(None, exc)
         finally:
             self.held_bytes -= acc.size
 
@@ -234,14 +230,3 @@ def _label(batch: MessageBatch, messages: list[Message], tags: str | None) -> No
     if keys:
         batch.properties[PROP_KEYS] = KEY_SEPARATOR.join(keys)
 
-
-def _settle(futures: list[asyncio.Future[SendResult]], result: SendResult | None, exc: BaseException | None) -> None:
-    for fut in futures:
-        complete = getattr(fut, "complete", None)
-        if complete is not None:  # a SendFuture: settles itself, runs its callbacks and its meter
-            complete(result, exc)
-        elif not fut.done():
-            if exc is not None:
-                fut.set_exception(exc)
-            else:
-                fut.set_result(result)  # type: ignore[arg-type]

@@ -116,7 +116,7 @@ class SendFuture(asyncio.Future[SendResult]):
     #: client metrics on: where to file the send's cost, its topic, client id and ``perf_counter`` start
     _meter: tuple[ClientMetrics, str, str, float] | None
 
-    # -- the two ways a send starts -----------------------------------------------------------------------------
+    # -- the ways a send starts -----------------------------------------------------------------------------
 
     def send_taskless(
         self,
@@ -188,6 +188,15 @@ class SendFuture(asyncio.Future[SendResult]):
         except BaseException:
             send.close()  # never started: no "never awaited" warning
             raise
+
+    def start_gathered(
+        self, owner: AsyncSendOwner, on_success: SendCallback | None, on_exception: ExceptionCallback | None
+    ) -> None:
+        """Auto-batching: the producer's accumulator sends this message in a batch and completes this future with
+        the message's own share of the answer (``_accumulator``)."""
+        self._owner = owner
+        self._on_success = on_success
+        self._on_exception = on_exception
 
     # -- the task-less path's ends ------------------------------------------------------------------------------
 

@@ -246,7 +246,7 @@ class Producer(ClientBase):
         timeout: float | None = None,
     ) -> SendResult:
         """Send and wait for the broker's answer. See the module docstring for retries."""
-        if self.auto_batch and timeout is None and selector is None and self._accumulator.can_batch(msg):
+        if self._gathers(msg, selector, timeout):
             return await self._send_gathered(msg, queue)
         timeout = self.send_msg_timeout if timeout is None else timeout
         if self.config.metrics is not None:
@@ -294,13 +294,13 @@ class Producer(ClientBase):
         instance = self._instance
         if instance is None or not self._running:
             self.instance  # noqa: B018 - raises ClientNotStartedError early, like Java's makeSureStateOK
-        gather = self.auto_batch and timeout is None and selector is None and self._accumulator.can_batch(msg)
+        gather = self._gathers(msg, selector, timeout)
         timeout = self.send_msg_timeout if timeout is None else timeout
         fut = SendFuture(loop=self._loop or asyncio.get_running_loop())
         metrics = self.config.metrics
         fut._meter = None if metrics is None else (metrics, msg.topic, self.instance.client_id, time.perf_counter())
         if gather:
-            fut._owner, fut._on_success, fut._on_exception = self, on_success, on_exception
+            fut.start_gathered(self, on_success, on_exception)
             try:
                 self._accumulator.add(msg, queue, fut, True)
             except Exception as exc:
@@ -364,11 +364,16 @@ class Producer(ClientBase):
             results.append(await (self._metered(batch.topic, send) if metered else send))
         return results
 
+    def _gathers(self, msg: Message, selector: MessageQueueSelector | None, timeout: float | None) -> bool:
+        """Whether auto-batching takes this send: on, no selector or own timeout (Java's overloads that batch), and
+        a message Java would batch."""
+        return self.auto_batch and timeout is None and selector is None and self._accumulator.can_batch(msg)
+
     async def _send_gathered(self, msg: Message, queue: MessageQueue | None) -> SendResult:
         """``send`` with auto-batching: wait for this message's share of its batch's answer."""
         self.instance  # noqa: B018 - raises ClientNotStartedError, as a direct send does
         fut = SendFuture(loop=self._loop or asyncio.get_running_loop())
-        fut._owner, fut._on_success, fut._on_exception, fut._meter = self, None, None, None
+        fut.start_gathered(self, None, None)
         self._accumulator.add(msg, queue, fut, False)
         if self.config.metrics is not None:
             return await self._metered(msg.topic, fut)
