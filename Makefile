@@ -5,9 +5,11 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 # `make run` needs rocketq alone (orjson, uvloop): not the test and Spark extras (pytest, mypy, PySpark ~690 MB)
 RUN_STAMP := $(VENV)/.installed-run
-SOURCES := pyproject.toml setup.py src/rocketq/store/_appendcodec_c.c src/rocketq/protocol/_pullcodec_c.c \
+SOURCES := pyproject.toml setup.py src/rocketq/store/_appendcodec_c.c src/rocketq/store/_plainrun_c.c \
+		src/rocketq/store/_storecodec.h src/rocketq/protocol/_pullcodec_c.c \
 		src/rocketq/protocol/_framecodec_c.c \
-		src/rocketq/protocol/_headercodec_c.c src/rocketq/client/_batchcodec_c.c
+		src/rocketq/protocol/_headercodec_c.c src/rocketq/client/_batchcodec_c.c \
+		src/rocketq/broker/messaging/_plainsend_c.c src/rocketq/client/_sendext_c.c
 
 .PHONY: run test lint typecheck venv interop-venv interop-v5 interop-java interop-go browser bench fuzz clean
 

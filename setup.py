@@ -1,5 +1,6 @@
 """The compiled twins: the store's batch encoder, the consumer's pull decoder, the remoting frame codec, the
-header reader, the producer's batch encoder (pyproject.toml holds the rest).
+header reader, the producer's batch encoder, the store's plain-run writer, the broker's plain-send reader,
+the producer's V2 extFields builder (pyproject.toml holds the rest).
 
 ``optional=True``: without a C compiler or zlib headers the install still succeeds and each module falls back
 to its pure-Python twin (``IMPLEMENTATION`` in ``rocketq.store.appendcodec``, ``rocketq.protocol.pullcodec``,
@@ -24,9 +25,12 @@ def _twin(name: str, source: str, **extra: list[str]) -> Extension:
 setup(
     ext_modules=[
         _twin("rocketq.store._appendcodec_c", "src/rocketq/store/_appendcodec_c.c", libraries=["z"]),
+        _twin("rocketq.store._plainrun_c", "src/rocketq/store/_plainrun_c.c", libraries=["z"]),
         _twin("rocketq.protocol._pullcodec_c", "src/rocketq/protocol/_pullcodec_c.c"),
         _twin("rocketq.protocol._framecodec_c", "src/rocketq/protocol/_framecodec_c.c"),
         _twin("rocketq.protocol._headercodec_c", "src/rocketq/protocol/_headercodec_c.c"),
         _twin("rocketq.client._batchcodec_c", "src/rocketq/client/_batchcodec_c.c"),
+        _twin("rocketq.broker.messaging._plainsend_c", "src/rocketq/broker/messaging/_plainsend_c.c"),
+        _twin("rocketq.client._sendext_c", "src/rocketq/client/_sendext_c.c"),
     ]
 )

@@ -317,7 +317,7 @@ def profile_append(root: Path, n: int, size: int) -> None:
 
 
 def bench_put_cpu(root: Path, size: int, rounds: int = 15, n: int = 4000) -> None:
-    """Main-thread CPU per message of ``put_message`` and of ``put_plain_messages`` (runs of 16 and of 1), warm,
+    """Main-thread CPU per message of ``put_message`` and of ``put_plain_messages`` (runs of 16, 1, 4, 64), warm,
     with the broker's usual properties (UNIQ_KEY, TAGS, WAIT, CLUSTER): best and median of ``rounds`` loops of
     ``n`` puts. CPU time of the putting thread rather than wall time, so other load on the machine (and the
     store's own threads) disturb it less; for comparing two trees, alternate their runs."""
@@ -338,7 +338,9 @@ def bench_put_cpu(root: Path, size: int, rounds: int = 15, n: int = 4000) -> Non
          "TagA", p["UNIQ_KEY"], None)
         for i, p in enumerate(props)
     ]  # fmt: skip
-    for label, run in (("put_message", 0), ("put_plain_messages, runs of 16", 16), ("... runs of 1", 1)):
+    cases = [("put_message", 0), ("put_plain_messages, runs of 16", 16), ("... runs of 1", 1), ("... runs of 4", 4),
+             ("... runs of 64", 64)]  # fmt: skip
+    for label, run in cases:
         store = MessageStore(_config(_fresh(root)))
         assert store.load()
         store.start()

@@ -13,6 +13,12 @@ Scenarios, each message one ``XADD`` of a 1 KiB field to one stream:
 
 Server CPU per message is ``redis-server``'s user + system time (``/proc/PID/stat``) over the measured window
 divided by the messages; the load generator's is this process's.
+
+The append-only files' pages further than ``AOF_CACHED_BYTES`` behind their end are evicted from the page cache
+every 50 ms, from this process: the same recycling rocketq's broker does for its commit log
+(``commitLogCachedBytes``, which the comparison sets to the same figure), so both peers run in the steady state of
+a long-running server whose page cache the kernel recycles. Without it, on this VM, each new page of Redis's
+AOF costs ~2.5 µs per KiB of the guest's fresh memory (docs/performance.md, "Recycled pages").
 """
 
 from __future__ import annotations
@@ -32,11 +38,15 @@ from typing import Any
 from rocketq.bench.echo import cpu_seconds
 from rocketq.bench.stats import LatencyRecorder
 
-__all__ = ["PeerRun", "RedisServer", "redis_drain", "redis_send", "redis_server"]
+__all__ = ["AOF_CACHED_BYTES", "PeerRun", "RedisServer", "evict_file_behind", "redis_drain", "redis_send",
+           "redis_server"]  # fmt: skip
 
 FIELD = b"body"
 STREAM = "bench-stream"
 GROUP = "bench-group"
+#: what stays cached of each append-only file, behind its end
+AOF_CACHED_BYTES = 512 << 20
+_RECYCLE_INTERVAL = 0.05
 
 
 class RedisUnavailable(RuntimeError):
@@ -74,6 +84,8 @@ class RedisServer:
     port: int
     directory: Path
     proc: asyncio.subprocess.Process
+    #: bytes of its append-only files evicted from the page cache so far
+    aof_evicted: int = 0
 
     @property
     def pid(self) -> int:
@@ -89,9 +101,37 @@ def _import_redis() -> Any:
     return aioredis
 
 
+def evict_file_behind(path: str, keep: int) -> int:
+    """Evict the pages of ``path`` more than ``keep`` bytes before its end from the page cache (the kernel drops
+    the clean ones and skips pages not yet written back); returns the bytes advised, 0 when the file is gone."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return 0  # rewritten and removed meanwhile
+    try:
+        end = os.fstat(fd).st_size - keep
+        if end <= 0:
+            return 0
+        os.posix_fadvise(fd, 0, end, os.POSIX_FADV_DONTNEED)
+        return end
+    finally:
+        os.close(fd)
+
+
+async def _recycle_aof(server: RedisServer, keep: int) -> None:
+    """Until cancelled: every append-only file's pages older than ``keep`` evicted, every 50 ms."""
+    while True:
+        for path in server.directory.rglob("*.aof"):
+            server.aof_evicted += evict_file_behind(str(path), keep)
+        await asyncio.sleep(_RECYCLE_INTERVAL)
+
+
 @contextlib.asynccontextmanager
-async def redis_server(base: Path | None = None) -> AsyncIterator[RedisServer]:
-    """``redis-server`` with AOF everysec on a free loopback port; stopped and its files removed on exit."""
+async def redis_server(
+    base: Path | None = None, aof_cached_bytes: int = AOF_CACHED_BYTES
+) -> AsyncIterator[RedisServer]:
+    """``redis-server`` with AOF everysec on a free loopback port; stopped and its files removed on exit.
+    ``aof_cached_bytes``: the append-only files' pages further behind their end are evicted (0: never)."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise RedisUnavailable("redis-server is not installed (Debian: apt-get install redis-server)")
@@ -116,7 +156,15 @@ async def redis_server(base: Path | None = None) -> AsyncIterator[RedisServer]:
                     await asyncio.sleep(0.05)
         finally:
             await client.aclose()
-        yield RedisServer(port, directory, proc)
+        server = RedisServer(port, directory, proc)
+        recycler = asyncio.create_task(_recycle_aof(server, aof_cached_bytes)) if aof_cached_bytes > 0 else None
+        try:
+            yield server
+        finally:
+            if recycler is not None:
+                recycler.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await recycler
     finally:
         if proc.returncode is None:
             proc.terminate()

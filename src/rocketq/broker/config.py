@@ -196,6 +196,9 @@ class BrokerConfig:
     # more than accessMessageInMemoryMaxRatio % of RAM, its whichBrokerWhenConsumeSlowly) instead of the master
     slaveReadEnable: bool = False
     accessMessageInMemoryMaxRatio: int = 40
+    # rocketq: flushed commit log kept in the page cache behind the write position; older pages are evicted so the
+    # page warmer reuses them (docs/store.md). -1: accessMessageInMemoryMaxRatio % of RAM; 0: never evict
+    commitLogCachedBytes: int = -1
     # rocketq: SlaveSynchronize's period (Java: a fixed 10 s, first run 3 s after start)
     slaveSyncIntervalMills: int = 10_000
     # rocketq: the timer check interval; a delay level whose next message cannot be read is retried after it
@@ -390,6 +393,8 @@ class BrokerConfig:
             raise ConfigError("diskMaxUsedSpaceRatio", "must be between 10 and 95")
         if self.diskMinFreeBytes < 0:
             raise ConfigError("diskMinFreeBytes", "must be >= 0")
+        if self.commitLogCachedBytes < -1:
+            raise ConfigError("commitLogCachedBytes", "must be -1 (the in-memory boundary), 0 (never evict) or bytes")
         if not 10 <= self.diskCheckInterval <= 60_000:
             raise ConfigError("diskCheckInterval", "must be between 10 and 60000 ms")
         if not 0 <= self.busyPollMaxMicros <= 100_000:

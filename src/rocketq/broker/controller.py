@@ -107,6 +107,7 @@ def store_config_from(cfg: BrokerConfig) -> StoreConfig:
         max_transfer_count_on_message_in_memory=cfg.maxTransferCountOnMessageInMemory,
         max_transfer_bytes_on_message_in_memory=cfg.maxTransferBytesOnMessageInMemory,
         access_message_in_memory_max_ratio=cfg.accessMessageInMemoryMaxRatio,
+        commit_log_cached_bytes=cfg.commitLogCachedBytes,
     )
 
 
@@ -279,6 +280,7 @@ class BrokerController:
             self.revive.load()
         self.pull_holds.start()
         self.store.arrival_listener = self._on_arrival
+        self.store.arrivals_listener = self._on_arrivals
         self.store.start()
         self.topics.persist()
         self.ctx.put_ack.start()
@@ -585,6 +587,19 @@ class BrokerController:
         if topic == SCHEDULE_TOPIC:
             self.schedule.notify_scheduled()
         elif topic == TIMER_TOPIC:
+            self.timers.notify_stored()
+
+    def _on_arrivals(self, arrivals: list[tuple[str, int, int, int]], store_ts: int) -> None:
+        """``_on_arrival`` for a run of plain messages: what it does per message, done once per run where once is
+        the same (a parked pop or the delay and timer tasks need to hear of a topic once)."""
+        self.pull_holds.on_arrivals(arrivals)
+        topics = {arrival[0] for arrival in arrivals}
+        if self.pop_service.parked:
+            for topic in topics:
+                self.pull_holds.call_on_loop(self.pop_service.notify, topic)
+        if SCHEDULE_TOPIC in topics:
+            self.schedule.notify_scheduled()
+        if TIMER_TOPIC in topics:
             self.timers.notify_stored()
 
     def _on_connection_closed(self, conn: Connection) -> None:

@@ -39,6 +39,7 @@ from rocketq.protocol.message import (
     PROP_TIMER_DELAY_MS,
     PROP_TIMER_DELAY_SEC,
     PROP_TIMER_DELIVER_MS,
+    PROP_WAIT,
 )
 from rocketq.protocol.topics import RETRY_PREFIX
 
@@ -106,6 +107,7 @@ class AccumulatorOwner(Protocol):
     max_message_size: int
     _id_gen: UniqIdGenerator | None
     _tasks: TaskSet
+    _async_in_flight: set[SendFuture]
 
     def _batch_send(self, batch: MessageBatch, mq: MessageQueue | None, asynchronous: bool) -> Coroutine[
         Any, Any, SendResult]: ...  # fmt: skip
@@ -155,7 +157,8 @@ class ProduceAccumulator:
     def add(self, msg: Message, mq: MessageQueue | None, fut: SendFuture, asynchronous: bool) -> None:
         """Gather ``msg`` (checked here, so a bad one fails alone); ``fut`` settles with its own result."""
         check_message(msg, self._owner.max_message_size)
-        key: _Key = (msg.topic, mq, msg.wait_store_msg_ok, msg.tags, asynchronous)
+        props = msg.properties  # Message.wait_store_msg_ok and .tags read inline: this runs for every send
+        key: _Key = (msg.topic, mq, props.get(PROP_WAIT, "true") != "false", props.get(PROP_TAGS), asynchronous)
         acc = self._open.get(key)
         if acc is None:
             acc = self._open[key] = _Accumulation(key)
@@ -195,7 +198,7 @@ class ProduceAccumulator:
         try:
             id_gen = owner._id_gen
             assert id_gen is not None
-            batches = split_into_batches(acc.messages, owner.max_message_size, id_gen.create, check_message)
+            batches = split_into_batches(acc.messages, owner.max_message_size, id_gen.create, _checked_in_add)
             for batch in batches:
                 count = len(batch.messages)
                 _label(batch, acc.messages[done : done + count], tags)
@@ -203,8 +206,7 @@ class ProduceAccumulator:
                 results = split_batch_result(result, count)
                 self.batches_sent += 1
                 self.messages_batched += count
-                for fut, own in zip(acc.futures[done : done + count], results, strict=True):
-                    fut.complete(own, None)
+                SendFuture.succeed_all(owner._async_in_flight, acc.futures[done : done + count], results)
                 done += count
         except asyncio.CancelledError:
             for fut in acc.futures[done:]:
@@ -216,6 +218,10 @@ class ProduceAccumulator:
                 fut.complete(None, exc)
         finally:
             self.held_bytes -= acc.size
+
+
+def _checked_in_add(msg: Message, max_message_size: int) -> None:
+    """The batch encoder's per-message check: each gathered message passed ``check_message`` in ``add``."""
 
 
 def _label(batch: MessageBatch, messages: list[Message], tags: str | None) -> None:

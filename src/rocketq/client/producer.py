@@ -294,8 +294,8 @@ class Producer(ClientBase):
         instance = self._instance
         if instance is None or not self._running:
             self.instance  # noqa: B018 - raises ClientNotStartedError early, like Java's makeSureStateOK
-        gather = self._gathers(msg, selector, timeout)
-        timeout = self.send_msg_timeout if timeout is None else timeout
+        # _gathers, inline: this runs for every send
+        gather = self.auto_batch and timeout is None and selector is None and self._accumulator.can_batch(msg)
         fut = SendFuture(loop=self._loop or asyncio.get_running_loop())
         metrics = self.config.metrics
         fut._meter = None if metrics is None else (metrics, msg.topic, self.instance.client_id, time.perf_counter())
@@ -308,6 +308,7 @@ class Producer(ClientBase):
                 return fut
             self._async_in_flight.add(fut)
             return fut
+        timeout = self.send_msg_timeout if timeout is None else timeout
         if (
             queue is None
             and selector is None

@@ -49,6 +49,24 @@ static PyObject *slot_offset(PyObject *self, PyObject *args) {
 }
 
 /* read_header(cls, plan, pure, ext): see the top of this file. */
+/* int(raw) for the usual text, an optional '-' and 1 to 18 ASCII digits (what every client sends), without the
+ * copy PyLong_FromUnicodeObject makes first; NULL without an error for anything else (whitespace, '+', '_',
+ * other digits), which the caller hands to PyLong_FromUnicodeObject as before. */
+static PyObject *plain_decimal(PyObject *raw) {
+    if (!PyUnicode_IS_ASCII(raw)) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(raw);
+    const unsigned char *p = PyUnicode_1BYTE_DATA(raw);
+    int negative = n > 0 && p[0] == '-';
+    Py_ssize_t i = negative;
+    if (n - i < 1 || n - i > 18) return NULL;
+    long long v = 0;
+    for (; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return NULL;
+        v = v * 10 + (p[i] - '0');
+    }
+    return PyLong_FromLongLong(negative ? -v : v);
+}
+
 static PyObject *read_header(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 4) return PyErr_Format(PyExc_TypeError, "read_header() takes 4 arguments (%zd given)", nargs);
     PyTypeObject *cls = (PyTypeObject *)args[0];
@@ -87,7 +105,8 @@ static PyObject *read_header(PyObject *self, PyObject *const *args, Py_ssize_t n
         } else if (kind == K_STR) {
             value = Py_NewRef(raw);
         } else if (kind == K_INT || kind == K_INT32) {
-            value = PyLong_FromUnicodeObject(raw, 10);  /* what int(raw) does */
+            value = plain_decimal(raw);
+            if (value == NULL && !PyErr_Occurred()) value = PyLong_FromUnicodeObject(raw, 10);  /* what int() does */
             if (value == NULL) {
                 if (!PyErr_ExceptionMatches(PyExc_ValueError)) goto fail;
                 PyErr_Clear();

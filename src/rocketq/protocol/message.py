@@ -33,6 +33,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from rocketq.common.crc import crc32
 from rocketq.common.native import compiled_to_run
 from rocketq.errors import ProtocolError
 
@@ -101,7 +102,7 @@ OFFSET_BORN_HOST: Final = 48
 
 
 def body_crc(body: bytes | memoryview) -> int:
-    return zlib.crc32(body) & 0x7FFFFFFF
+    return crc32(body) & 0x7FFFFFFF
 
 
 # ----------------------------------------------------------------------------------------- properties

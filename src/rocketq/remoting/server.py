@@ -112,7 +112,8 @@ class RemotingDispatcher:
             except Exception as exc:
                 log.exception("request.failed code=%s opaque=%s remote=%s", cmd.code, cmd.opaque, conn.remote)
                 resp = cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
-            self.reply(conn, cmd, resp)
+            if resp is not None:  # None: answered later (a queued send), not a call per request to learn it
+                self.reply(conn, cmd, resp)
             return
         proc = self._async.get(cmd.code)
         if proc is not None:
@@ -177,6 +178,12 @@ class RemotingDispatcher:
         self.answer_counts[(cmd.code, code)] += 1
         if self.answer_hooks:
             self._after(conn, cmd, code)
+
+    def count_answered(self, request_code: int, code: int, count: int) -> None:
+        """``answered`` for ``count`` answers of one request code at once, for a caller that checked no answer
+        hook is registered (a stored run's answers)."""
+        if count:
+            self.answer_counts[(request_code, code)] += count
 
     def _after(self, conn: Connection, cmd: RemotingCommand, code: int) -> None:
         for hook in self.answer_hooks:

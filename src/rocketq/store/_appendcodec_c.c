@@ -19,21 +19,7 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-#define MESSAGE_MAGIC 0xDAA320A7u
-
-static inline void put32(unsigned char *p, uint32_t v) {
-    p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8); p[3] = (unsigned char)v;
-}
-static inline void put64(unsigned char *p, uint64_t v) {
-    put32(p, (uint32_t)(v >> 32)); put32(p + 4, (uint32_t)v);
-}
-static inline int32_t get32(const unsigned char *p) {
-    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]);
-}
-static inline int16_t get16(const unsigned char *p) {
-    return (int16_t)(((uint16_t)p[0] << 8) | (uint16_t)p[1]);
-}
+#include "_storecodec.h"
 
 /* One item of a batch body. */
 typedef struct {
@@ -135,12 +121,6 @@ static int java_hash_utf8(const unsigned char *s, Py_ssize_t n, uint32_t *h_io) 
     }
     *h_io = h;
     return 0;
-}
-
-static inline uint32_t index_hash(uint32_t h) {
-    int32_t v = (int32_t)h;
-    if (v == INT32_MIN) return 0;
-    return (uint32_t)(v < 0 ? -v : v);
 }
 
 /* A property value found in the item's or the batch's properties: the last occurrence wins. */
@@ -312,7 +292,7 @@ static PyObject *write_batch(PyObject *self, PyObject *args) {
         Py_ssize_t props_total = it->props_len + it->sep + extra.len;
         int32_t size = (int32_t)(fixed + it->body_len + topic_tail.len + 2 + props_total);
         const unsigned char *bodyp = b + it->body_pos;
-        uint32_t crc = (uint32_t)crc32(0L, bodyp, (uInt)it->body_len) & 0x7FFFFFFFu;
+        uint32_t crc = body_crc(NULL, bodyp, it->body_len);
         put32(r + 4, MESSAGE_MAGIC);
         put32(r + 8, crc);
         put32(r + 12, (uint32_t)queue_id);
@@ -459,34 +439,6 @@ static void bytes_release(bytes_arg_t *a) {
 
 /* ------------------------------------------------------------------------------------------ index */
 
-/* Append [index_hash(prefix + text[i:j]), phys] to `out`: Java hashCode over the str's UTF-16 units
- * (read straight from its code points; a lone surrogate is one unit, as in a Java string). */
-static int append_entry(PyObject *out, uint32_t prefix, PyObject *text, Py_ssize_t i, Py_ssize_t j, long long phys) {
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    uint32_t h = prefix;
-    for (Py_ssize_t k = i; k < j; k++) {
-        Py_UCS4 cp = PyUnicode_READ(kind, data, k);
-        if (cp >= 0x10000) {
-            cp -= 0x10000;
-            h = h * 31u + (0xD800u + (cp >> 10));
-            h = h * 31u + (0xDC00u + (cp & 0x3FF));
-        } else {
-            h = h * 31u + cp;
-        }
-    }
-    PyObject *hv = PyLong_FromUnsignedLong(index_hash(h));
-    if (hv == NULL) return -1;
-    int rc = PyList_Append(out, hv);
-    Py_DECREF(hv);
-    if (rc < 0) return -1;
-    PyObject *pv = PyLong_FromLongLong(phys);
-    if (pv == NULL) return -1;
-    rc = PyList_Append(out, pv);
-    Py_DECREF(pv);
-    return rc;
-}
-
 /* index_entries(prefix_hash, phys, uniq_key, keys) -> [hash, phys, ...] for UNIQ_KEY and each of KEYS.
  * Called once per message: arguments are taken by FASTCALL (see fast_args). */
 static PyObject *index_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -502,24 +454,11 @@ static PyObject *index_entries(PyObject *self, PyObject *const *args, Py_ssize_t
     }
     PyObject *out = PyList_New(0);
     if (out == NULL) return NULL;
-    if (uniq != Py_None && PyUnicode_GET_LENGTH(uniq) > 0
-        && append_entry(out, (uint32_t)prefix, uniq, 0, PyUnicode_GET_LENGTH(uniq), phys) < 0)
-        goto fail;
-    if (keys != Py_None) {
-        Py_ssize_t n = PyUnicode_GET_LENGTH(keys), i = 0;
-        int kind = PyUnicode_KIND(keys);
-        const void *data = PyUnicode_DATA(keys);
-        while (i < n) {
-            Py_ssize_t j = i;
-            while (j < n && PyUnicode_READ(kind, data, j) != ' ') j++;
-            if (j > i && append_entry(out, (uint32_t)prefix, keys, i, j, phys) < 0) goto fail;
-            i = j + 1;
-        }
+    if (append_key_entries(out, (uint32_t)prefix, uniq, keys, phys) < 0) {
+        Py_DECREF(out);
+        return NULL;
     }
     return out;
-fail:
-    Py_DECREF(out);
-    return NULL;
 }
 
 /* IndexFile._resolve_slot: a slot may name an entry at or past `limit` after a crash; follow its chain. */
@@ -625,27 +564,10 @@ static PyObject *write_record(PyObject *self, PyObject *const *args, Py_ssize_t 
         PyErr_SetString(PyExc_ValueError, "write_record: record does not fit or bad field lengths");
         goto done;
     }
-    unsigned char *r = (unsigned char *)mm.buf + pos, *p = r + 48;
-    put32(r + 4, MESSAGE_MAGIC);
-    put32(r + 8, (uint32_t)crc32(0L, body.p, (uInt)body.n) & 0x7FFFFFFFu);
-    put32(r + 12, (uint32_t)queue_id);
-    put32(r + 16, (uint32_t)flag);
-    put64(r + 20, (uint64_t)queue_offset);
-    put64(r + 28, (uint64_t)phys);
-    put32(r + 36, (uint32_t)sys_flag);
-    put64(r + 40, (uint64_t)born_ts);
-    memcpy(p, born_b.p, born_b.n); p += born_b.n;
-    put64(p, (uint64_t)store_ts); p += 8;
-    memcpy(p, store_b.p, store_b.n); p += store_b.n;
-    put32(p, (uint32_t)reconsume_times); p += 4;
-    put64(p, (uint64_t)prepared); p += 8;
-    put32(p, (uint32_t)body.n); p += 4;
-    memcpy(p, body.p, body.n); p += body.n;
-    memcpy(p, topic_tail.p, topic_tail.n); p += topic_tail.n;
-    p[0] = (unsigned char)(props.n >> 8); p[1] = (unsigned char)props.n; p += 2;
-    memcpy(p, props.p, props.n);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    put32(r, (uint32_t)size);  /* commit: TOTALSIZE last */
+    uint32_t crc = body_crc(PyBytes_CheckExact(args[2]) ? args[2] : NULL, body.p, body.n);
+    put_record((unsigned char *)mm.buf + pos, size, crc, body.p, body.n, topic_tail.p, topic_tail.n, props.p, props.n,
+               queue_id, flag, queue_offset, phys, sys_flag, born_ts, born_b.p, born_b.n, store_ts, store_b.p,
+               store_b.n, reconsume_times, prepared);
     result = PyLong_FromSsize_t(size);
 done:
     PyBuffer_Release(&mm);
@@ -669,4 +591,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_appendcodec_c", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__appendcodec_c(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__appendcodec_c(void) {
+    storecodec_init_crc();
+    return PyModule_Create(&module);
+}

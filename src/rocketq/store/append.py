@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Any, Final
 
 from rocketq.protocol.message import (
     MAX_PROPERTIES_LENGTH,
@@ -46,6 +46,7 @@ from rocketq.store.dispatcher import Dispatcher
 from rocketq.store.errors import is_no_space
 from rocketq.store.fast_hash import tags_code_of
 from rocketq.store.message import PlainMessage, StoreBatch, StoreMessage
+from rocketq.store.plainrun import write_plain_run
 from rocketq.store.record import END_FILE_MIN_BLANK_LENGTH, FIXED_BY_HOSTS, HOST_V6_BITS
 from rocketq.store.results import AppendResult, PutMessageResult, PutMessageStatus
 from rocketq.store.running_flags import BLOCKS_WRITES, WRITE_LOGICS_QUEUE_ERROR, RunningFlags
@@ -56,6 +57,10 @@ log = logging.getLogger(__name__)
 
 #: ``arrival_listener(topic, queue_id, next_logic_offset, tags_code, store_timestamp, properties)``
 ArrivalListener = Callable[[str, int, int, int, int, dict[str, str] | None], None]
+#: ``arrivals_listener([(topic, queue_id, next_logic_offset, tags_code), ...], store_timestamp)``: a plain run's
+#: or a batch's arrivals in one call (their properties are not decoded); without one each goes to
+#: ``arrival_listener``
+ArrivalsListener = Callable[[list[tuple[str, int, int, int]], int], None]
 
 #: where a message of a run went: (commit-log offset, queue offset, record size)
 Stored = tuple[int, int, int]
@@ -94,6 +99,8 @@ class Appender:
         self.accepting = False
         #: called after the put lock is released, once per message that reached a consume queue
         self.arrival_listener: ArrivalListener | None = None
+        #: called instead, once per plain run, when set
+        self.arrivals_listener: ArrivalsListener | None = None
         self._tags_cache: dict[str, int] = {}
 
     def _fail(self, status: PutMessageStatus) -> PutMessageResult:
@@ -175,12 +182,79 @@ class Appender:
     def put_plain_messages(
         self, messages: Sequence[PlainMessage], store_host: Host
     ) -> list[Stored | PutMessageStatus]:
-        """A run of plain messages; see ``MessageStore.put_plain_messages``."""
+        """A run of plain messages; see ``MessageStore.put_plain_messages``.
+
+        ``plainrun.write_plain_run`` takes the common case many messages at a call (compiled twin: one C loop
+        writing records and collecting units, index keys and arrivals); each message it leaves (a topic, host,
+        tags or index prefix not cached yet, a size to refuse, a full file) goes through the general loop alone,
+        which fills the caches or rolls the file, and the run goes on from the next one.
+        """
         if not self.accepting or self.flags.bits & BLOCKS_WRITES:
             self.stats.put_failed += len(messages)
             return [_NOT_AVAILABLE] * len(messages)
-        enc = self.commit_log.encoder
-        return self._append_run(messages, enc.hosts.get(store_host) or enc.host_bytes(store_host), 0, None, None)[0]
+        cl = self.commit_log
+        enc = cl.encoder
+        store_b = enc.hosts.get(store_host) or enc.host_bytes(store_host)
+        if len(messages) == 1:  # cheaper through the general path alone
+            return self._append_run(messages, store_b, 0, None, None)[0]
+        dispatcher = self.dispatcher
+        index = dispatcher.index
+        prefixes = None if index is None else index.prefixes
+        mfq = cl.mfq
+        n = len(messages)
+        out: list[Stored | PutMessageStatus] = []
+        arrivals: list[tuple[str, int, int, int]] = []
+        stats: dict[str, list[int]] = {}
+        failed = 0
+        last_phys = -1
+        with cl.put_lock:
+            if not self.accepting:
+                self.stats.put_failed += n
+                return [_NOT_AVAILABLE] * n
+            store_ts = self._clock()
+            i = 0
+            while i < n:
+                files = mfq.mapped_files
+                mf = files[-1] if files else None
+                if mf is not None:
+                    units: dict[tuple[str, int], list[Any]] = {}
+                    pos = mf.wrote_position
+                    i, end = write_plain_run(
+                        mf.mm, pos, mf.file_size - END_FILE_MIN_BLANK_LENGTH, mf.file_from_offset, messages, i,
+                        store_b, store_ts, self.config.max_message_size, enc.topics, enc.hosts, self._tags_cache,
+                        cl.topic_queue_table, prefixes, out, units, dispatcher.run_keys, arrivals, stats,
+                    )  # fmt: skip
+                    if end != pos:
+                        mf.wrote_position = end
+                        mf.store_timestamp = mf.last_modified_ms = cl.last_store_timestamp = store_ts
+                        last_phys = out[-1][0]  # type: ignore[index]  # the call appended only tuples
+                        self._put_units(units)
+                    if i >= n:
+                        break
+                # the general path for this one message; it fills the caches the next call reads
+                one_failed, one_phys = self._append_locked(messages[i : i + 1], store_b, 0, None, None, store_ts,
+                                                           out, arrivals)  # fmt: skip
+                failed += one_failed
+                last_phys = max(last_phys, one_phys)
+                i += 1
+            if last_phys >= 0:
+                self._finish_locked(last_phys, store_ts, messages[0][0])
+            for topic, (msgs, size) in stats.items():
+                self.stats.on_put(topic, msgs, size)
+        if failed:
+            self.stats.put_failed += failed
+        self._tell_arrivals(arrivals, store_ts, None)
+        return out
+
+    def _put_units(self, units: dict[tuple[str, int], list[Any]]) -> None:
+        """The consume-queue units ``write_plain_run`` collected: one packed write per queue."""
+        cq_table = self.dispatcher.cq_table
+        queues = cq_table.queues
+        for key, (first_offset, packed) in units.items():
+            try:
+                (queues.get(key) or cq_table.find_or_create(*key)).put_packed(bytes(packed), first_offset)
+            except OSError:
+                self._logics_failed(key[0])
 
     def _append_run(
         self,
@@ -190,9 +264,68 @@ class Appender:
         tags_code: int | None,
         properties: dict[str, str] | None,
     ) -> tuple[list[Stored | PutMessageStatus], int]:
-        """The append loop: each message checked, written and dispatched in order, under one lock and one
-        store time. Returns each message's ``Stored`` or the status that refused it (nothing written for it),
-        and the store time.
+        """``_append_locked`` under the lock and one store time, then the index hand-over, stats and arrivals.
+        Returns each message's ``Stored`` or the status that refused it (nothing written for it), and the store
+        time."""
+        cl = self.commit_log
+        out: list[Stored | PutMessageStatus] = []
+        arrivals: list[tuple[str, int, int, int]] = []
+        with cl.put_lock:
+            if not self.accepting:
+                self.stats.put_failed += len(messages)
+                return [_NOT_AVAILABLE] * len(messages), 0
+            store_ts = self._clock()
+            failed, last_phys = self._append_locked(
+                messages, store_b, prepared_offset, tags_code, properties, store_ts, out, arrivals
+            )
+            if last_phys >= 0:
+                try:
+                    self.dispatcher.finish_appended(last_phys, store_ts)
+                except OSError:
+                    self._logics_failed(messages[0][0])
+        if failed:
+            self.stats.put_failed += failed
+        listener = self.arrival_listener  # (inline here: this is every single put's path)
+        if listener is not None:
+            for topic, queue_id, next_offset, code in arrivals:
+                listener(topic, queue_id, next_offset, code, store_ts, properties)
+        return out, store_ts
+
+    def _finish_locked(self, last_phys: int, store_ts: int, topic: str) -> None:
+        """End of a run that wrote something, still under the lock: its index keys handed over."""
+        try:
+            self.dispatcher.finish_appended(last_phys, store_ts)
+        except OSError:
+            self._logics_failed(topic)
+
+    def _tell_arrivals(
+        self, arrivals: list[tuple[str, int, int, int]], store_ts: int, properties: dict[str, str] | None
+    ) -> None:
+        """After the lock: the arrival listener told of each message a consumer can see (the run's listener, when
+        there is one, of all of them at once)."""
+        if self.arrivals_listener is not None:
+            if arrivals:
+                self.arrivals_listener(arrivals, store_ts)
+            return
+        listener = self.arrival_listener
+        if listener is not None:
+            for topic, queue_id, next_offset, code in arrivals:
+                listener(topic, queue_id, next_offset, code, store_ts, properties)
+
+    def _append_locked(
+        self,
+        messages: Sequence[PlainMessage],
+        store_b: bytes,
+        prepared_offset: int,
+        tags_code: int | None,
+        properties: dict[str, str] | None,
+        store_ts: int,
+        out: list[Stored | PutMessageStatus],
+        arrivals: list[tuple[str, int, int, int]],
+    ) -> tuple[int, int]:
+        """The general append loop (the caller holds the lock): each message checked, written, dispatched and
+        counted in order. Appends to ``out`` and ``arrivals``; returns (messages refused, last commit-log offset
+        written or -1).
 
         ``properties`` is given for a run of one from ``put_message`` (its decoded properties, which the
         arrival listener receives); then ``tags_code`` is its tags code (None: computed from the properties
@@ -205,88 +338,68 @@ class Appender:
         max_body = self.config.max_message_size
         room = cl.file_size - END_FILE_MIN_BLANK_LENGTH
         append_message = cl.append_message
-        dispatcher = self.dispatcher
-        dispatch = dispatcher.dispatch_appended
+        dispatch = self.dispatcher.dispatch_appended
         tags_cache = self._tags_cache
         stats = self.stats
-        out: list[Stored | PutMessageStatus] = []
-        arrivals: list[tuple[str, int, int, int]] = []
         failed = 0
         last_phys = -1
         # the stats are summed while the topic stays the same (a run is mostly one topic)
         stat_topic = ""
         stat_msgs = stat_bytes = 0
-        with cl.put_lock:
-            if not self.accepting:
-                stats.put_failed += len(messages)
-                return [_NOT_AVAILABLE] * len(messages), 0
-            store_ts = self._clock()
-            for topic, queue_id, body, props_b, flag, sys_flag, born_ts, born_host, reconsume, tags, uniq, keys in (
-                messages
-            ):
-                topic_tail = tails.get(topic) or enc.topic_tail(topic)
-                if len(body) > max_body or topic_tail is None:
-                    out.append(_ILLEGAL)
-                    failed += 1
-                    continue
-                if len(props_b) > MAX_PROPERTIES_LENGTH:
-                    out.append(_PROPERTIES_TOO_LONG)
-                    failed += 1
-                    continue
-                born_b = hosts.get(born_host) or enc.host_bytes(born_host)
-                fixed, v6_bits = FIXED_BY_HOSTS[(len(born_b), len(store_b))]
-                size = fixed.size + len(body) + len(topic_tail) + 2 + len(props_b)
-                if size > room:
-                    out.append(_ILLEGAL)
-                    failed += 1
-                    continue
-                sys_flag = (sys_flag & ~HOST_V6_BITS) | v6_bits
-                try:
-                    phys, queue_offset = append_message(
-                        store_ts, size, queue_id, flag, sys_flag, born_ts, born_b, store_b, reconsume,
-                        prepared_offset, body, topic_tail, props_b, (topic, queue_id),
-                    )  # fmt: skip
-                except OSError as exc:
-                    out.append(self._append_failed(topic, exc))
-                    failed += 1
-                    continue
-                if properties is None:
-                    if not tags:
-                        code = 0
-                    else:
-                        hit = tags_cache.get(tags)
-                        code = hit if hit is not None else self._hash_tags(tags)
-                elif tags_code is None:
-                    code = compute_tags_code(topic, properties, store_ts, self.delay_table)
+        for topic, queue_id, body, props_b, flag, sys_flag, born_ts, born_host, reconsume, tags, uniq, keys in messages:
+            topic_tail = tails.get(topic) or enc.topic_tail(topic)
+            if len(body) > max_body or topic_tail is None:
+                out.append(_ILLEGAL)
+                failed += 1
+                continue
+            if len(props_b) > MAX_PROPERTIES_LENGTH:
+                out.append(_PROPERTIES_TOO_LONG)
+                failed += 1
+                continue
+            born_b = hosts.get(born_host) or enc.host_bytes(born_host)
+            fixed, v6_bits = FIXED_BY_HOSTS[(len(born_b), len(store_b))]
+            size = fixed.size + len(body) + len(topic_tail) + 2 + len(props_b)
+            if size > room:
+                out.append(_ILLEGAL)
+                failed += 1
+                continue
+            sys_flag = (sys_flag & ~HOST_V6_BITS) | v6_bits
+            try:
+                phys, queue_offset = append_message(
+                    store_ts, size, queue_id, flag, sys_flag, born_ts, born_b, store_b, reconsume,
+                    prepared_offset, body, topic_tail, props_b, (topic, queue_id),
+                )  # fmt: skip
+            except OSError as exc:
+                out.append(self._append_failed(topic, exc))
+                failed += 1
+                continue
+            if properties is None:
+                if not tags:
+                    code = 0
                 else:
-                    code = tags_code
-                try:
-                    if dispatch(topic, queue_id, phys, size, code, queue_offset, sys_flag, uniq, keys):
-                        arrivals.append((topic, queue_id, queue_offset + 1, code))
-                except OSError:
-                    self._logics_failed(topic)
-                last_phys = phys
-                out.append((phys, queue_offset, size))
-                if topic == stat_topic:
-                    stat_msgs += 1
-                    stat_bytes += size
-                else:
-                    if stat_msgs:
-                        stats.on_put(stat_topic, stat_msgs, stat_bytes)
-                    stat_topic, stat_msgs, stat_bytes = topic, 1, size
-            if last_phys >= 0:
-                try:
-                    dispatcher.finish_appended(last_phys, store_ts)
-                except OSError:
-                    self._logics_failed(stat_topic)
-                stats.on_put(stat_topic, stat_msgs, stat_bytes)
-        if failed:
-            stats.put_failed += failed
-        listener = self.arrival_listener
-        if listener is not None:
-            for topic, queue_id, next_offset, code in arrivals:
-                listener(topic, queue_id, next_offset, code, store_ts, properties)
-        return out, store_ts
+                    hit = tags_cache.get(tags)
+                    code = hit if hit is not None else self._hash_tags(tags)
+            elif tags_code is None:
+                code = compute_tags_code(topic, properties, store_ts, self.delay_table)
+            else:
+                code = tags_code
+            try:
+                if dispatch(topic, queue_id, phys, size, code, queue_offset, sys_flag, uniq, keys):
+                    arrivals.append((topic, queue_id, queue_offset + 1, code))
+            except OSError:
+                self._logics_failed(topic)
+            last_phys = phys
+            out.append((phys, queue_offset, size))
+            if topic == stat_topic:
+                stat_msgs += 1
+                stat_bytes += size
+            else:
+                if stat_msgs:
+                    stats.on_put(stat_topic, stat_msgs, stat_bytes)
+                stat_topic, stat_msgs, stat_bytes = topic, 1, size
+        if stat_msgs:
+            stats.on_put(stat_topic, stat_msgs, stat_bytes)
+        return failed, last_phys
 
     # ============================================================================== batches
 
@@ -352,9 +465,6 @@ class Appender:
             except OSError:
                 self._logics_failed(topic)
             self.stats.on_put(topic, count, result.wrote_bytes)
-        listener = self.arrival_listener
-        if listener is not None:
-            first = result.logics_offset + 1
-            for i, tags_code in enumerate(tags):
-                listener(topic, queue_id, first + i, tags_code, store_ts, None)
+        first = result.logics_offset + 1  # the batch's arrivals, told as a plain run's are
+        self._tell_arrivals([(topic, queue_id, first + i, code) for i, code in enumerate(tags)], store_ts, None)
         return PutMessageResult(_PUT_OK, result)

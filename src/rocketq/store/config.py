@@ -93,6 +93,10 @@ class StoreConfig:
     #: resident memory grows by at most this much. Not RocketMQ config.
     warm_ahead_bytes: int = 32 * 1024 * 1024
     warm_ahead_interval_ms: int = 10
+    #: how much flushed commit log behind the write position stays in the page cache; older pages are evicted
+    #: as the warmer populates new ones, so it reuses them (``rocketq.store.warm``). -1: the in-memory boundary
+    #: (``access_message_in_memory_max_ratio`` % of RAM); 0: never evict (the kernel decides). Not RocketMQ config.
+    commit_log_cached_bytes: int = -1
 
     flush_disk_type: FlushDiskType = FlushDiskType.ASYNC_FLUSH
     flush_interval_commit_log: int = 500
@@ -164,6 +168,8 @@ class StoreConfig:
             raise ConfigError("disk_min_free_bytes", "must be >= 0")
         if self.disk_check_interval <= 0:
             raise ConfigError("disk_check_interval", "must be positive")
+        if self.commit_log_cached_bytes < -1:
+            raise ConfigError("commit_log_cached_bytes", "must be -1 (the in-memory boundary), 0 (never) or bytes")
         parse_delay_levels(self.message_delay_level)
         parse_delete_when(self.delete_when)
 

@@ -69,8 +69,9 @@ class Dispatcher:
         self._topics: dict[bytes, str] = {}
         #: queues found with a hole during the last replay (they need a replay from the log's start)
         self.gaps: set[QueueKey] = set()
-        # index keys ([hash, phys, ...]) of the run being appended, handed over by finish_appended
-        self._run_keys: list[int] = []
+        #: index keys ([hash, phys, ...]) of the run being appended, handed over by finish_appended (the plain-run
+        #: writer extends it in place)
+        self.run_keys: list[int] = []
 
     # ======================================================================== appended (the master)
 
@@ -99,7 +100,7 @@ class Dispatcher:
         index = self.index
         # the keys first: a consume-queue write that fails must not lose them (the store stops writing then)
         if index is not None and (uniq_key or keys) and sys_flag & SYSFLAG_TX_MASK != SYSFLAG_TX_ROLLBACK:
-            self._run_keys += index_entries(index.prefix_hash(topic), phys, uniq_key, keys)
+            self.run_keys += index_entries(index.prefix_hash(topic), phys, uniq_key, keys)
         if sys_flag & SYSFLAG_TX_PREPARED:  # a half (0x4) or a rollback (0xC): no unit
             return False
         cq_table = self.cq_table
@@ -110,7 +111,7 @@ class Dispatcher:
 
     def finish_appended(self, last_phys: int, store_timestamp: int) -> None:
         """End of a run whose last message is at ``last_phys``: its index keys go to the index in one call."""
-        keys, self._run_keys = self._run_keys, []
+        keys, self.run_keys = self.run_keys, []
         index = self.index
         if index is not None:
             index.build_index_batch(keys, last_phys, store_timestamp)

@@ -205,6 +205,11 @@ class IndexService:
         while i < len(entries):
             i = self._writable_file().put_keys(entries, i, store_timestamp)
 
+    @property
+    def prefixes(self) -> dict[str, int]:
+        """``prefix_hash``'s cache, topic → hash (read by the plain-run writer, which leaves a topic it lacks)."""
+        return self._prefixes
+
     def prefix_hash(self, topic: str) -> int:
         """Unsigned Java hash of ``topic#``, cached (every key of a topic starts with it)."""
         h = self._prefixes.get(topic)

@@ -230,6 +230,27 @@ class MappedFile(ReferenceResource):
             except (OSError, ValueError):  # not fatal: the pages just stay resident
                 log.debug("madvise.failed path=%s range=%d-%d", self.path, lo, hi, exc_info=True)
 
+    def drop_cached(self, start: int, end: int) -> int:
+        """Evict the whole pages of ``[start, end)`` from the page cache; returns the bytes advised.
+
+        For flushed data only: the kernel drops clean pages (``POSIX_FADV_DONTNEED``) and skips dirty ones, so
+        nothing is lost either way; a later read faults the data back in from the disk. The page warmer calls
+        this behind the writer so that the pages it populates ahead are recycled ones (``rocketq.store.warm``).
+        """
+        if self._fd is None or not hasattr(os, "posix_fadvise"):
+            return 0
+        lo = start - start % OS_PAGE_SIZE
+        hi = min(end - end % OS_PAGE_SIZE, self.file_size)
+        if hi <= lo:
+            return 0
+        self.drop_resident(lo, hi)  # still mapped here (a reader since the flush): unmap first, or it stays cached
+        try:
+            os.posix_fadvise(self._fd, lo, hi - lo, os.POSIX_FADV_DONTNEED)
+        except OSError:  # not fatal: the pages just stay cached
+            log.debug("fadvise.failed path=%s range=%d-%d", self.path, lo, hi, exc_info=True)
+            return 0
+        return hi - lo
+
     def sync(self) -> None:
         if not _USE_FDATASYNC:
             self.mm.flush()

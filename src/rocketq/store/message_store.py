@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from rocketq.protocol.message import Host, MessageRecord
 from rocketq.protocol.topics import SCHEDULE_TOPIC, TRANS_OP_HALF_TOPIC
-from rocketq.store.append import Appender, ArrivalListener
+from rocketq.store.append import Appender, ArrivalListener, ArrivalsListener
 from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.cleanup import CleanupReport, CleanupService
 from rocketq.store.commit_log import CommitLog
@@ -68,7 +68,7 @@ from rocketq.store.ha import NoReplication, ReplicationHook
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import SelectMappedBufferResult
 from rocketq.store.message import PlainMessage, StoreBatch, StoreMessage
-from rocketq.store.reader import MessageReader
+from rocketq.store.reader import MessageReader, total_physical_memory
 from rocketq.store.recovery import cut_tail, rebuild_queue_offsets, recover
 from rocketq.store.replica import ReplicaAppender
 from rocketq.store.results import (
@@ -88,7 +88,7 @@ log = logging.getLogger(__name__)
 #: queues cleanUnusedTopic never deletes, though no topic configuration names them (Java's list)
 _NEVER_UNUSED = frozenset({SCHEDULE_TOPIC, TRANS_OP_HALF_TOPIC})
 
-__all__ = ["ArrivalListener", "MessageStore"]
+__all__ = ["ArrivalListener", "ArrivalsListener", "MessageStore"]
 
 
 class _CleanupThread(ServiceThread):
@@ -222,7 +222,10 @@ class MessageStore:
         self._flush_service.start()
         self._logics_service.start()
         if cfg.warm_ahead_bytes > 0:
-            self._warmer = PageWarmer(self.commit_log.mfq, cfg.warm_ahead_bytes, cfg.warm_ahead_interval_ms)
+            keep = cfg.commit_log_cached_bytes
+            if keep < 0:
+                keep = total_physical_memory() * cfg.access_message_in_memory_max_ratio // 100
+            self._warmer = PageWarmer(self.commit_log.mfq, cfg.warm_ahead_bytes, cfg.warm_ahead_interval_ms, keep)
             self._warmer.start()
         if cfg.clean_resource_interval > 0:
             self._cleanup_thread = _CleanupThread(self, cfg.clean_resource_interval)
@@ -329,6 +332,16 @@ class MessageStore:
     @arrival_listener.setter
     def arrival_listener(self, listener: ArrivalListener | None) -> None:
         self.appender.arrival_listener = listener
+
+    @property
+    def arrivals_listener(self) -> ArrivalsListener | None:
+        """Called once per run of plain messages, or per batch, with its arrivals, instead of ``arrival_listener``
+        per message."""
+        return self.appender.arrivals_listener
+
+    @arrivals_listener.setter
+    def arrivals_listener(self, listener: ArrivalsListener | None) -> None:
+        self.appender.arrivals_listener = listener
 
     def put_message(self, msg: StoreMessage) -> PutMessageResult:
         """Append one message and dispatch it; returns at once (see ``request_flush`` for SYNC_FLUSH).

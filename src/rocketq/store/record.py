@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import mmap
 import struct
-import zlib
 from typing import Final
 
+from rocketq.common.crc import crc32
 from rocketq.protocol.message import (
     BLANK_MAGIC,
     MAX_TOPIC_LENGTH,
@@ -165,7 +165,7 @@ def check_record(
     end = pos + size
     if body_len < 0 or p + body_len + 3 > end:
         return RECORD_END
-    if check_crc and zlib.crc32(view[p : p + body_len]) & 0x7FFFFFFF != crc:
+    if check_crc and crc32(view[p : p + body_len]) & 0x7FFFFFFF != crc:
         return RECORD_END
     p += body_len
     topic_len = view[p]

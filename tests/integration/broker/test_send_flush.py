@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
+from rocketq.broker.processors import send as send_processor
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.command import RemotingCommand
 from rocketq.protocol.message import BatchItem, encode_batch, encode_properties
@@ -150,7 +151,8 @@ async def test_a_bug_in_the_run_path_answers_instead_of_losing_sends(
     def broken(*args: object) -> object:
         raise RuntimeError("run bug")
 
-    monkeypatch.setattr(service, "prepare_plain", broken)  # the send goes the general way and is stored
+    monkeypatch.setattr(send_processor, "plain_send_v2", broken)  # the V2 fast read, then the header way:
+    monkeypatch.setattr(service, "prepare_plain", broken)  # both broken, the send goes the general way, stored
     assert (await wire.send("TBug", b"second")).code == ResponseCode.SUCCESS
     monkeypatch.undo()
     monkeypatch.setattr(cluster.broker.store, "put_plain_messages", broken)  # answered, not lost

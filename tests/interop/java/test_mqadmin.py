@@ -494,6 +494,8 @@ ROCKETQ_ONLY_CONFIG_KEYS = frozenset(
         "busyPollMaxMicros", "clientChannelExpiredTimeMills", "clientScanIntervalMills",
         "consumerOffsetPersistIntervalMills", "diskCheckInterval", "diskMinFreeBytes", "fastListenPortEnable",
         "listenHost", "lockMaxLiveTimeMills",
+        # the commit log's page-cache recycling behind the writer (docs/performance.md)
+        "commitLogCachedBytes",
         "maxFrameSize", "maxTopicQueueNums", "scheduleIntervalMills", "sendQueueCapacity",
         # remoting limits, the broker's and the name server's (docs/reliability.md)
         "serverMaxConnections", "serverMaxPartialFrameBytes", "serverWriteBufferHighWaterMark",

@@ -57,6 +57,9 @@ class FakeConnection:
     def write_frame(self, head: bytes, body: bytes = b"") -> None:
         self.frames.append(head + body)
 
+    def write_frames(self, frames: list[bytes]) -> None:
+        self.frames.extend(frames)
+
     def send_oneway(self, cmd: RemotingCommand) -> None:
         self.written.append(cmd)
 

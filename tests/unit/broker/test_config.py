@@ -62,6 +62,7 @@ def test_unknown_key_is_named() -> None:
         ("serverMaxWriteBufferBytes=4194304", "serverMaxWriteBufferBytes"),  # not above the high mark
         ("diskMinFreeBytes=-1", "diskMinFreeBytes"),
         ("diskCheckInterval=0", "diskCheckInterval"),
+        ("commitLogCachedBytes=-2", "commitLogCachedBytes"),
         ("maxTopicQueueNums=0", "maxTopicQueueNums"),
         ("brokerPermission=-2147486982", "brokerPermission"),  # the fuzzer's: every later registration failed
         ("brokerPermission=8", "brokerPermission"),
@@ -193,3 +194,10 @@ def test_store_ip_resolves_a_host_name_brokerip1_once_as_java() -> None:
 
     with pytest.raises(ConfigError, match=r"brokerIP1.*does not resolve"):
         store_ip("no-such-host.invalid", fail)
+
+
+def test_commit_log_cached_bytes_reaches_the_store() -> None:
+    from rocketq.broker.controller import store_config_from
+
+    assert store_config_from(BrokerConfig()).commit_log_cached_bytes == -1  # the in-memory boundary
+    assert store_config_from(BrokerConfig(commitLogCachedBytes=1 << 29)).commit_log_cached_bytes == 1 << 29

@@ -188,6 +188,38 @@ async def test_pull_hold_wakes_on_matching_arrival_and_on_timeout() -> None:
     assert svc.held_count() == 0
 
 
+async def test_a_runs_arrivals_wake_held_pulls_on_the_loop_and_from_other_threads() -> None:
+    import threading
+
+    from rocketq.broker.services.long_polling import PullHoldService
+    from rocketq.protocol.command import RemotingCommand
+    from rocketq.remoting.server import RemotingDispatcher
+
+    reruns: list[int] = []
+
+    def rerun(conn: object, cmd: RemotingCommand) -> RemotingCommand:
+        reruns.append(cmd.opaque)
+        return cmd.response(0)
+
+    class Conn(FakeConn):
+        def write(self, cmd: object) -> None:
+            self.sent.append(cmd)
+
+    svc = PullHoldService(rerun, RemotingDispatcher().reply)  # type: ignore[arg-type]
+    svc.start()
+    conn = Conn("c")
+    for opaque, queue_id in ((1, 0), (2, 1), (3, 2)):
+        svc.hold(conn, RemotingCommand(code=11, opaque=opaque), "T", queue_id, 5, 30.0,  # type: ignore[arg-type]
+                 lambda code: code == 42)  # fmt: skip
+    svc.on_arrivals([("T", 0, 6, 7), ("T", 1, 6, 42), ("T", 0, 7, 42), ("U", 2, 9, 42)])  # on the loop: at once
+    assert reruns == [2, 1]  # queue 0 woken by its second arrival only (tags); topic U holds nobody
+    worker = threading.Thread(target=svc.on_arrivals, args=([("T", 2, 6, 42)],))
+    worker.start()
+    worker.join()
+    await asyncio.sleep(0.05)  # another thread's arrivals reach the loop
+    assert reruns == [2, 1, 3] and svc.held_count() == 0
+
+
 def test_a_corrupt_config_file_stops_loading_and_names_the_file(tmp_path: Path) -> None:
     import pytest
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from tests.unit.broker.conftest import FakeConnection, RecordingRegistrar
 
 from rocketq.broker.context import BrokerContext
@@ -11,13 +12,14 @@ from rocketq.broker.messaging.consumers import ConsumerService
 from rocketq.broker.messaging.pull import PullService
 from rocketq.broker.messaging.semantics import MessageSemantics
 from rocketq.broker.messaging.send import SendService
+from rocketq.broker.processors import send as send_processor
 from rocketq.broker.processors.clients import ClientProcessors
 from rocketq.broker.processors.pull import PullProcessor
 from rocketq.broker.processors.send import SendProcessor
 from rocketq.broker.services.timer import TimerService
 from rocketq.broker.services.transaction import TransactionService
 from rocketq.codes import RequestCode, ResponseCode
-from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.command import FLAG_ONEWAY, SERIALIZE_ROCKETMQ, RemotingCommand
 from rocketq.protocol.message import encode_properties, iter_records
 
 
@@ -59,6 +61,65 @@ async def test_a_send_is_answered_with_its_id_and_offsets_after_its_topic_is_reg
     await settle(conn, 2)
     assert b'"queueOffset":"1"' in conn.frames[0] and registrar.registrations == 1
     assert answered == [(RequestCode.SEND_MESSAGE_V2, 0)] * 2  # every answer passed the gate's exit
+    await proc.stop()
+
+
+async def sender_with_topic(ctx: BrokerContext, topic: str) -> tuple[SendProcessor, FakeConnection]:
+    """A started send queue whose first send (opaque 1) created ``topic`` the general way and was answered; the
+    gate's answer counts start from zero after it, and later sends to ``topic`` join runs."""
+    ctx.put_ack.start()
+    proc = sender(ctx)
+    conn = FakeConnection()
+    proc.enqueue(conn, send_request(topic, b"first", 1))
+    await settle(conn, 1)
+    ctx.gate.answer_counts.clear()
+    return proc, conn
+
+
+async def test_a_run_without_answer_hooks_is_answered_and_counted_per_request_code(ctx: BrokerContext) -> None:
+    """The run's own answer loop (``_answer_run``): each send its own offsets, one-way sends counted and not
+    written, a ROCKETMQ-serialized peer answered with a command, every answer counted as ``answered`` counts."""
+    proc, conn = await sender_with_topic(ctx, "TRunA")
+    counts = ctx.gate.answer_counts
+    oneway = send_request("TRunA", b"oneway", 3)
+    oneway.flag |= FLAG_ONEWAY
+    binary = send_request("TRunA", b"binary", 5)
+    binary.serialize_type = SERIALIZE_ROCKETMQ
+    for cmd in (send_request("TRunA", b"a", 2), oneway, send_request("TRunA", b"b", 4), binary):
+        proc.enqueue(conn, cmd)  # queued together: one drain, one run
+    await settle(conn, 4)
+    assert [f.count(b'"queueOffset":"') for f in conn.frames] == [1, 1]
+    assert b'"queueOffset":"1"' in conn.frames[0] and b'"queueOffset":"3"' in conn.frames[1]
+    assert [(r.code, r.opaque, r.ext_fields["queueOffset"]) for r in conn.written[1:]] == [(0, 5, "4")]
+    assert dict(counts) == {(RequestCode.SEND_MESSAGE_V2, ResponseCode.SUCCESS): 4}
+    await proc.stop()
+
+
+async def test_answers_gathered_before_a_failing_one_still_leave(
+    ctx: BrokerContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``_answer_run`` gathers a connection's answers: when encoding a later one fails, those before it are still
+    written and counted, as they were when each left on its own, and the sends queued behind the run go on."""
+    proc, conn = await sender_with_topic(ctx, "TGather")
+    counts = ctx.gate.answer_counts
+    real = send_processor.encode_send_reply
+
+    def third_fails(opaque: int, *rest: object) -> bytes:
+        if opaque == 4:
+            raise RuntimeError("encoder broke")
+        return real(opaque, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(send_processor, "encode_send_reply", third_fails)
+    delayed = send_request("TGather", b"d", 5)
+    delayed.ext_fields["i"] = encode_properties({"UNIQ_KEY": f"{5:032X}", "DELAY": "1"})  # the general path
+    for cmd in (*(send_request("TGather", b"m", opaque) for opaque in (2, 3, 4)), delayed):
+        proc.enqueue(conn, cmd)  # one drain: the run of three, stored when the delayed send comes
+    await settle(conn, 4)
+    assert [f.count(b'"opaque":') for f in conn.frames] == [1, 1]
+    assert b'"opaque":2' in conn.frames[0] and b'"opaque":3' in conn.frames[1]
+    assert counts[(RequestCode.SEND_MESSAGE_V2, ResponseCode.SUCCESS)] == 4  # the run's three (as before), the delayed
+    # the failure stayed with its run: the send queued behind it in the same drain was served
+    assert [(r.opaque, r.code) for r in conn.written[1:]] == [(5, ResponseCode.SUCCESS)]
     await proc.stop()
 
 

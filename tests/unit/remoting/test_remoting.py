@@ -460,26 +460,60 @@ class _RecordingTransport:
         return None
 
 
+class _NoDispatch:
+    def dispatch(self, conn: Connection, cmd: RemotingCommand) -> None: ...
+
+    def connection_lost(self, conn: Connection) -> None: ...
+
+
 async def test_a_long_run_of_frames_leaves_in_slices_in_order() -> None:
-    """Frames written in one loop iteration: the first at once, then runs of 32 buffers, the rest at its end."""
-
-    class _NoDispatch:
-        def dispatch(self, conn: Connection, cmd: RemotingCommand) -> None: ...
-
-        def connection_lost(self, conn: Connection) -> None: ...
-
+    """Frames written in one loop iteration: the first at once, then runs of 512 buffers, the rest at its end."""
     conn = Connection(_NoDispatch())
     transport = _RecordingTransport()
     conn.connection_made(transport)  # type: ignore[arg-type]
-    frames = [RemotingCommand(code=1, opaque=i, flag=1) for i in range(100)]
+    frames = [RemotingCommand(code=1, opaque=i, flag=1) for i in range(1100)]
     for cmd in frames:
         conn.write(cmd)
-    # Before the iteration ends: the first frame, then runs of 32 (responses without a body: one buffer each).
-    assert [len(w) for w in transport.writes] == [1, 32, 32, 32]
+    # Before the iteration ends: the first frame, then runs of 512 (responses without a body: one buffer each).
+    assert [len(w) for w in transport.writes] == [1, 512, 512]
     await asyncio.sleep(0)
-    assert [len(w) for w in transport.writes] == [1, 32, 32, 32, 3]
+    assert [len(w) for w in transport.writes] == [1, 512, 512, 75]
     sent = b"".join(b"".join(w) for w in transport.writes)
     assert sent == b"".join(encode(cmd) for cmd in frames)
+
+
+async def test_big_frames_leave_once_256_kib_are_queued() -> None:
+    conn = Connection(_NoDispatch())
+    transport = _RecordingTransport()
+    conn.connection_made(transport)  # type: ignore[arg-type]
+    frames = [RemotingCommand(code=1, opaque=i, body=bytes([i]) * 100_000) for i in range(10)]
+    for cmd in frames:
+        conn.write(cmd)
+    # head + body each; the first at once, then every third frame brings the queue past 256 KiB
+    assert [len(w) for w in transport.writes] == [2, 6, 6, 6]
+    await asyncio.sleep(0)
+    assert [len(w) for w in transport.writes] == [2, 6, 6, 6]  # nothing left: 1 + 3 * 3 frames
+    assert b"".join(b"".join(w) for w in transport.writes) == b"".join(encode(cmd) for cmd in frames)
+
+
+async def test_frames_written_together_keep_order_and_slicing() -> None:
+    """``write_frames``: the iteration's first call leaves at once as one write, later calls join the flush and
+    are handed over by 512 buffers, and single frames written between them keep their place."""
+    conn = Connection(_NoDispatch())
+    transport = _RecordingTransport()
+    conn.connection_made(transport)  # type: ignore[arg-type]
+    heads = [encode(RemotingCommand(code=1, opaque=i, flag=1)) for i in range(1200)]
+    conn.write_frames(heads[:3])
+    conn.write_frame(heads[3])
+    conn.write_frames(heads[4:700])
+    conn.write_frames(heads[700:1200])
+    assert [len(w) for w in transport.writes] == [3, 697]  # at once; then over 512 buffers queued
+    await asyncio.sleep(0)
+    assert [len(w) for w in transport.writes] == [3, 697, 500]
+    assert b"".join(b"".join(w) for w in transport.writes) == b"".join(heads)
+    conn.connection_lost(None)
+    conn.write_frames(heads[:2])  # a lost connection drops them
+    assert len(transport.writes) == 3
 
 
 # ---------------------------------------------------------------------------------------------- waiters

@@ -6,13 +6,33 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rocketq.protocol.message import encode_properties
-from rocketq.store import MessageStore, PutMessageStatus, StoreConfig, StoreMessage
+import pytest
+
+from rocketq.protocol.message import BatchItem, encode_properties
+from rocketq.store import (
+    MessageStore,
+    PutMessageStatus,
+    StoreBatch,
+    StoreConfig,
+    StoreMessage,
+    _plainrun_py,
+    plainrun,
+)
 from rocketq.store.fast_hash import tags_code_of
 from rocketq.store.message import PlainMessage
 
 StoreFactory = Callable[..., MessageStore]
 STORE_HOST = ("10.0.0.2", 10911)
+TWINS = {"py": _plainrun_py.write_plain_run}
+if plainrun.compiled is not None:
+    TWINS["c"] = plainrun.compiled.write_plain_run
+
+
+@pytest.fixture(autouse=True, params=sorted(TWINS))
+def plain_run_twin(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs with each twin of ``write_plain_run`` under ``put_plain_messages``."""
+    monkeypatch.setattr("rocketq.store.append.write_plain_run", TWINS[request.param])
+    return str(request.param)
 
 
 def _messages() -> list[StoreMessage]:
@@ -120,3 +140,34 @@ def test_a_run_after_shutdown_is_refused_whole(open_store: StoreFactory) -> None
     store.shutdown()
     message = _plain(_messages()[1])
     assert store.put_plain_messages([message, message], STORE_HOST) == [PutMessageStatus.SERVICE_NOT_AVAILABLE] * 2
+
+
+def test_a_run_tells_the_arrivals_listener_once(open_store: StoreFactory, clock: Any) -> None:
+    store = open_store()
+    runs: list[tuple[Any, ...]] = []
+    singles: list[tuple[Any, ...]] = []
+    store.arrivals_listener = lambda arrivals, ts: runs.append((list(arrivals), ts))
+    store.arrival_listener = lambda *a: singles.append(a)
+    a, b = _plain(_messages()[3]), _plain(_messages()[4])
+    store.put_plain_messages([a, b, a], STORE_HOST)
+    tag1 = tags_code_of("tag1")
+    assert runs == [([("TA", 0, 1, tag1), ("TA", 1, 1, 0), ("TA", 0, 2, tag1)], clock())]
+    assert singles == []  # the run's listener replaces the per-message one for runs
+    store.put_message(_messages()[3])  # a single put still goes to the per-message listener, with properties
+    assert len(singles) == 1 and singles[0][:3] == ("TA", 0, 3) and singles[0][5] is not None
+
+
+def test_a_batch_tells_the_arrivals_listener_once(open_store: StoreFactory, clock: Any) -> None:
+    store = open_store()
+    runs: list[tuple[Any, ...]] = []
+    singles: list[tuple[Any, ...]] = []
+    items = [BatchItem(0, b"b%d" % j, {"UNIQ_KEY": f"B{j}", "TAGS": "bt"}) for j in range(3)]
+    batch = StoreBatch(topic="TB", items=items, queue_id=2, born_host=("10.0.0.1", 5000), store_host=STORE_HOST)
+    store.arrival_listener = lambda *a: singles.append(a)
+    assert store.put_messages(batch).is_ok  # without the run's listener: each message to the per-message one
+    bt = tags_code_of("bt")
+    assert singles == [("TB", 2, n, bt, clock(), None) for n in (1, 2, 3)]
+    store.arrivals_listener = lambda arrivals, ts: runs.append((list(arrivals), ts))
+    assert store.put_messages(batch).is_ok
+    assert runs == [([("TB", 2, 4, bt), ("TB", 2, 5, bt), ("TB", 2, 6, bt)], clock())]
+    assert len(singles) == 3

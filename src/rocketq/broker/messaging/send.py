@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.topic_manager import DLQ_PREFIX, NOT_ALLOWED_SEND_TOPICS, RETRY_PREFIX, topic_name_error
+from rocketq.broker.messaging.plainsend import PlainRules, plain_message
 from rocketq.broker.messaging.semantics import SPECIAL_PROPERTIES, MessageSemantics
 from rocketq.broker.services.requeue import restore
 from rocketq.codes import VERSION_V3_4_9, ResponseCode
@@ -37,7 +38,6 @@ from rocketq.protocol.message import (
     Host,
     canonical_properties_text,
     decode_properties,
-    plain_properties,
 )
 from rocketq.protocol.topics import SINK_COMMIT_TOPIC, SINK_STAGING_TOPIC
 from rocketq.store import PutMessageResult, PutMessageStatus, StoreBatch, StoreMessage
@@ -203,27 +203,21 @@ class SendService:
             self._cluster_bytes = f"{PROP_CLUSTER}\x01{name}\x02".encode()
         return self._cluster_bytes
 
-    def prepare_plain(self, header: SendMessageRequestHeader, body: Body, born_host: Host) -> PlainMessage | None:
-        """The send as a run's message when it is plain, else None (``send`` takes it)."""
-        topic = header.topic
-        if topic not in self._plain_topics or header.batch or header.sys_flag & SYSFLAG_TX_MASK:
-            return None
-        tc = self._topic_table.get(topic)
-        queue_id = header.queue_id
-        if tc is None or not tc.perm & PERM_WRITE or not 0 <= queue_id < max(tc.read_queue_nums, tc.write_queue_nums):
-            return None
-        if len(body) > self._config.maxMessageSize:
-            return None
-        if self._runs_wait and not _waits_for_store(header.properties or ""):
-            return None
-        plain = plain_properties(header.properties or "", _NOT_IN_A_RUN, self._cluster_property, _NOT_STORED)
-        if plain is None:
-            return None
-        stored_properties, tags, uniq_key, keys = plain
+    def plain_rules(self) -> PlainRules:
+        """What a send must pass to be stored in a run (``plainsend.plain_message``), read now: the send queue
+        reads them once per drain, so a topic, role or configuration change applies from the next one."""
         return (
-            topic, queue_id, body if type(body) is bytes else bytes(body), stored_properties, header.flag,
-            header.sys_flag, header.born_timestamp, born_host, header.reconsume_times or 0, tags, uniq_key, keys,
+            self._plain_topics, self._topic_table, self._config.maxMessageSize,
+            _waits_for_store if self._runs_wait else None, _NOT_IN_A_RUN, self._cluster_property, _NOT_STORED,
+            SYSFLAG_TX_MASK, PERM_WRITE,
         )  # fmt: skip
+
+    def prepare_plain(
+        self, header: SendMessageRequestHeader, body: Body, born_host: Host, rules: PlainRules | None = None
+    ) -> PlainMessage | None:
+        """The send as a run's message when it is plain, else None (``send`` takes it). ``rules``: the
+        ``plain_rules`` the caller already read (the send queue, once per drain); read now when not given."""
+        return plain_message(header, body, born_host, self.plain_rules() if rules is None else rules)
 
     def put_plain_run(self, run: list[PlainMessage]) -> list[PlainPutResult]:
         """Store a run of plain messages with one store call."""

@@ -22,7 +22,8 @@ from collections import deque
 from functools import partial
 
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.messaging.send import SendOutcome, SendService, code_of_put_status
+from rocketq.broker.messaging.plainsend import plain_send_v2
+from rocketq.broker.messaging.send import PlainPutResult, SendOutcome, SendService, code_of_put_status
 from rocketq.codes import CURRENT_VERSION, RequestCode, ResponseCode
 from rocketq.errors import BrokerError, ProtocolError
 from rocketq.protocol.command import FLAG_ONEWAY, SERIALIZE_JSON, RemotingCommand
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 # (EnumType.__getattr__ takes every class attribute off the fast path).
 _SUCCESS = int(ResponseCode.SUCCESS)
 _SEND_MESSAGE_V1 = int(RequestCode.SEND_MESSAGE)
+_SEND_MESSAGE_V2 = int(RequestCode.SEND_MESSAGE_V2)
 # How long a send that created its topic waits for the name servers before it is answered anyway.
 _REGISTER_WAIT = 6.0
 
@@ -116,7 +118,9 @@ class SendProcessor:
         service = self.service
         # Plain sends (most of them) are stored as runs: one store call for consecutive ones, which shares the
         # lock, the clock and the stats; anything else goes through ``send`` after the run before it.
-        prepare = service.prepare_plain if service.runs_open else None
+        # A V2 send as clients send it goes from its extFields to its run message in one call (the header object
+        # and prepare_plain are the way for the rest, which stores the same or answers the header's error).
+        rules = service.plain_rules() if service.runs_open else None
         run: list[PlainMessage] = []
         senders: list[tuple[Connection, RemotingCommand]] = []
         # Process what is queued now; yield to the loop between bursts so reads keep flowing.
@@ -132,24 +136,31 @@ class SendProcessor:
                     f"{int(waited * 1000)}ms, size of queue: {len(queue)}",
                 ))  # fmt: skip
                 continue
-            try:
-                if cmd.code == _SEND_MESSAGE_V1:
-                    header = SendMessageRequestHeader.from_ext(cmd.ext_fields)
-                else:
-                    header = send_header_from_v2(cmd.ext_fields)
-            except ProtocolError as exc:  # as Java answers a processor that threw: no send extFields
-                self._gate.reply(conn, cmd, self._gate.client_mistake(conn, cmd, exc))
-                continue
-            if prepare is not None:
+            # A bug in either reading must not lose the send: logged, and the send goes the general way.
+            prepared = None
+            if rules is not None and cmd.code == _SEND_MESSAGE_V2:
                 try:
-                    prepared = prepare(header, cmd.body, conn.remote_host)
-                except Exception:  # a bug here must not lose the run: this send goes the general way
-                    log.exception("send.prepare_failed remote=%s", conn.remote)
-                    prepared = None
-                if prepared is not None:
-                    run.append(prepared)
-                    senders.append((conn, cmd))
+                    prepared = plain_send_v2(cmd.ext_fields, cmd.body, conn.remote_host, rules)
+                except Exception:
+                    log.exception("send.plain_read_failed remote=%s", conn.remote)
+            if prepared is None:
+                try:
+                    if cmd.code == _SEND_MESSAGE_V1:
+                        header = SendMessageRequestHeader.from_ext(cmd.ext_fields)
+                    else:
+                        header = send_header_from_v2(cmd.ext_fields)
+                except ProtocolError as exc:  # as Java answers a processor that threw: no send extFields
+                    self._gate.reply(conn, cmd, self._gate.client_mistake(conn, cmd, exc))
                     continue
+                if rules is not None:
+                    try:
+                        prepared = service.prepare_plain(header, cmd.body, conn.remote_host, rules)
+                    except Exception:
+                        log.exception("send.prepare_failed remote=%s", conn.remote)
+            if prepared is not None:
+                run.append(prepared)
+                senders.append((conn, cmd))
+                continue
             if run:  # the store keeps arrival order: the run before this send is written first
                 self._store_run(run, senders)
                 run, senders = [], []
@@ -181,6 +192,18 @@ class SendProcessor:
             for conn, cmd in senders:
                 gate.reply(conn, cmd, self._response(cmd, ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}"))
             return
+        try:
+            self._answer_stored_run(run, senders, results)
+        except Exception:  # a bug in one answer must not stall the sends queued behind the run
+            log.exception("send.answer_failed sends=%d", len(run))
+
+    def _answer_stored_run(self, run: list[PlainMessage], senders: list[tuple[Connection, RemotingCommand]],
+                           results: list[PlainPutResult]) -> None:  # fmt: skip
+        """The answers of a stored run: at once, or together once the run's last byte may be answered."""
+        gate = self._gate
+        if self._put_ack.immediate and not gate.answer_hooks:
+            self._answer_run(run, senders, results)
+            return
         held: list[_Held] | None = None if self._put_ack.immediate else []
         end = 0
         for (conn, cmd), message, result in zip(senders, run, results, strict=True):
@@ -196,6 +219,54 @@ class SendProcessor:
                 gate.reply(conn, cmd, self._response(cmd, code, remark))
         if held and not self._put_ack.wait(end, partial(self._answer_held, held)):
             self._answer_held(held, _SUCCESS)
+
+    def _answer_run(self, run: list[PlainMessage], senders: list[tuple[Connection, RemotingCommand]],
+                    results: list[PlainPutResult]) -> None:  # fmt: skip
+        """``_stored`` for each of a run answered at once with no answer hooks: one loop with the per-run values
+        read once and the answers counted per stretch of one request code (``RemotingDispatcher.count_answered``);
+        a JSON answer is encoded in one compiled call, and consecutive ones to one connection are written in one
+        call (``Connection.write_frames``)."""
+        gate = self._gate
+        cfg = self.config
+        region, trace = cfg.regionId, "true" if cfg.traceOn else "false"
+        prefix = self._msg_id_prefix
+        last_code, counted = -1, 0
+        # Consecutive answers to one connection leave in one call (a run is mostly one client's pipeline).
+        frames: list[bytes] = []
+        frames_conn: Connection | None = None
+
+        def hand_over() -> None:  # what was gathered leaves, once; another answer keeps its place after it
+            nonlocal frames_conn
+            if frames_conn is not None:
+                to, frames_conn = frames_conn, None
+                to.write_frames(frames)
+
+        try:
+            for (conn, cmd), message, result in zip(senders, run, results, strict=True):
+                if type(result) is not tuple:
+                    hand_over()
+                    code, remark = code_of_put_status(result, self._ctx.store.disk_util)
+                    gate.reply(conn, cmd, self._response(cmd, code, remark))
+                    continue
+                phys, queue_offset, _ = result
+                if cmd.serialize_type != SERIALIZE_JSON and cmd.language != "CPP":
+                    hand_over()
+                    self._stored(conn, cmd, _SUCCESS, phys, message[1], queue_offset)
+                    continue
+                if cmd.code != last_code:
+                    gate.count_answered(last_code, _SUCCESS, counted)
+                    last_code, counted = cmd.code, 0
+                counted += 1
+                if not cmd.flag & FLAG_ONEWAY:
+                    if conn is not frames_conn:
+                        hand_over()
+                        frames, frames_conn = [], conn
+                    frames.append(encode_send_reply(
+                        cmd.opaque, CURRENT_VERSION, prefix, phys, message[1], queue_offset, region, trace
+                    ))  # fmt: skip
+        finally:  # what was gathered leaves even if an answer above failed, as it would have one by one
+            hand_over()
+            gate.count_answered(last_code, _SUCCESS, counted)
 
     def _answer_held(self, held: list[_Held], code: int) -> None:
         """A waiting run may be answered with ``code`` (SUCCESS or the wait's failure status)."""

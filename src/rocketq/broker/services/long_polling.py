@@ -62,6 +62,18 @@ class PullHoldService:
         elif self._loop is not None:
             self._loop.call_soon_threadsafe(self.notify_arrival, topic, queue_id, next_offset, tags_code)
 
+    def on_arrivals(self, arrivals: list[tuple[str, int, int, int]]) -> None:
+        """``on_arrival`` for a run's arrivals, (topic, queue_id, next_offset, tags_code) each: one hop to the loop."""
+        if threading.get_ident() == self._loop_thread:
+            if self._held:
+                self._notify_many(arrivals)
+        elif self._loop is not None:
+            self._loop.call_soon_threadsafe(self._notify_many, arrivals)
+
+    def _notify_many(self, arrivals: list[tuple[str, int, int, int]]) -> None:
+        for topic, queue_id, next_offset, tags_code in arrivals:
+            self.notify_arrival(topic, queue_id, next_offset, tags_code)
+
     def call_on_loop(self, fn: Callable[[str], None], arg: str) -> None:
         """Run ``fn(arg)`` on the broker's loop, now when called on it (the arrival listener's other waiters)."""
         if threading.get_ident() == self._loop_thread:

@@ -1,0 +1,39 @@
+"""A plain SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE request's extFields: the pure twin of ``_sendext_c`` (the spec).
+
+``v2_ext`` is what ``build_send_request`` writes for a send to a topic that is not a retry topic: the V2 header's
+single-letter keys in the typed header's order (``send_header_to_v2``), the numbers as decimal text, the properties
+as Java's ``messageProperties2String`` without the last separator (``properties_to_string``), and the constant
+fields a producer always sends (``j`` reconsume times 0, ``k`` unit mode false). The compiled twin builds the same
+dict in one call; ``tests/unit/client/test_sendext.py`` holds them to the same output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rocketq.client._validators import properties_to_string
+
+__all__ = ["v2_ext"]
+
+
+def v2_ext(
+    group: str, topic: str, create_topic_key: str, default_queue_nums: int, queue_id: int, sys_flag: int, born_ms: int,
+    flag: int, props: Mapping[str, str], batch: str, broker_name: str,
+) -> dict[str, str]:
+    """The extFields of a V2 send of ``topic`` to queue ``queue_id`` of ``broker_name`` (``batch`` is "true" or
+    "false")."""
+    return {
+        "a": group,
+        "b": topic,
+        "c": create_topic_key,
+        "d": str(default_queue_nums),
+        "e": str(queue_id),
+        "f": str(sys_flag),
+        "g": str(born_ms),
+        "h": str(flag),
+        "i": properties_to_string(props),
+        "j": "0",
+        "k": "false",
+        "m": batch,
+        "n": broker_name,
+    }

@@ -1,0 +1,111 @@
+"""The plain-send reader's twins: the compiled one takes the usual V2 request to the same run message as the pure
+one (the spec: the header read the general way, then the run rules), and otherwise gives up (None), never a
+different message."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rocketq.broker.messaging import _plainsend_py as pure
+from rocketq.broker.messaging import plainsend
+from rocketq.broker.messaging.send import _NOT_IN_A_RUN, _NOT_STORED, _waits_for_store
+from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, TopicConfig
+from rocketq.protocol.message import SYSFLAG_TX_MASK, encode_properties
+
+HOST = ("10.0.0.9", 50000)
+BODY = b"x" * 100
+TWINS = [pure.plain_send_v2] + ([plainsend.compiled.plain_send_v2] if plainsend.compiled is not None else [])
+compiled_only = pytest.mark.skipif(
+    plainsend.compiled is None, reason="the compiled twin is not built here (ROCKETQ_REQUIRE_NATIVE guards CI)"
+)
+
+
+def rules(waits: bool = False, max_body: int = 1024) -> pure.PlainRules:
+    table = {"T": TopicConfig("T", 4, 4), "TRead": TopicConfig("TRead", 4, 4, perm=PERM_READ),
+             "TWide": TopicConfig("TWide", 2, 8)}  # fmt: skip
+    return ({"T", "TRead", "TWide"}, table, max_body, _waits_for_store if waits else None, _NOT_IN_A_RUN,
+            b"CLUSTER\x01c\x02", _NOT_STORED, SYSFLAG_TX_MASK, PERM_WRITE)  # fmt: skip
+
+
+def usual(**changes: Any) -> dict[str, str]:
+    """What a client sends (Java's and rocketq's V2 header)."""
+    ext = {"a": "pg", "b": "T", "c": "TBW102", "d": "4", "e": "1", "f": "0", "g": "1765000000000", "h": "0",
+           "i": encode_properties({"UNIQ_KEY": "AC11000100002A9F0000000000000001", "WAIT": "true", "TAGS": "t"}),
+           "j": "0", "k": "false", "l": "16", "m": "false", "n": "broker-a"}  # fmt: skip
+    for key, value in changes.items():
+        if value is None:
+            ext.pop(key, None)
+        else:
+            ext[key] = value
+    return ext
+
+
+def test_the_compiled_twin_is_built_under_make_test() -> None:
+    """``make test`` sets ROCKETQ_REQUIRE_NATIVE=1: CI must exercise the compiled twin, not silently skip it."""
+    if os.environ.get("ROCKETQ_REQUIRE_NATIVE") == "1" and not os.environ.get("ROCKETQ_NO_EXTENSIONS"):
+        assert plainsend.IMPLEMENTATION == "c"
+
+
+@pytest.mark.parametrize("read", TWINS)
+def test_a_usual_send_becomes_its_run_message(read: Any) -> None:
+    message = read(usual(), BODY, HOST, rules())
+    assert message == ("T", 1, BODY, b"UNIQ_KEY\x01AC11000100002A9F0000000000000001\x02TAGS\x01t\x02CLUSTER\x01c\x02",
+                       0, 0, 1765000000000, HOST, 0, "t", "AC11000100002A9F0000000000000001", None)  # fmt: skip
+    assert read(usual(e="7", b="TWide", j="3", h="-5"), BODY, HOST, rules())[1:9:7] == (7, 3)  # queue, reconsume
+
+
+@pytest.mark.parametrize("read", TWINS)
+@pytest.mark.parametrize(
+    "ext",
+    [
+        usual(b="TOther"), usual(b="TRead"), usual(e="4"), usual(e="-1"), usual(m="true"),
+        usual(f=str(SYSFLAG_TX_MASK)), usual(i=encode_properties({"DELAY": "3"})),
+        usual(i=encode_properties({"CLUSTER": "x"})),
+    ],
+    ids=["not-a-plain-topic", "read-only", "queue-past-the-end", "queue-negative", "batch", "transaction", "delay",
+         "own-cluster"],
+)  # fmt: skip
+def test_what_a_run_does_not_take_is_refused_by_both(read: Any, ext: dict[str, str]) -> None:
+    assert read(ext, BODY, HOST, rules()) is None
+
+
+@pytest.mark.parametrize("read", TWINS)
+def test_size_wait_and_body_type_rules(read: Any) -> None:
+    assert read(usual(), BODY, HOST, rules(max_body=99)) is None
+    assert read(usual(i=encode_properties({"WAIT": "false"})), BODY, HOST, rules(waits=True)) is None
+    assert read(usual(), BODY, HOST, rules(waits=True)) is not None
+    assert read(usual(i=None), BODY, HOST, rules())[3] == b"CLUSTER\x01c\x02"  # no properties at all
+
+
+@compiled_only
+@pytest.mark.parametrize(
+    "ext",
+    [usual(e=None, queueId="1"), usual(e="+1"), usual(e=" 1"), usual(g="1.0"), usual(k="yes"), usual(a=None),
+     usual(d=""), usual(j="1_0")],
+    ids=["v1-name", "plus", "space", "float", "odd-bool", "no-group", "empty-number", "underscore"],
+)  # fmt: skip
+def test_the_compiled_twin_gives_up_on_the_unusual(ext: dict[str, str]) -> None:
+    """None, so the caller reads the header the general way (which stores the message or answers its error)."""
+    assert plainsend.compiled is not None
+    assert plainsend.compiled.plain_send_v2(ext, BODY, HOST, rules()) is None
+    assert plainsend.compiled.plain_send_v2(usual(), bytearray(BODY), HOST, rules()) is None  # not bytes
+
+
+_TEXT = st.text(st.sampled_from("0123456789-+ _aftrue"), max_size=6)
+_VALUE = st.one_of(_TEXT, st.sampled_from(["0", "1", "3", "true", "false", "-7", ""]))
+_EXT = st.fixed_dictionaries({}, optional=dict.fromkeys("abcdefghjklmn", _VALUE))
+
+
+@compiled_only
+@settings(max_examples=400, deadline=None)
+@given(changes=_EXT, topic=st.sampled_from(["T", "TWide", "TRead", "TOther"]), waits=st.booleans())
+def test_the_compiled_twin_never_gives_a_different_message(changes: dict[str, str], topic: str, waits: bool) -> None:
+    assert plainsend.compiled is not None
+    ext = {**usual(b=topic), **changes}
+    fast = plainsend.compiled.plain_send_v2(ext, BODY, HOST, rules(waits))
+    assert fast is None or fast == pure.plain_send_v2(ext, BODY, HOST, rules(waits))

@@ -1,0 +1,122 @@
+"""The V2 extFields builder's twins: the compiled one gives exactly the pure one's dict (the spec), key order
+included, for any values a send can carry, and the unusual ones (non-ASCII text, a str subclass, a mapping that is
+not a dict, numbers that are not plain ints) through the pure code."""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rocketq.client import _sendext_py as pure
+from rocketq.client import sendext
+
+TWINS = [pure.v2_ext] + ([sendext.compiled.v2_ext] if sendext.compiled is not None else [])
+compiled_only = pytest.mark.skipif(
+    sendext.compiled is None, reason="the compiled twin is not built here (ROCKETQ_REQUIRE_NATIVE guards CI)"
+)
+USUAL = ("pg", "T", "TBW102", 4, 1, 0, 1765000000000, 0, {"WAIT": "true", "UNIQ_KEY": "AC1100010000"}, "false",
+         "broker-a")  # fmt: skip
+
+
+def test_the_compiled_twin_is_built_under_make_test() -> None:
+    """``make test`` sets ROCKETQ_REQUIRE_NATIVE=1: CI must exercise the compiled twin, not silently skip it."""
+    if os.environ.get("ROCKETQ_REQUIRE_NATIVE") == "1" and not os.environ.get("ROCKETQ_NO_EXTENSIONS"):
+        assert sendext.IMPLEMENTATION == "c"
+
+
+@pytest.mark.parametrize("build", TWINS)
+def test_a_usual_send(build: Any) -> None:
+    ext = build(*USUAL)
+    assert list(ext.items()) == [
+        ("a", "pg"), ("b", "T"), ("c", "TBW102"), ("d", "4"), ("e", "1"), ("f", "0"), ("g", "1765000000000"),
+        ("h", "0"), ("i", "WAIT\x01true\x02UNIQ_KEY\x01AC1100010000"), ("j", "0"), ("k", "false"), ("m", "false"),
+        ("n", "broker-a"),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("build", TWINS)
+def test_none_values_are_left_out_and_no_properties_is_empty(build: Any) -> None:
+    args = list(USUAL)
+    args[8] = {"A": None, "B": "b", "C": None}
+    assert build(*args)["i"] == "B\x01b"
+    args[8] = {"A": None}
+    assert build(*args)["i"] == ""
+    args[8] = {}
+    assert build(*args)["i"] == ""
+
+
+class _Text(str):
+    def __format__(self, spec: str) -> str:
+        return "formatted"
+
+
+class _Number(int):
+    def __str__(self) -> str:
+        return "seven"
+
+
+@compiled_only
+@pytest.mark.parametrize("props", [
+    {"K": "é"}, {"ключ": "v"}, {"K": _Text("x")}, OrderedDict(K="v", L="w"), {"K": "v\ud800"},
+])  # fmt: skip
+def test_unusual_properties_go_the_pure_way(props: dict[str, str]) -> None:
+    args = list(USUAL)
+    args[8] = props
+    assert sendext.compiled.v2_ext(*args) == pure.v2_ext(*args)
+
+
+@compiled_only
+@pytest.mark.parametrize("number", [True, _Number(7), -5, 2**70, -(2**63), 1023, 1024, 10**18])
+def test_numbers_read_as_str_reads_them(number: int) -> None:
+    for place in (3, 4, 5, 6, 7):
+        args = list(USUAL)
+        args[place] = number
+        assert sendext.compiled.v2_ext(*args) == pure.v2_ext(*args)
+
+
+@compiled_only
+def test_a_property_that_raises_fails_as_the_pure_twin_does() -> None:
+    class Boom(str):
+        def __format__(self, spec: str) -> str:
+            raise ValueError("boom")
+
+    args = list(USUAL)
+    args[8] = {"K": Boom("x")}
+    with pytest.raises(ValueError, match="boom"):
+        sendext.compiled.v2_ext(*args)
+    with pytest.raises(TypeError):
+        sendext.compiled.v2_ext(*USUAL[:10])
+
+
+class _Refusing(int):
+    def __str__(self) -> str:
+        raise ValueError("no text")
+
+
+@pytest.mark.parametrize("build", TWINS)
+def test_the_first_failing_number_is_the_error_raised(build: Any) -> None:
+    """As the pure twin: the numbers in field order, the first error raised, nothing after it converted."""
+    args = list(USUAL)
+    args[3], args[4], args[8] = _Refusing(4), 2**70, {"K": _Text("x")}
+    with pytest.raises(ValueError, match="no text"):
+        build(*args)
+    args[3] = 4
+    assert build(*args)["e"] == str(2**70)
+
+
+_text = st.text(max_size=12)
+_number = st.integers(min_value=-(2**64), max_value=2**64)
+
+
+@compiled_only
+@settings(max_examples=400, deadline=None)
+@given(st.tuples(_text, _text, _text, _number, _number, _number, _number, _number,
+                 st.dictionaries(_text, st.one_of(st.none(), _text), max_size=6), _text, _text))  # fmt: skip
+def test_the_twins_agree(args: tuple[Any, ...]) -> None:
+    compiled, spec = sendext.compiled.v2_ext(*args), pure.v2_ext(*args)
+    assert list(compiled.items()) == list(spec.items())
