@@ -14,7 +14,7 @@ from rocketq.broker.context import BrokerContext
 from rocketq.broker.role import BrokerRole
 from rocketq.broker.services.slave_sync import SlaveSynchronize, vip_addr
 from rocketq.codes import RequestCode, ResponseCode
-from rocketq.errors import RemotingConnectError
+from rocketq.errors import ProtocolError, RemotingConnectError
 from rocketq.protocol.command import RemotingCommand
 
 MASTER = "10.0.0.1:10911"
@@ -89,3 +89,61 @@ async def test_no_master_known_means_no_round(slave: BrokerContext) -> None:
     sync = SlaveSynchronize(slave, master.invoke, lambda: None)
     await sync.sync_all()
     assert master.asked == [] and sync.rounds == 0
+
+
+def topic_table(*names: str) -> bytes:
+    entries = ",".join(f'"{n}":{{"topicName":"{n}","readQueueNums":1,"writeQueueNums":1,"perm":6}}' for n in names)
+    return b'{"dataVersion":{"timestamp":5,"counter":7},"topicConfigTable":{' + entries.encode() + b"}}"
+
+
+class TwoPorts(FakeMaster):
+    """The master's main port answers ``answers``; whatever listens at its VIP port answers ``vip``."""
+
+    def __init__(self, answers: dict[int, tuple[int, bytes]], vip: tuple[int, bytes] | Exception) -> None:
+        super().__init__(answers)
+        self.vip = vip
+
+    async def invoke(self, addr: str, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+        if addr != vip_addr(MASTER):
+            return await super().invoke(addr, cmd, timeout)
+        self.asked.append((addr, cmd.code))
+        if isinstance(self.vip, Exception):
+            raise self.vip
+        return cmd.response(self.vip[0], None, body=self.vip[1])
+
+
+#: the other three steps fail (their tables are not what these tests look at)
+ONLY_TOPICS: dict[int, tuple[int, bytes]] = {
+    code: (ResponseCode.SYSTEM_ERROR, b"")
+    for code in (RequestCode.GET_ALL_CONSUMER_OFFSET, RequestCode.GET_ALL_DELAY_OFFSET,
+                 RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("vip", [
+    (0, topic_table("broker-b", "T-of-b")),  # another broker group's table (another broker listens there)
+    (ResponseCode.REQUEST_CODE_NOT_SUPPORTED, b""),  # a name server
+    ProtocolError("not a RocketMQ frame"),  # an HA port, a web server
+])  # fmt: skip
+async def test_a_vip_port_that_is_not_the_masters_is_not_believed(
+    slave: BrokerContext, vip: tuple[int, bytes] | Exception
+) -> None:
+    name = slave.config.brokerName
+    master = TwoPorts({RequestCode.GET_ALL_TOPIC_CONFIG: (0, topic_table(name, "T"))} | ONLY_TOPICS, vip)
+    sync = SlaveSynchronize(slave, master.invoke, lambda: MASTER)
+    await sync.sync_all()
+    assert set(slave.topics.table) == {name, "T"}
+    # from then on the main port alone
+    master.asked.clear()
+    await sync.sync_all()
+    assert [addr for addr, code in master.asked if code == RequestCode.GET_ALL_TOPIC_CONFIG] == [MASTER]
+
+
+async def test_the_masters_own_vip_port_is_used(slave: BrokerContext) -> None:
+    name = slave.config.brokerName
+    master = TwoPorts(ONLY_TOPICS, (0, topic_table(name, "T")))
+    sync = SlaveSynchronize(slave, master.invoke, lambda: MASTER)
+    for _ in range(2):
+        await sync.sync_all()
+    assert set(slave.topics.table) == {name, "T"}
+    assert [addr for addr, code in master.asked if code == RequestCode.GET_ALL_TOPIC_CONFIG] == [vip_addr(MASTER)] * 2

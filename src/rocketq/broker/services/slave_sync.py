@@ -3,9 +3,10 @@
 Java 4.9's ``SlaveSynchronize.syncAll``, run by a slave only (first ~3 s after it becomes one, then every
 ``slaveSyncIntervalMills``; Java: a fixed 10 s):
 
-* GET_ALL_TOPIC_CONFIG (21), asked on the master's VIP port (listenPort - 2) as Java does — rocketq falls back
-  to the main port when nothing listens there (a master without ``fastListenPortEnable``); the table and its
-  data version replace the slave's when the data version differs;
+* GET_ALL_TOPIC_CONFIG (21), asked on the master's VIP port (listenPort - 2) as Java does — rocketq asks the
+  main port instead when the master does not answer there (a master without ``fastListenPortEnable``, or on an
+  ephemeral port: see ``_topic_config``); the table and its data version replace the slave's when the data
+  version differs;
 * GET_ALL_CONSUMER_OFFSET (43): merged (each ``topic@group`` of the master replaces the slave's; the slave's
   own keys stay);
 * GET_ALL_DELAY_OFFSET (45): written as it came to ``config/delayOffset.json`` (read by the delay service when
@@ -28,7 +29,7 @@ from rocketq.acl.signature import sign_request
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.managers.subscription_manager import SubscriptionGroupConfig
 from rocketq.codes import RequestCode, ResponseCode
-from rocketq.errors import ProtocolError, RemotingConnectError, RemotingError
+from rocketq.errors import ProtocolError, RemotingError
 from rocketq.protocol import fastjson
 from rocketq.protocol.bodies import DataVersion, TopicConfig
 from rocketq.protocol.command import RemotingCommand
@@ -61,6 +62,8 @@ class SlaveSynchronize:
         self.delay_offset_path = Path(ctx.config.storePathRootDir) / "config" / "delayOffset.json"
         #: rounds completed (tests wait on it)
         self.rounds = 0
+        #: masters whose VIP port did not answer as the master (``_topic_config``)
+        self._main_port_only: set[str] = set()
 
     async def sync_all(self) -> None:
         master = self._master_addr()
@@ -96,13 +99,29 @@ class SlaveSynchronize:
         return doc
 
     async def _sync_topics(self, master: str) -> None:
-        try:
-            doc = await self._ask(vip_addr(master), RequestCode.GET_ALL_TOPIC_CONFIG)
-        except RemotingConnectError:  # no VIP port on that master
-            doc = await self._ask(master, RequestCode.GET_ALL_TOPIC_CONFIG)
+        doc = await self._topic_config(master)
         done = _replace_versioned(doc, "topicConfigTable", self._ctx.topics, TopicConfig.from_json, "a topic config")
         if done is not None:
             log.info("slave_sync.topics master=%s topics=%d version=%s", master, *done)
+
+    async def _topic_config(self, master: str) -> Any:
+        """GET_ALL_TOPIC_CONFIG, asked on the VIP port first as Java does. A rocketq master on an ephemeral port
+        serves none, and then whatever listens at port - 2 may be another server (another broker, a name server,
+        an HA port): its answer counts only when it comes from this broker group, whose table holds the topic
+        named after the group as every broker's does. Otherwise the main port answers, from then on."""
+        if master not in self._main_port_only:
+            try:
+                doc = await self._ask(vip_addr(master), RequestCode.GET_ALL_TOPIC_CONFIG)
+            except (RemotingError, ProtocolError, SyncError) as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+            else:
+                table = doc.get("topicConfigTable")
+                if isinstance(table, dict) and self._ctx.config.brokerName in table:
+                    return doc
+                reason = f"the answer is not broker group {self._ctx.config.brokerName}'s"
+            self._main_port_only.add(master)
+            log.info("slave_sync.vip_port_unused master=%s: %s; asking the main port", master, reason)
+        return await self._ask(master, RequestCode.GET_ALL_TOPIC_CONFIG)
 
     async def _sync_offsets(self, master: str) -> None:
         doc = await self._ask(master, RequestCode.GET_ALL_CONSUMER_OFFSET)
