@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,22 @@ if TYPE_CHECKING:
 # correct property failed it. Tests assert behaviour only, so no example has a deadline.
 settings.register_profile("rocketq", deadline=None)
 settings.load_profile("rocketq")
+
+
+@pytest.fixture(autouse=True)
+def _root_logging_restored() -> Iterator[None]:
+    """A test that runs the command line in this process (``main([...])``) installs its root handler on the
+    stderr pytest captured for that test, which is closed afterwards: every later warning then printed a
+    "--- Logging error ---" traceback instead of going to the next test's capture. Each test gets the root
+    logger's handlers and level back as they were."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in list(root.handlers):
+        if handler not in handlers:
+            root.removeHandler(handler)
+            handler.close()
+    root.setLevel(level)
 
 
 @pytest.fixture(scope="session")
