@@ -110,13 +110,7 @@ static int java_hash_utf8(const unsigned char *s, Py_ssize_t n, uint32_t *h_io) 
         }
         if (len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return -1;
         if (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) return -1;
-        if (cp >= 0x10000) {
-            cp -= 0x10000;
-            h = h * 31u + (0xD800u + (cp >> 10));
-            h = h * 31u + (0xDC00u + (cp & 0x3FF));
-        } else {
-            h = h * 31u + cp;
-        }
+        h = java_hash_step(h, cp);
         i += len;
     }
     *h_io = h;

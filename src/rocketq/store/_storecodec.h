@@ -32,6 +32,16 @@ static inline uint32_t index_hash(uint32_t h) {
     return (uint32_t)(v < 0 ? -v : v);
 }
 
+/* One code point into Java's String.hashCode: a code point above the BMP counts as its two UTF-16 units. */
+static inline uint32_t java_hash_step(uint32_t h, uint32_t cp) {
+    if (cp >= 0x10000) {
+        cp -= 0x10000;
+        h = h * 31u + (0xD800u + (cp >> 10));
+        return h * 31u + (0xDC00u + (cp & 0x3FF));
+    }
+    return h * 31u + cp;
+}
+
 /* Append [index_hash(prefix + text[i:j]), phys] to `out`: Java hashCode over the str's UTF-16 units
  * (read straight from its code points; a lone surrogate is one unit, as in a Java string). */
 static inline int append_entry(PyObject *out, uint32_t prefix, PyObject *text, Py_ssize_t i, Py_ssize_t j, long long phys) {
@@ -39,14 +49,7 @@ static inline int append_entry(PyObject *out, uint32_t prefix, PyObject *text, P
     const void *data = PyUnicode_DATA(text);
     uint32_t h = prefix;
     for (Py_ssize_t k = i; k < j; k++) {
-        Py_UCS4 cp = PyUnicode_READ(kind, data, k);
-        if (cp >= 0x10000) {
-            cp -= 0x10000;
-            h = h * 31u + (0xD800u + (cp >> 10));
-            h = h * 31u + (0xDC00u + (cp & 0x3FF));
-        } else {
-            h = h * 31u + cp;
-        }
+        h = java_hash_step(h, PyUnicode_READ(kind, data, k));
     }
     PyObject *hv = PyLong_FromUnsignedLong(index_hash(h));
     if (hv == NULL) return -1;
