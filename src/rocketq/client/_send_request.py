@@ -25,7 +25,7 @@ from rocketq.client._uniq_id import UniqIdGenerator
 from rocketq.client._validators import properties_to_string, split_batch_sizes
 from rocketq.client.batchcodec import encode_batch
 from rocketq.client.message import Message
-from rocketq.client.sendext import v2_ext
+from rocketq.client.sendext import v2_ext, v2_head
 from rocketq.codes import CURRENT_VERSION, RequestCode
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.command import RemotingCommand
@@ -39,7 +39,10 @@ from rocketq.protocol.message import (
 )
 from rocketq.protocol.topics import RETRY_PREFIX
 
-__all__ = ["COMPRESSION_ZLIB_FLAG", "MessageBatch", "SendSettings", "build_send_request", "split_into_batches"]
+__all__ = [
+    "COMPRESSION_ZLIB_FLAG", "MessageBatch", "SendSettings", "build_send_head", "build_send_request",
+    "split_into_batches",
+]
 
 #: Java ``MessageSysFlag.COMPRESSION_ZLIB_TYPE`` (the compression type bits beside ``SYSFLAG_COMPRESSED``).
 COMPRESSION_ZLIB_FLAG = 0x300
@@ -70,48 +73,80 @@ class MessageBatch(Message):
 
 
 def build_send_request(
-    msg: Message, mq: MessageQueue, settings: SendSettings, id_gen: UniqIdGenerator | None, language: str
+    msg: Message,
+    mq: MessageQueue,
+    settings: SendSettings,
+    id_gen: UniqIdGenerator | None,
+    language: str,
+    born_ms: int | None = None,
 ) -> tuple[RemotingCommand, str]:
     """The SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE request for ``msg`` to ``mq``, and the message id(s).
 
     Gives a message without ``UNIQ_KEY`` one from ``id_gen``; compresses a single message's body from
     ``compress_msg_body_over_howmuch`` bytes; marks a ``TRAN_MSG`` message prepared. A message to a retry topic
     carries its ``RECONSUME_TIME`` / ``MAX_RECONSUME_TIMES`` properties in the header too, and loses them from
-    ``msg.properties`` after the properties text was written, as Java's ``sendKernelImpl`` does.
+    ``msg.properties`` after the properties text was written, as Java's ``sendKernelImpl`` does. ``born_ms`` is
+    the born timestamp to write (now, when not given).
     """
     topic = msg.topic
     props = msg.properties
     if isinstance(msg, MessageBatch):
         body = msg.body
-        sys_flag = 0
+        sys_flag = _tran_flag(props)
         code = _SEND_BATCH_MESSAGE
         batch = "true"
         uniq_id = ",".join([m.properties.get(PROP_UNIQ_KEY) or "" for m in msg.messages])  # Message.uniq_key
     else:
-        uniq_id = props.get(PROP_UNIQ_KEY)  # type: ignore[assignment]
-        if uniq_id is None and PROP_UNIQ_KEY not in props:
-            assert id_gen is not None
-            uniq_id = props[PROP_UNIQ_KEY] = id_gen.create()
-        body = msg.body
-        sys_flag = 0
-        if len(body) >= settings.compress_msg_body_over_howmuch:
-            body = zlib.compress(body, settings.compress_level)
-            sys_flag = SYSFLAG_COMPRESSED | COMPRESSION_ZLIB_FLAG
+        body, sys_flag, uniq_id = _single(msg, settings, id_gen)
         code = _SEND_MESSAGE_V2
         batch = "false"
-        uniq_id = uniq_id or ""
-    tran = props.get(PROP_TRAN_MSG)
-    if tran is not None and tran.lower() == "true":
-        sys_flag |= SYSFLAG_TX_PREPARED
+    born = _time_ns() // 1_000_000 if born_ms is None else born_ms
     if topic.startswith(RETRY_PREFIX):
-        ext = _retry_ext(msg, mq, settings, sys_flag, batch)
+        ext = _retry_ext(msg, mq, settings, sys_flag, batch, born)
     else:
         ext = v2_ext(settings.group, topic, settings.create_topic_key, settings.default_topic_queue_nums, mq.queue_id,
-                     sys_flag, _time_ns() // 1_000_000, msg.flag, props, batch, mq.broker_name)  # fmt: skip
+                     sys_flag, born, msg.flag, props, batch, mq.broker_name)  # fmt: skip
     return RemotingCommand(code, 0, 0, language, CURRENT_VERSION, None, ext, body), uniq_id
 
 
-def _retry_ext(msg: Message, mq: MessageQueue, settings: SendSettings, sys_flag: int, batch: str) -> dict[str, str]:
+def build_send_head(
+    msg: Message, mq: MessageQueue, settings: SendSettings, id_gen: UniqIdGenerator | None, language: str, opaque: int
+) -> tuple[bytes, bytes, str, int]:
+    """``build_send_request``'s request for a single message (not a batch) to a topic that is not a retry topic,
+    already encoded with ``opaque`` (``sendext.v2_head``): the frame's head, the body that follows it, the message
+    id and the born timestamp written (a retry rebuilds the command with it)."""
+    body, sys_flag, uniq_id = _single(msg, settings, id_gen)
+    born = _time_ns() // 1_000_000
+    head = v2_head(opaque, language, CURRENT_VERSION, settings.group, msg.topic, settings.create_topic_key,
+                   settings.default_topic_queue_nums, mq.queue_id, sys_flag, born, msg.flag, msg.properties,
+                   mq.broker_name, body)  # fmt: skip
+    return head, body, uniq_id, born
+
+
+def _single(msg: Message, settings: SendSettings, id_gen: UniqIdGenerator | None) -> tuple[bytes, int, str]:
+    """A single message's body as sent, its sysFlag and its id (given one from ``id_gen`` if it has none)."""
+    props = msg.properties
+    uniq_id = props.get(PROP_UNIQ_KEY)
+    if uniq_id is None and PROP_UNIQ_KEY not in props:
+        assert id_gen is not None
+        uniq_id = props[PROP_UNIQ_KEY] = id_gen.create()
+    body = msg.body
+    sys_flag = _tran_flag(props)
+    if len(body) >= settings.compress_msg_body_over_howmuch:
+        body = zlib.compress(body, settings.compress_level)
+        sys_flag |= SYSFLAG_COMPRESSED | COMPRESSION_ZLIB_FLAG
+    return body, sys_flag, uniq_id or ""
+
+
+def _tran_flag(props: dict[str, str]) -> int:
+    """``SYSFLAG_TX_PREPARED`` for a transactional half message, else 0."""
+    tran = props.get(PROP_TRAN_MSG)
+    return SYSFLAG_TX_PREPARED if tran is not None and tran.lower() == "true" else 0
+
+
+def _retry_ext(
+    msg: Message, mq: MessageQueue, settings: SendSettings, sys_flag: int, batch: str, born_ms: int
+) -> dict[str, str]:
     """The V2 extFields of a send to a retry topic: the reconsume counts in ``"j"`` and ``"l"`` (``"l"`` after
     ``"m"``: the typed header's field order)."""
     props = msg.properties
@@ -127,7 +162,7 @@ def _retry_ext(msg: Message, mq: MessageQueue, settings: SendSettings, sys_flag:
         "d": str(settings.default_topic_queue_nums),
         "e": str(mq.queue_id),
         "f": str(sys_flag),
-        "g": str(_time_ns() // 1_000_000),
+        "g": str(born_ms),
         "h": str(msg.flag),
         "i": text,
         "j": reconsume_times,

@@ -5,6 +5,11 @@ single-letter keys in the typed header's order (``send_header_to_v2``), the numb
 as Java's ``messageProperties2String`` without the last separator (``properties_to_string``), and the constant
 fields a producer always sends (``j`` reconsume times 0, ``k`` unit mode false). The compiled twin builds the same
 dict in one call; ``tests/unit/client/test_sendext.py`` holds them to the same output.
+
+``v2_head`` is the frame head (length words and JSON header) of a single plain SEND_MESSAGE_V2 with those
+extFields: what the remoting layer writes for the command ``build_send_request`` makes, given the opaque the
+connection assigns. The producer's task-less send calls it when nothing has to see the command first (no ACL
+signing hook); the compiled twin writes the head without making the dict and the command.
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rocketq.client._validators import properties_to_string
+from rocketq.codes import RequestCode
+from rocketq.protocol.command import RemotingCommand, encode_header, encode_prefix
 
-__all__ = ["v2_ext"]
+__all__ = ["v2_ext", "v2_head"]
 
 
 def v2_ext(
@@ -37,3 +44,15 @@ def v2_ext(
         "m": batch,
         "n": broker_name,
     }
+
+
+def v2_head(
+    opaque: int, language: str, version: int, group: str, topic: str, create_topic_key: str, default_queue_nums: int,
+    queue_id: int, sys_flag: int, born_ms: int, flag: int, props: Mapping[str, str], broker_name: str,
+    body: bytes | bytearray,
+) -> bytes:
+    """The head of the frame that sends ``body`` as a single (not batch) V2 message; ``body`` follows it unchanged."""
+    ext = v2_ext(group, topic, create_topic_key, default_queue_nums, queue_id, sys_flag, born_ms, flag, props, "false",
+                 broker_name)  # fmt: skip
+    cmd = RemotingCommand(RequestCode.SEND_MESSAGE_V2, opaque, 0, language, version, None, ext, body)
+    return encode_prefix(cmd, encode_header(cmd))

@@ -15,5 +15,6 @@ impl, compiled = choose(pure, "rocketq.client._sendext_c")
 IMPLEMENTATION = "python" if impl is pure else "c"
 
 v2_ext = impl.v2_ext
+v2_head = impl.v2_head
 
-__all__ = ["IMPLEMENTATION", "v2_ext"]
+__all__ = ["IMPLEMENTATION", "v2_ext", "v2_head"]

@@ -124,6 +124,16 @@ class RemotingClient:
         conn.request_waiter(cmd, timeout, waiter)
         return True
 
+    def ready_connection(self, addr: str) -> Connection | None:
+        """The open connection to ``addr`` for a request the caller encodes itself (``Connection.request_frame``);
+        None when there is none yet, or when ``before_request`` must see every command first (ACL signing)."""
+        if self.before_request is not None:
+            return None
+        conn = self._conns.get(addr)
+        if conn is None or conn.closed:
+            return None
+        return conn
+
     async def invoke_oneway(self, addr: str, cmd: RemotingCommand) -> None:
         conn = self._conns.get(addr)
         if conn is None or conn.closed:

@@ -350,15 +350,33 @@ class Connection(asyncio.Protocol):
         if self.closed:
             raise RemotingClosedError(f"connection to {self.remote} closed")
         opaque = cmd.opaque = next(self._opaques) & 0x7FFFFFFF
+        self._expect(opaque, cmd.code, timeout, waiter)
+        self.write(cmd)
+
+    def next_opaque(self) -> int:
+        """The opaque of the next request, for a caller that encodes the request itself (``request_frame``)."""
+        return next(self._opaques) & 0x7FFFFFFF
+
+    def request_frame(
+        self, opaque: int, code: int, timeout: float, waiter: ReplyWaiter, head: bytes, body: bytes | bytearray
+    ) -> None:
+        """``request_waiter`` for a request already encoded: ``head`` (length words and header, carrying
+        ``opaque`` from ``next_opaque``) and ``body``; ``code`` names the request in a timeout's error."""
+        if self.closed:
+            raise RemotingClosedError(f"connection to {self.remote} closed")
+        self._expect(opaque, code, timeout, waiter)
+        self.write_frame(head, body)
+
+    def _expect(self, opaque: int, code: int, timeout: float, waiter: ReplyWaiter) -> None:
+        """Register ``waiter`` for the answer to ``opaque``, failed with a timeout after ``timeout`` s."""
         loop = self._loop
         if timeout >= SWEPT_TIMEOUT_MIN:
-            self._deadlines[opaque] = (loop.time() + timeout, cmd.code, timeout)
+            self._deadlines[opaque] = (loop.time() + timeout, code, timeout)
             if self._sweep_handle is None:
                 self._sweep_handle = loop.call_later(SWEEP_INTERVAL, self._sweep)
         else:
-            self._timers[opaque] = loop.call_at(loop.time() + timeout, self._expire, opaque, cmd.code, timeout)
+            self._timers[opaque] = loop.call_at(loop.time() + timeout, self._expire, opaque, code, timeout)
         self._pending[opaque] = waiter
-        self.write(cmd)
 
     def _sweep(self) -> None:
         """Fail the swept requests whose deadline has passed; go on sweeping while any is pending."""

@@ -16,38 +16,59 @@ import pytest
 from rocketq.client._api import MQClientAPI
 from rocketq.client._async_send import SendFuture, _SendReply, close_async_sends
 from rocketq.client._route import TopicPublishInfo
+from rocketq.client._send_request import build_send_request
 from rocketq.client._tasks import TaskSet
 from rocketq.client._uniq_id import UniqIdGenerator
 from rocketq.client.latency import MQFaultStrategy
 from rocketq.client.message import Message, SendResult, SendStatus
-from rocketq.codes import ResponseCode
+from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import BrokerError, RemotingConnectError
 from rocketq.protocol.bodies import MessageQueue
-from rocketq.protocol.command import FLAG_RESPONSE, RemotingCommand
+from rocketq.protocol.command import FLAG_RESPONSE, RemotingCommand, decode_frame, encode
 
 _MQ = MessageQueue("T", "broker-a", 3)
 _RESULT = SendResult(SendStatus.SEND_OK, "U", "OFF", _MQ, 1)
 
 
 class _Remoting:
-    def __init__(self) -> None:
+    """The remoting client: ``encoded`` has an open connection that takes encoded requests (no signing hook),
+    else every request goes through ``invoke_waiter`` as a command."""
+
+    def __init__(self, encoded: bool = False) -> None:
         self.waiters: list[_SendReply] = []
+        self.frames: list[tuple[int, int, bytes, bytes]] = []  # encoded requests: opaque, code, head, body
+        self.invoked: list[RemotingCommand] = []  # awaited requests (a retry)
+        self.encoded = encoded
 
     def invoke_waiter(self, addr: str, cmd: RemotingCommand, timeout: float, waiter: Any) -> bool:
         self.waiters.append(waiter)
         return True
 
+    def ready_connection(self, addr: str) -> _Remoting | None:
+        return self if self.encoded else None
+
+    def next_opaque(self) -> int:
+        return 41
+
+    def request_frame(self, opaque: int, code: int, timeout: float, waiter: Any, head: bytes, body: bytes) -> None:
+        self.frames.append((opaque, code, head, body))
+        self.waiters.append(waiter)
+
+    async def invoke(self, addr: str, cmd: RemotingCommand, timeout: float) -> RemotingCommand:
+        self.invoked.append(cmd)
+        return _answer()
+
 
 class _Owner:
     """The members ``TasklessSendOwner`` lists (a producer's), with a cached route to broker-a."""
 
-    def __init__(self, retries: int = 0) -> None:
+    def __init__(self, retries: int = 0, encoded: bool = False) -> None:
         self.retry_times_when_send_async_failed = retries
         self.fault_strategy = MQFaultStrategy(False)
         self._tasks = TaskSet(logging.getLogger("test"))
         self._async_in_flight: set[SendFuture] = set()
         self.faults: list[tuple[str, bool]] = []
-        self.remoting = _Remoting()
+        self.remoting = _Remoting(encoded)
         api = MQClientAPI(self.remoting, [])  # type: ignore[arg-type]
         self.instance = types.SimpleNamespace(api=api, find_broker_address_in_publish=lambda name: "addr")
         self.group, self.create_topic_key, self.default_topic_queue_nums = "pg", "TBW102", 4
@@ -85,27 +106,56 @@ async def test_the_taskless_path_leaves_the_unusual_to_the_task_path() -> None:
     assert not owner.remoting.waiters and not owner._async_in_flight
 
 
-async def test_a_taskless_send_completes_from_its_answer() -> None:
-    owner, got = _Owner(), list[Any]()
+@pytest.mark.parametrize("encoded", [False, True])
+async def test_a_taskless_send_completes_from_its_answer(encoded: bool) -> None:
+    owner, got = _Owner(encoded=encoded), list[Any]()
     fut, reply = _taskless(owner, got)
     reply.set_result(_answer())
     assert fut.result().offset_msg_id == "OFF" and got == [fut.result()] and not owner._async_in_flight
 
 
-async def test_a_broker_error_is_a_fault_and_reaches_the_callback() -> None:
-    owner, got = _Owner(), list[Any]()
+@pytest.mark.parametrize("encoded", [False, True])
+async def test_a_broker_error_is_a_fault_and_reaches_the_callback(encoded: bool) -> None:
+    owner, got = _Owner(encoded=encoded), list[Any]()
     fut, reply = _taskless(owner, got)
     reply.set_result(_answer(ResponseCode.SYSTEM_BUSY))
     assert isinstance(got[0], BrokerError) and fut.exception() is got[0]
     assert owner.faults == [("broker-a", True)] and not owner._async_in_flight
 
 
-async def test_a_transport_failure_without_retries_completes_the_send() -> None:
-    owner, got = _Owner(retries=0), list[Any]()
+@pytest.mark.parametrize("encoded", [False, True])
+async def test_a_transport_failure_without_retries_completes_the_send(encoded: bool) -> None:
+    owner, got = _Owner(retries=0, encoded=encoded), list[Any]()
     fut, reply = _taskless(owner, got)
     exc = RemotingConnectError("refused")
     reply.set_exception(exc)
     assert fut.exception() is exc and got == [exc] and owner.faults == [("broker-a", True)]
+
+
+async def test_an_encoded_send_writes_the_frame_of_the_command_it_stands_for() -> None:
+    """With an open connection and no signing hook the request goes out encoded: the frame is the one the
+    command ``build_send_request`` makes would be, with the connection's opaque and the same born timestamp."""
+    owner, got = _Owner(encoded=True), list[Any]()
+    fut, _ = _taskless(owner, got)
+    ((opaque, code, head, body),) = owner.remoting.frames
+    sent = decode_frame(head[4:] + body)
+    expected, uniq_id = build_send_request(fut._msg, _MQ, owner, None, "PYTHON", fut._born)  # type: ignore[arg-type]
+    expected.opaque = 41
+    assert (opaque, code, fut._uniq_id) == (41, RequestCode.SEND_MESSAGE_V2, uniq_id)
+    assert sent.ext_fields["g"] == str(fut._born) and sent.body == b"x"
+    assert head + body == encode(expected)
+
+
+async def test_a_transport_failure_of_an_encoded_send_retries_the_same_request() -> None:
+    owner, got = _Owner(retries=1, encoded=True), list[Any]()
+    fut, reply = _taskless(owner, got)
+    ((_, _, head, body),) = owner.remoting.frames
+    reply.set_exception(RemotingConnectError("reset"))
+    await owner._tasks.wait(1.0)
+    (again,) = owner.remoting.invoked
+    again.opaque = 41
+    assert encode(again) == head + body  # the same request (id, born timestamp), a command this time
+    assert fut.result().offset_msg_id == "OFF" and got == [fut.result()]
 
 
 async def test_a_taskless_send_cancelled_by_the_caller_reports_nothing() -> None:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from rocketq.client import _sendext_py as pure
 from rocketq.client import sendext
+from rocketq.protocol.command import decode_frame
 
 TWINS = [pure.v2_ext] + ([sendext.compiled.v2_ext] if sendext.compiled is not None else [])
 compiled_only = pytest.mark.skipif(
@@ -120,3 +121,50 @@ _number = st.integers(min_value=-(2**64), max_value=2**64)
 def test_the_twins_agree(args: tuple[Any, ...]) -> None:
     compiled, spec = sendext.compiled.v2_ext(*args), pure.v2_ext(*args)
     assert list(compiled.items()) == list(spec.items())
+
+
+# -- v2_head: the whole head of a single plain send ---------------------------------------------------------------
+
+HEAD_TWINS = [pure.v2_head] + ([sendext.compiled.v2_head] if sendext.compiled is not None else [])
+USUAL_HEAD = (7, "PYTHON", 403, "pg", "T", "TBW102", 4, 1, 0, 1765000000000, 0,
+              {"WAIT": "true", "UNIQ_KEY": "AC1100010000"}, "broker-a", b"body")  # fmt: skip
+
+
+@pytest.mark.parametrize("build", HEAD_TWINS)
+def test_the_head_is_the_frame_of_the_command_it_stands_for(build: Any) -> None:
+    head = build(*USUAL_HEAD)
+    cmd = decode_frame(head[4:] + b"body")
+    assert (cmd.code, cmd.opaque, cmd.flag, cmd.language, cmd.version, cmd.remark, cmd.body) == (
+        310, 7, 0, "PYTHON", 403, None, b"body"
+    )
+    assert cmd.ext_fields == pure.v2_ext("pg", "T", "TBW102", 4, 1, 0, 1765000000000, 0, USUAL_HEAD[11], "false",
+                                         "broker-a")  # fmt: skip
+    assert int.from_bytes(head[:4], "big") == len(head) - 4 + len(b"body")
+
+
+def _outcome(fn: Any, args: tuple[Any, ...]) -> Any:
+    try:
+        return fn(*args)
+    except Exception as exc:  # the twins must fail alike too
+        return type(exc)
+
+
+@compiled_only
+@pytest.mark.parametrize("place, value", [
+    (11, {"K": "é", "ключ": "v"}), (11, {"K": _Text("x")}), (11, OrderedDict(K="v")), (11, {"K": "v\ud800"}),
+    (11, {"A": None, "q\"\\\n": "\x00\x1f"}), (3, "gr\u00fcppe"), (4, _Text("T")), (1, "v\ud800"), (0, True),
+    (0, _Number(7)), (9, 2**70), (9, -(2**63)), (13, bytearray(b"xy")), (13, memoryview(b"xy")), (12, None),
+])  # fmt: skip
+def test_the_head_twins_agree_on_the_unusual(place: int, value: Any) -> None:
+    args = list(USUAL_HEAD)
+    args[place] = value
+    assert _outcome(sendext.compiled.v2_head, tuple(args)) == _outcome(pure.v2_head, tuple(args))
+
+
+@compiled_only
+@settings(max_examples=400, deadline=None)
+@given(st.tuples(st.integers(0, 2**31 - 1), _text, _number, _text, _text, _text, _number, _number, _number, _number,
+                 _number, st.dictionaries(_text, st.one_of(st.none(), _text), max_size=6), _text,
+                 st.binary(max_size=40)))  # fmt: skip
+def test_the_head_twins_agree(args: tuple[Any, ...]) -> None:
+    assert _outcome(sendext.compiled.v2_head, args) == _outcome(pure.v2_head, args)
