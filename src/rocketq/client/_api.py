@@ -12,7 +12,8 @@ import logging
 from typing import Any
 
 from rocketq.client.errors import NoRouteError
-from rocketq.client.message import PullStatus, SendResult, SendStatus, make_send_result
+from rocketq.client.message import DEFAULT_REGION, PullStatus, SendResult, SendStatus, make_send_result
+from rocketq.client.sendext import send_answer
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import (
     BrokerError,
@@ -58,7 +59,6 @@ _PULL_CODES = {
     ResponseCode.PULL_RETRY_IMMEDIATELY: PullStatus.NO_MATCHED_MSG,
     ResponseCode.PULL_OFFSET_MOVED: PullStatus.OFFSET_ILLEGAL,
 }
-DEFAULT_REGION = "DefaultRegion"
 
 
 def broker_error(resp: RemotingCommand, addr: str) -> BrokerError:
@@ -210,6 +210,9 @@ class MQClientAPI:
         if status is None:
             raise broker_error(resp, addr)
         ext = resp.ext_fields
+        result = send_answer(ext, status, uniq_id, mq)  # the usual answer, in one call
+        if result is not None:
+            return result
         # The three fields every answer has, read directly; anything unusual (absent, empty, not a plain
         # integer) goes through SendMessageResponseHeader.from_ext for the same values or the same error.
         try:

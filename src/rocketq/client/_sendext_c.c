@@ -1,5 +1,5 @@
 /* Compiled twin of rocketq/client/_sendext_py.py (read its docstring): a plain V2 send's extFields in one call,
- * and (v2_head) the whole head of a single plain send's frame.
+ * (v2_head) the whole head of a single plain send's frame, and (send_answer) the SendResult of its answer.
  *
  * Building the dict, the numbers' text and the properties text was ~2.3 us of Python per send on the second host
  * (build_send_request 2.9 us with its other steps). Whatever is not the usual (a number that is not an int, a
@@ -7,6 +7,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 
 static PyObject *properties_to_string;  /* rocketq.client._validators.properties_to_string: the unusual texts */
 enum { A, B, C, D, E, F, G, H, I, J, K, M, N, KEYS };
@@ -249,6 +250,81 @@ pure:
     return PyObject_Vectorcall(pure_v2_head, args, (size_t)nargs, NULL);
 }
 
+/* --------------------------------------------------------------------- send_answer: the answer's result */
+
+static PyObject *pure_send_answer;    /* rocketq.client._sendext_py.send_answer: a mapping that is not a dict */
+static PyTypeObject *SendResultType;  /* rocketq.client.message.SendResult (a slots dataclass) */
+static PyObject *default_region, *s_queue_id_attr;
+enum { R_STATUS, R_MSG_ID, R_OFFSET_MSG_ID, R_MQ, R_QUEUE_OFFSET, R_TX, R_REGION, R_TRACE, R_FIELDS };
+static const char *const RESULT_FIELDS[R_FIELDS] = {
+    "status", "msg_id", "offset_msg_id", "message_queue", "queue_offset", "transaction_id", "region_id", "trace_on",
+};
+static Py_ssize_t result_offset[R_FIELDS];
+enum { X_MSG_ID, X_QUEUE_ID, X_QUEUE_OFFSET, X_REGION, X_TRACE, X_TX, X_KEYS };
+static const char *const ANSWER_KEYS[X_KEYS] = {
+    "msgId", "queueId", "queueOffset", "MSG_REGION", "TRACE_ON", "transactionId",
+};
+static PyObject *s_answer_keys[X_KEYS];
+
+/* a str of -?[0-9]{1,18} (the pure twin's pattern) as its value; -1 when it is not one */
+static int decimal_value(PyObject *v, long long *out) {
+    if (v == NULL || !PyUnicode_CheckExact(v) || !PyUnicode_IS_ASCII(v)) return -1;
+    const Py_UCS1 *p = PyUnicode_1BYTE_DATA(v);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(v), i = 0;
+    int negative = n > 0 && p[0] == '-';
+    i = negative;
+    if (n - i < 1 || n - i > 18) return -1;
+    long long x = 0;
+    for (; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return -1;
+        x = x * 10 + (p[i] - '0');
+    }
+    *out = negative ? -x : x;
+    return 0;
+}
+
+/* send_answer(ext, status, uniq_id, mq) -> SendResult | None: see _sendext_py.send_answer */
+static PyObject *send_answer(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) return PyErr_Format(PyExc_TypeError, "send_answer() takes 4 arguments (%zd given)", nargs);
+    PyObject *ext = args[0];
+    if (!PyDict_CheckExact(ext)) return PyObject_Vectorcall(pure_send_answer, args, (size_t)nargs, NULL);
+    PyObject *got[X_KEYS];
+    for (int i = 0; i < X_KEYS; i++) {
+        got[i] = PyDict_GetItemWithError(ext, s_answer_keys[i]);  /* borrowed */
+        if (got[i] == NULL && PyErr_Occurred()) return NULL;
+    }
+    long long queue_id, queue_offset;
+    PyObject *region = got[X_REGION], *trace = got[X_TRACE];
+    if (got[X_MSG_ID] == NULL || !PyUnicode_CheckExact(got[X_MSG_ID]) || decimal_value(got[X_QUEUE_ID], &queue_id) < 0
+        || decimal_value(got[X_QUEUE_OFFSET], &queue_offset) < 0 || (region != NULL && !PyUnicode_CheckExact(region))
+        || (trace != NULL && !PyUnicode_CheckExact(trace)))
+        Py_RETURN_NONE;
+    PyObject *mq_queue_id = PyObject_GetAttr(args[3], s_queue_id_attr);
+    if (mq_queue_id == NULL) return NULL;
+    int overflow;
+    long long sent_to = PyLong_Check(mq_queue_id) ? PyLong_AsLongLongAndOverflow(mq_queue_id, &overflow) : 0;
+    int same = PyLong_Check(mq_queue_id) && !overflow && sent_to == queue_id;
+    Py_DECREF(mq_queue_id);
+    if (PyErr_Occurred()) return NULL;
+    if (!same) Py_RETURN_NONE;
+    PyObject *values[R_FIELDS];
+    values[R_STATUS] = Py_NewRef(args[1]);
+    values[R_MSG_ID] = Py_NewRef(args[2]);
+    values[R_OFFSET_MSG_ID] = Py_NewRef(got[X_MSG_ID]);
+    values[R_MQ] = Py_NewRef(args[3]);
+    values[R_QUEUE_OFFSET] = PyLong_FromLongLong(queue_offset);
+    values[R_TX] = Py_NewRef(got[X_TX] != NULL ? got[X_TX] : Py_None);
+    values[R_REGION] = Py_NewRef(region != NULL && PyUnicode_GET_LENGTH(region) > 0 ? region : default_region);
+    values[R_TRACE] = Py_NewRef(trace != NULL && PyUnicode_CompareWithASCIIString(trace, "false") == 0 ? Py_False
+                                                                                                  : Py_True);
+    PyObject *result = values[R_QUEUE_OFFSET] != NULL ? SendResultType->tp_alloc(SendResultType, 0) : NULL;
+    for (int i = 0; i < R_FIELDS; i++) {
+        if (result != NULL) *(PyObject **)((char *)result + result_offset[i]) = values[i];  /* the slot was NULL */
+        else Py_XDECREF(values[i]);
+    }
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"v2_ext", (PyCFunction)(void (*)(void))v2_ext, METH_FASTCALL,
      "v2_ext(group, topic, create_topic_key, default_queue_nums, queue_id, sys_flag, born_ms, flag, props, batch, "
@@ -256,6 +332,8 @@ static PyMethodDef methods[] = {
     {"v2_head", (PyCFunction)(void (*)(void))v2_head, METH_FASTCALL,
      "v2_head(opaque, language, version, group, topic, create_topic_key, default_queue_nums, queue_id, sys_flag, "
      "born_ms, flag, props, broker_name, body) -> bytes: see _sendext_py.v2_head"},
+    {"send_answer", (PyCFunction)(void (*)(void))send_answer, METH_FASTCALL,
+     "send_answer(ext, status, uniq_id, mq) -> SendResult | None: see _sendext_py.send_answer"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -272,6 +350,30 @@ PyMODINIT_FUNC PyInit__sendext_c(void) {
     pure_v2_head = PyObject_GetAttrString(pure, "v2_head");
     Py_DECREF(pure);
     if (pure_v2_head == NULL) return NULL;
+    pure = PyImport_ImportModule("rocketq.client._sendext_py");
+    if (pure == NULL) return NULL;
+    pure_send_answer = PyObject_GetAttrString(pure, "send_answer");
+    Py_DECREF(pure);
+    if (pure_send_answer == NULL) return NULL;
+    PyObject *message = PyImport_ImportModule("rocketq.client.message");
+    if (message == NULL) return NULL;
+    SendResultType = (PyTypeObject *)PyObject_GetAttrString(message, "SendResult");
+    default_region = PyObject_GetAttrString(message, "DEFAULT_REGION");
+    Py_DECREF(message);
+    if (SendResultType == NULL || default_region == NULL) return NULL;
+    if (!PyType_Check(SendResultType)) return PyErr_Format(PyExc_TypeError, "SendResult is not a class");
+    /* where each field lives in a SendResult: written directly, as make_send_result's slot setters do */
+    for (int i = 0; i < R_FIELDS; i++) {
+        PyObject *d = PyObject_GetAttrString((PyObject *)SendResultType, RESULT_FIELDS[i]);
+        if (d == NULL) return NULL;
+        int ok = Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
+        if (ok) result_offset[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_DECREF(d);
+        if (!ok) return PyErr_Format(PyExc_TypeError, "SendResult.%s is not a __slots__ attribute", RESULT_FIELDS[i]);
+    }
+    for (int i = 0; i < X_KEYS; i++)
+        if ((s_answer_keys[i] = PyUnicode_InternFromString(ANSWER_KEYS[i])) == NULL) return NULL;
+    if ((s_queue_id_attr = PyUnicode_InternFromString("queue_id")) == NULL) return NULL;
     for (int i = 0; i < KEYS; i++)
         if ((s_keys[i] = PyUnicode_InternFromString(KEY_TEXT[i])) == NULL) return NULL;
     s_zero = PyUnicode_InternFromString("0");

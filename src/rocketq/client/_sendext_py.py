@@ -10,17 +10,26 @@ dict in one call; ``tests/unit/client/test_sendext.py`` holds them to the same o
 extFields: what the remoting layer writes for the command ``build_send_request`` makes, given the opaque the
 connection assigns. The producer's task-less send calls it when nothing has to see the command first (no ACL
 signing hook); the compiled twin writes the head without making the dict and the command.
+
+``send_answer`` reads a stored send's answer (its extFields) into the ``SendResult`` when the fields have their
+usual shape; anything else gives None and ``MQClientAPI.process_send_response`` reads them the general way.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from rocketq.client._validators import properties_to_string
+from rocketq.client.message import DEFAULT_REGION, SendResult, SendStatus, make_send_result
 from rocketq.codes import RequestCode
+from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.command import RemotingCommand, encode_header, encode_prefix
 
-__all__ = ["v2_ext", "v2_head"]
+__all__ = ["send_answer", "v2_ext", "v2_head"]
+
+#: an int as the broker writes it: decimal digits, a minus sign at most, within a Java long
+_DECIMAL = re.compile(r"-?[0-9]{1,18}")
 
 
 def v2_ext(
@@ -56,3 +65,29 @@ def v2_head(
                  broker_name)  # fmt: skip
     cmd = RemotingCommand(RequestCode.SEND_MESSAGE_V2, opaque, 0, language, version, None, ext, body)
     return encode_prefix(cmd, encode_header(cmd))
+
+
+def send_answer(ext: Mapping[str, str], status: SendStatus, uniq_id: str, mq: MessageQueue) -> SendResult | None:
+    """The result of the send of ``uniq_id`` to ``mq`` whose answer carries ``ext``, when ``msgId`` is text,
+    ``queueId`` is ``mq``'s and ``queueOffset`` a plain decimal, and ``MSG_REGION`` / ``TRACE_ON`` are text or
+    absent; else None."""
+    offset_msg_id = ext.get("msgId")
+    queue_id = ext.get("queueId")
+    queue_offset = ext.get("queueOffset")
+    region = ext.get("MSG_REGION")
+    trace = ext.get("TRACE_ON")
+    if (
+        offset_msg_id.__class__ is not str
+        or not _is_decimal(queue_id)
+        or not _is_decimal(queue_offset)
+        or int(queue_id) != mq.queue_id  # type: ignore[arg-type]
+        or (region is not None and region.__class__ is not str)
+        or (trace is not None and trace.__class__ is not str)
+    ):
+        return None
+    return make_send_result(status, uniq_id, offset_msg_id, mq, int(queue_offset), ext.get("transactionId"),  # type: ignore[arg-type]
+                            region or DEFAULT_REGION, trace != "false")  # fmt: skip
+
+
+def _is_decimal(value: object) -> bool:
+    return isinstance(value, str) and value.__class__ is str and _DECIMAL.fullmatch(value) is not None

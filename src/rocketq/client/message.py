@@ -320,6 +320,10 @@ class SendStatus(enum.Enum):
     SLAVE_NOT_AVAILABLE = "SLAVE_NOT_AVAILABLE"
 
 
+#: the region a broker that names none is in (Java ``MixAll.DEFAULT_TRACE_REGION_ID`` / the broker's regionId)
+DEFAULT_REGION: Final = "DefaultRegion"
+
+
 @dataclass(frozen=True, slots=True)
 class SendResult:
     """Result of a send.
@@ -334,7 +338,7 @@ class SendResult:
     message_queue: MessageQueue
     queue_offset: int
     transaction_id: str | None = None
-    region_id: str = "DefaultRegion"
+    region_id: str = DEFAULT_REGION
     trace_on: bool = True
 
 

@@ -1,13 +1,19 @@
-"""A plain V2 send's extFields in one call: the compiled twin if built, else the pure one.
+"""A plain send's request and answer in one call each: the compiled twin if built, else the pure one.
 
-``v2_ext`` is specified in ``rocketq.client._sendext_py`` (the pure twin); ``build_send_request`` calls it for
-every send that is not to a retry topic. ``ROCKETQ_NO_EXTENSIONS=1`` forces the pure twin.
+All three are specified in ``rocketq.client._sendext_py`` (the pure twin): ``v2_ext``, the extFields that
+``build_send_request`` writes for every send that is not to a retry topic; ``v2_head``, the encoded head of a
+single plain send (``build_send_head``); ``send_answer``, the usual answer's ``SendResult``
+(``MQClientAPI.process_send_response``). ``ROCKETQ_NO_EXTENSIONS=1`` forces the pure twin.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 from rocketq.client import _sendext_py as pure
+from rocketq.client.message import SendResult, SendStatus
 from rocketq.common.native import choose
+from rocketq.protocol.bodies import MessageQueue
 
 impl, compiled = choose(pure, "rocketq.client._sendext_c")
 
@@ -16,5 +22,6 @@ IMPLEMENTATION = "python" if impl is pure else "c"
 
 v2_ext = impl.v2_ext
 v2_head = impl.v2_head
+send_answer: Callable[[Mapping[str, str], SendStatus, str, MessageQueue], SendResult | None] = impl.send_answer
 
-__all__ = ["IMPLEMENTATION", "v2_ext", "v2_head"]
+__all__ = ["IMPLEMENTATION", "send_answer", "v2_ext", "v2_head"]

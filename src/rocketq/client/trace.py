@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rocketq.client.message import Message, MessageExt, SendResult, SendStatus
+from rocketq.client.message import DEFAULT_REGION, Message, MessageExt, SendResult, SendStatus
 from rocketq.protocol.message import PROP_DELAY, PROP_KEYS, PROP_MSG_REGION, PROP_TAGS, PROP_TRACE_SWITCH, PROP_TRAN_MSG
 from rocketq.protocol.topics import TRACE_TOPIC
 
@@ -47,7 +47,6 @@ log = logging.getLogger("rocketq.client.trace")
 
 CONTENT_SPLITOR = "\x01"
 FIELD_SPLITOR = "\x02"
-DEFAULT_REGION = "DefaultRegion"
 #: Java AsyncTraceDispatcher: queue size, drain window, flush size (maxMsgSize - 10000) and age
 QUEUE_SIZE = 2048
 DRAIN_WINDOW = 0.1

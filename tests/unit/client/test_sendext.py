@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from rocketq.client import _sendext_py as pure
 from rocketq.client import sendext
+from rocketq.client.message import SendResult, SendStatus
+from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.command import decode_frame
 
 TWINS = [pure.v2_ext] + ([sendext.compiled.v2_ext] if sendext.compiled is not None else [])
@@ -168,3 +170,58 @@ def test_the_head_twins_agree_on_the_unusual(place: int, value: Any) -> None:
                  st.binary(max_size=40)))  # fmt: skip
 def test_the_head_twins_agree(args: tuple[Any, ...]) -> None:
     assert _outcome(sendext.compiled.v2_head, args) == _outcome(pure.v2_head, args)
+
+
+# -- send_answer: the usual answer's SendResult --------------------------------------------------------------------
+
+ANSWER_TWINS = [pure.send_answer] + ([sendext.compiled.send_answer] if sendext.compiled is not None else [])
+_MQ = MessageQueue("T", "broker-a", 3)
+_ANSWER = {"msgId": "7F0000010000A9F0000000000001E240", "queueId": "3", "queueOffset": "999",
+           "MSG_REGION": "DefaultRegion", "TRACE_ON": "true"}  # fmt: skip
+
+
+@pytest.mark.parametrize("read", ANSWER_TWINS)
+def test_the_usual_answer_is_its_result(read: Any) -> None:
+    assert read(_ANSWER, SendStatus.SEND_OK, "U1", _MQ) == SendResult(
+        SendStatus.SEND_OK, "U1", _ANSWER["msgId"], _MQ, 999, None, "DefaultRegion", True
+    )
+    tx = dict(_ANSWER, transactionId="TX", MSG_REGION="", TRACE_ON="false")
+    assert read(tx, SendStatus.FLUSH_DISK_TIMEOUT, "U2", _MQ) == SendResult(
+        SendStatus.FLUSH_DISK_TIMEOUT, "U2", _ANSWER["msgId"], _MQ, 999, "TX", "DefaultRegion", False
+    )
+    bare = {k: _ANSWER[k] for k in ("msgId", "queueId", "queueOffset")}
+    assert read(bare, SendStatus.SEND_OK, "U3", _MQ).region_id == "DefaultRegion"
+
+
+@pytest.mark.parametrize("read", ANSWER_TWINS)
+@pytest.mark.parametrize("change", [
+    {"queueId": "4"}, {"queueId": " 3"}, {"queueId": "+3"}, {"queueId": "3_0"}, {"queueId": "٣"},
+    {"queueOffset": "1" * 19}, {"queueOffset": ""}, {"queueOffset": "-"}, {"msgId": None}, {"MSG_REGION": 5},
+    {"TRACE_ON": _Text("false")}, {"queueOffset": _Text("9")},
+])  # fmt: skip
+def test_an_unusual_answer_is_left_to_the_general_reader(read: Any, change: dict[str, Any]) -> None:
+    ext = {k: v for k, v in {**_ANSWER, **change}.items() if v is not None}
+    assert read(ext, SendStatus.SEND_OK, "U", _MQ) is None
+
+
+@compiled_only
+def test_a_mapping_that_is_not_a_dict_is_read_by_the_pure_twin() -> None:
+    ext = OrderedDict(_ANSWER)
+    assert sendext.compiled.send_answer(ext, SendStatus.SEND_OK, "U", _MQ) == pure.send_answer(
+        ext, SendStatus.SEND_OK, "U", _MQ
+    )
+
+
+_field = st.one_of(st.none(), st.text(max_size=6), st.from_regex(r"-?[0-9]{1,20}", fullmatch=True))
+
+
+@compiled_only
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from(["msgId", "queueId", "queueOffset", "MSG_REGION", "TRACE_ON", "transactionId"]),
+                       _field), st.integers(-2, 5))  # fmt: skip
+def test_the_answer_twins_agree(ext: dict[str, Any], queue_id: int) -> None:
+    ext = {k: v for k, v in ext.items() if v is not None}
+    mq = MessageQueue("T", "broker-a", queue_id)
+    assert sendext.compiled.send_answer(ext, SendStatus.SEND_OK, "U", mq) == pure.send_answer(
+        ext, SendStatus.SEND_OK, "U", mq
+    )
