@@ -28,7 +28,8 @@ from rocketq.client._send_request import MessageBatch, split_into_batches
 from rocketq.client._tasks import TaskSet
 from rocketq.client._uniq_id import UniqIdGenerator
 from rocketq.client._validators import check_message
-from rocketq.client.message import KEY_SEPARATOR, Message, SendResult, make_send_result
+from rocketq.client.message import KEY_SEPARATOR, Message, SendResult
+from rocketq.client.sendext import batch_results
 from rocketq.errors import ClientError
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.message import (
@@ -86,18 +87,13 @@ def split_batch_result(result: SendResult, count: int) -> list[SendResult]:
     """
     if "," not in result.msg_id:
         return [result] * count
-    msg_ids = result.msg_id.split(",")
-    offset_ids = result.offset_msg_id.split(",")
-    if len(msg_ids) != count or len(offset_ids) != count:
+    results = batch_results(result, count)  # in one call (compiled twin where built)
+    if results is None:
         raise ClientError(
-            f"the answer to an auto-batch of {count} messages names {len(msg_ids)} ids and {len(offset_ids)} "
-            "offset ids"
+            f"the answer to an auto-batch of {count} messages names {result.msg_id.count(',') + 1} ids and "
+            f"{result.offset_msg_id.count(',') + 1} offset ids"
         )
-    first = result.queue_offset
-    status, mq, tx, region, trace_on = (result.status, result.message_queue, result.transaction_id,
-                                        result.region_id, result.trace_on)  # fmt: skip
-    make = make_send_result  # the slot-filling constructor: one result per message
-    return [make(status, msg_ids[i], offset_ids[i], mq, first + i, tx, region, trace_on) for i in range(count)]
+    return results
 
 
 class AccumulatorOwner(Protocol):

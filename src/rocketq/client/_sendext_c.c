@@ -1,5 +1,6 @@
 /* Compiled twin of rocketq/client/_sendext_py.py (read its docstring): a plain V2 send's extFields in one call,
- * (v2_head) the whole head of a single plain send's frame, and (send_answer) the SendResult of its answer.
+ * (v2_head) the whole head of a single plain send's frame, (send_answer) the SendResult of its answer and
+ * (batch_results) each message's own result from an auto-batch's answer.
  *
  * Building the dict, the numbers' text and the properties text was ~2.3 us of Python per send on the second host
  * (build_send_request 2.9 us with its other steps). Whatever is not the usual (a number that is not an int, a
@@ -8,6 +9,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <limits.h>
 
 static PyObject *properties_to_string;  /* rocketq.client._validators.properties_to_string: the unusual texts */
 enum { A, B, C, D, E, F, G, H, I, J, K, M, N, KEYS };
@@ -325,6 +327,64 @@ static PyObject *send_answer(PyObject *self, PyObject *const *args, Py_ssize_t n
     return result;
 }
 
+static PyObject *s_comma;
+static PyObject *pure_batch_results;  /* rocketq.client._sendext_py.batch_results: anything not a SendResult */
+
+static inline PyObject *result_slot(PyObject *result, int field) {
+    return *(PyObject **)((char *)result + result_offset[field]);
+}
+
+/* batch_results(result, count) -> list[SendResult] | None: see _sendext_py.batch_results */
+static PyObject *batch_results(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) return PyErr_Format(PyExc_TypeError, "batch_results() takes 2 arguments (%zd given)", nargs);
+    PyObject *result = args[0];
+    Py_ssize_t count = PyLong_Check(args[1]) ? PyLong_AsSsize_t(args[1]) : -1;
+    if (count == -1 && PyErr_Occurred()) return NULL;
+    if (Py_TYPE(result) != SendResultType || count < 0)
+        return PyObject_Vectorcall(pure_batch_results, args, (size_t)nargs, NULL);
+    for (int i = 0; i < R_FIELDS; i++)
+        if (result_slot(result, i) == NULL) return PyObject_Vectorcall(pure_batch_results, args, (size_t)nargs, NULL);
+    PyObject *msg_id = result_slot(result, R_MSG_ID), *offset_id = result_slot(result, R_OFFSET_MSG_ID);
+    PyObject *first = result_slot(result, R_QUEUE_OFFSET);
+    if (!PyUnicode_Check(msg_id) || !PyUnicode_Check(offset_id) || !PyLong_Check(first))
+        return PyObject_Vectorcall(pure_batch_results, args, (size_t)nargs, NULL);
+    long long first_offset;
+    int overflow;
+    first_offset = PyLong_AsLongLongAndOverflow(first, &overflow);
+    if (overflow || (first_offset == -1 && PyErr_Occurred()) || first_offset > LLONG_MAX - count) {
+        PyErr_Clear();
+        return PyObject_Vectorcall(pure_batch_results, args, (size_t)nargs, NULL);
+    }
+    PyObject *msg_ids = NULL, *offset_ids = NULL, *out = NULL;
+    if ((msg_ids = PyUnicode_Split(msg_id, s_comma, -1)) == NULL) goto done;
+    if ((offset_ids = PyUnicode_Split(offset_id, s_comma, -1)) == NULL) goto done;
+    if (PyList_GET_SIZE(msg_ids) != count || PyList_GET_SIZE(offset_ids) != count) {
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    if ((out = PyList_New(count)) == NULL) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *one = SendResultType->tp_alloc(SendResultType, 0), *offset = PyLong_FromLongLong(first_offset + i);
+        if (one == NULL || offset == NULL) {
+            Py_XDECREF(one);
+            Py_XDECREF(offset);
+            Py_CLEAR(out);
+            goto done;
+        }
+        for (int f = 0; f < R_FIELDS; f++) {
+            PyObject *v = f == R_MSG_ID ? PyList_GET_ITEM(msg_ids, i)
+                        : f == R_OFFSET_MSG_ID ? PyList_GET_ITEM(offset_ids, i)
+                        : f == R_QUEUE_OFFSET ? offset : result_slot(result, f);
+            *(PyObject **)((char *)one + result_offset[f]) = f == R_QUEUE_OFFSET ? v : Py_NewRef(v);
+        }
+        PyList_SET_ITEM(out, i, one);
+    }
+done:
+    Py_XDECREF(msg_ids);
+    Py_XDECREF(offset_ids);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"v2_ext", (PyCFunction)(void (*)(void))v2_ext, METH_FASTCALL,
      "v2_ext(group, topic, create_topic_key, default_queue_nums, queue_id, sys_flag, born_ms, flag, props, batch, "
@@ -334,6 +394,8 @@ static PyMethodDef methods[] = {
      "born_ms, flag, props, broker_name, body) -> bytes: see _sendext_py.v2_head"},
     {"send_answer", (PyCFunction)(void (*)(void))send_answer, METH_FASTCALL,
      "send_answer(ext, status, uniq_id, mq) -> SendResult | None: see _sendext_py.send_answer"},
+    {"batch_results", (PyCFunction)(void (*)(void))batch_results, METH_FASTCALL,
+     "batch_results(result, count) -> list[SendResult] | None: see _sendext_py.batch_results"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -374,6 +436,12 @@ PyMODINIT_FUNC PyInit__sendext_c(void) {
     for (int i = 0; i < X_KEYS; i++)
         if ((s_answer_keys[i] = PyUnicode_InternFromString(ANSWER_KEYS[i])) == NULL) return NULL;
     if ((s_queue_id_attr = PyUnicode_InternFromString("queue_id")) == NULL) return NULL;
+    if ((s_comma = PyUnicode_InternFromString(",")) == NULL) return NULL;
+    pure = PyImport_ImportModule("rocketq.client._sendext_py");
+    if (pure == NULL) return NULL;
+    pure_batch_results = PyObject_GetAttrString(pure, "batch_results");
+    Py_DECREF(pure);
+    if (pure_batch_results == NULL) return NULL;
     for (int i = 0; i < KEYS; i++)
         if ((s_keys[i] = PyUnicode_InternFromString(KEY_TEXT[i])) == NULL) return NULL;
     s_zero = PyUnicode_InternFromString("0");

@@ -13,6 +13,7 @@ signing hook); the compiled twin writes the head without making the dict and the
 
 ``send_answer`` reads a stored send's answer (its extFields) into the ``SendResult`` when the fields have their
 usual shape; anything else gives None and ``MQClientAPI.process_send_response`` reads them the general way.
+``batch_results`` splits an auto-batch's answer into each message's own result (``split_batch_result``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from rocketq.codes import RequestCode
 from rocketq.protocol.bodies import MessageQueue
 from rocketq.protocol.command import RemotingCommand, encode_header, encode_prefix
 
-__all__ = ["send_answer", "v2_ext", "v2_head"]
+__all__ = ["batch_results", "send_answer", "v2_ext", "v2_head"]
 
 #: an int as the broker writes it: decimal digits, a minus sign at most, within a Java long
 _DECIMAL = re.compile(r"-?[0-9]{1,18}")
@@ -91,3 +92,17 @@ def send_answer(ext: Mapping[str, str], status: SendStatus, uniq_id: str, mq: Me
 
 def _is_decimal(value: object) -> bool:
     return isinstance(value, str) and value.__class__ is str and _DECIMAL.fullmatch(value) is not None
+
+
+def batch_results(result: SendResult, count: int) -> list[SendResult] | None:
+    """The results of the ``count`` messages of a batch answered with ``result`` (comma-joined ids, the first
+    message's queue offset), in order; None when its ids do not number ``count``."""
+    msg_ids = result.msg_id.split(",")
+    offset_ids = result.offset_msg_id.split(",")
+    if len(msg_ids) != count or len(offset_ids) != count:
+        return None
+    first = result.queue_offset
+    status, mq, tx, region, trace_on = (result.status, result.message_queue, result.transaction_id,
+                                        result.region_id, result.trace_on)  # fmt: skip
+    return [make_send_result(status, msg_ids[i], offset_ids[i], mq, first + i, tx, region, trace_on)
+            for i in range(count)]  # fmt: skip

@@ -225,3 +225,29 @@ def test_the_answer_twins_agree(ext: dict[str, Any], queue_id: int) -> None:
     assert sendext.compiled.send_answer(ext, SendStatus.SEND_OK, "U", mq) == pure.send_answer(
         ext, SendStatus.SEND_OK, "U", mq
     )
+
+
+# -- batch_results: an auto-batch's answer, message by message -----------------------------------------------------
+
+BATCH_TWINS = [pure.batch_results] + ([sendext.compiled.batch_results] if sendext.compiled is not None else [])
+
+
+@pytest.mark.parametrize("split", BATCH_TWINS)
+def test_a_batch_answer_gives_each_message_its_ids_and_offset(split: Any) -> None:
+    answer = SendResult(SendStatus.FLUSH_DISK_TIMEOUT, "U0,U1,U2", "O0,O1,O2", _MQ, 40, "TX", "R", False)
+    assert split(answer, 3) == [
+        SendResult(SendStatus.FLUSH_DISK_TIMEOUT, f"U{i}", f"O{i}", _MQ, 40 + i, "TX", "R", False) for i in range(3)
+    ]
+    assert split(answer, 2) is None and split(answer, 4) is None
+    uneven = SendResult(SendStatus.SEND_OK, "U0,U1", "O0,O1,O2", _MQ, 40)
+    assert split(uneven, 2) is None
+
+
+@compiled_only
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="0123456789ABCDEF,", max_size=8), min_size=1, max_size=6),
+       st.lists(st.text(alphabet="0123456789ABCDEF,", max_size=8), min_size=1, max_size=6),
+       st.integers(-(2**63), 2**63 - 1), st.integers(0, 8))  # fmt: skip
+def test_the_batch_twins_agree(ids: list[str], offsets: list[str], first: int, count: int) -> None:
+    answer = SendResult(SendStatus.SEND_OK, ",".join(ids), ",".join(offsets), _MQ, first)
+    assert sendext.compiled.batch_results(answer, count) == pure.batch_results(answer, count)
