@@ -11,6 +11,8 @@
 #include <structmember.h>
 #include <limits.h>
 
+#include "../protocol/_jsonwrite.h"
+
 static PyObject *properties_to_string;  /* rocketq.client._validators.properties_to_string: the unusual texts */
 enum { A, B, C, D, E, F, G, H, I, J, K, M, N, KEYS };
 static const char *KEY_TEXT[KEYS] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "m", "n"};
@@ -94,65 +96,6 @@ done:
 /* ------------------------------------------------------------------------------- v2_head: the whole head */
 
 static PyObject *pure_v2_head;  /* rocketq.client._sendext_py.v2_head: every call this code does not take */
-static char *scratch;           /* the head being written (the GIL serialises every use) */
-static size_t scratch_size;
-
-static int scratch_reserve(size_t need) {
-    if (need <= scratch_size) return 0;
-    size_t size = scratch_size ? scratch_size : 4096;
-    while (size < need) size *= 2;
-    char *grown = PyMem_Realloc(scratch, size);
-    if (grown == NULL) return -1;
-    scratch = grown;
-    scratch_size = size;
-    return 0;
-}
-
-/* Room for UTF-8 text as orjson writes it inside a string: each byte becomes at most 6 ("\u00XX"). */
-static inline size_t text_room(Py_ssize_t utf8_len) { return (size_t)utf8_len * 6; }
-
-/* UTF-8 text as orjson escapes it inside a JSON string (no quotes): '"', '\\' and the C0 controls */
-static char *put_text(char *o, const char *s, Py_ssize_t n) {
-    static const char hex[] = "0123456789abcdef";
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch >= 0x20 && ch != '"' && ch != '\\') { *o++ = (char)ch; continue; }
-        *o++ = '\\';
-        switch (ch) {
-        case '"': *o++ = '"'; break;
-        case '\\': *o++ = '\\'; break;
-        case '\b': *o++ = 'b'; break;
-        case '\t': *o++ = 't'; break;
-        case '\n': *o++ = 'n'; break;
-        case '\f': *o++ = 'f'; break;
-        case '\r': *o++ = 'r'; break;
-        default:
-            *o++ = 'u'; *o++ = '0'; *o++ = '0';
-            *o++ = hex[ch >> 4]; *o++ = hex[ch & 0xF];
-        }
-    }
-    return o;
-}
-
-static char *put_lit(char *o, const char *lit, size_t n) {
-    memcpy(o, lit, n);
-    return o + n;
-}
-#define LIT(o, text) put_lit(o, text, sizeof(text) - 1)
-
-static char *put_int(char *o, long long x) {
-    char tmp[24];
-    int n = 0;
-    unsigned long long u = x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x;
-    do { tmp[n++] = (char)('0' + u % 10); u /= 10; } while (u);
-    if (x < 0) *o++ = '-';
-    while (n) *o++ = tmp[--n];
-    return o;
-}
-
-static inline void put32(char *p, uint32_t v) {
-    p[0] = (char)(v >> 24); p[1] = (char)(v >> 16); p[2] = (char)(v >> 8); p[3] = (char)v;
-}
 
 /* a plain int (not a bool, not a subclass) within long long; -1 otherwise, nothing raised */
 static int plain_int(PyObject *v, long long *out) {
@@ -190,7 +133,7 @@ static PyObject *v2_head(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     for (size_t i = 0; i < sizeof text_args / sizeof *text_args; i++) {
         int a = text_args[i];
         if ((text[a] = plain_text(args[a], &text_n[a])) == NULL) goto pure;
-        room += text_room(text_n[a]);
+        room += str_room(text_n[a]);
     }
     PyObject *props = args[H_PROPS], *body = args[H_BODY], *k, *v;
     if (!PyDict_CheckExact(props)) goto pure;
@@ -202,7 +145,7 @@ static PyObject *v2_head(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     while (PyDict_Next(props, &pos, &k, &v)) {
         if (v == Py_None) continue;
         if (plain_text(k, &kn) == NULL || plain_text(v, &vn) == NULL) goto pure;
-        room += text_room(kn) + text_room(vn) + 12;
+        room += str_room(kn) + str_room(vn) + 12;
     }
     if (scratch_reserve(room) < 0) return PyErr_NoMemory();
     char *o = scratch + 8;

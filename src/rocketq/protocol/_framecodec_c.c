@@ -18,6 +18,8 @@
 #include <string.h>
 #include <stdio.h>
 
+#include "_jsonwrite.h"
+
 static PyObject *ProtocolError;     /* rocketq.errors.ProtocolError */
 static PyTypeObject *CommandType;   /* rocketq.protocol.command.RemotingCommand */
 static PyObject *py_decode_frame;   /* rocketq.protocol.command.decode_frame: every frame we do not take */
@@ -82,20 +84,6 @@ static int hex4(const char *p, unsigned *out) {
         else return -1;
     }
     *out = v;
-    return 0;
-}
-
-static char *scratch;  /* unescaped strings and encoded headers (the GIL serialises every use) */
-static size_t scratch_size;
-
-static int scratch_reserve(size_t need) {
-    if (need <= scratch_size) return 0;
-    size_t size = scratch_size ? scratch_size : 4096;
-    while (size < need) size *= 2;
-    char *grown = PyMem_Realloc(scratch, size);
-    if (grown == NULL) return -1;
-    scratch = grown;
-    scratch_size = size;
     return 0;
 }
 
@@ -440,42 +428,6 @@ static PyObject *handed_over_count(PyObject *self, PyObject *unused) {
 
 /* -------------------------------------------------------------------------------------------- JSON output */
 
-/* Room for a str's text as orjson writes it: each byte becomes at most 6 ("\u00XX"), plus quotes. */
-static inline size_t str_room(Py_ssize_t utf8_len) { return (size_t)utf8_len * 6 + 2; }
-
-static char *put_str(char *o, const char *s, Py_ssize_t n) {
-    static const char hex[] = "0123456789abcdef";
-    *o++ = '"';
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch >= 0x20 && ch != '"' && ch != '\\') { *o++ = (char)ch; continue; }
-        *o++ = '\\';
-        switch (ch) {
-        case '"': *o++ = '"'; break;
-        case '\\': *o++ = '\\'; break;
-        case '\b': *o++ = 'b'; break;
-        case '\t': *o++ = 't'; break;
-        case '\n': *o++ = 'n'; break;
-        case '\f': *o++ = 'f'; break;
-        case '\r': *o++ = 'r'; break;
-        default:
-            *o++ = 'u'; *o++ = '0'; *o++ = '0';
-            *o++ = hex[ch >> 4]; *o++ = hex[ch & 0xF];
-        }
-    }
-    *o++ = '"';
-    return o;
-}
-
-static char *put_lit(char *o, const char *lit, size_t n) {
-    memcpy(o, lit, n);
-    return o + n;
-}
-
-static inline void put32(char *p, uint32_t v) {
-    p[0] = (char)(v >> 24); p[1] = (char)(v >> 16); p[2] = (char)(v >> 8); p[3] = (char)v;
-}
-
 /* An int member as orjson writes it (an int subclass such as RequestCode as its value); -1 when it is not an
  * int within int64, or is a bool (the pure path decides). */
 static int int_text(PyObject *v, char *buf, int *len) {
@@ -483,15 +435,7 @@ static int int_text(PyObject *v, char *buf, int *len) {
     int overflow;
     long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
     if (overflow || (x == -1 && PyErr_Occurred())) { PyErr_Clear(); return -1; }
-    /* decimal digits by hand: snprintf cost more than the rest of the header */
-    char tmp[24];
-    int n = 0;
-    unsigned long long u = x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x;
-    do { tmp[n++] = (char)('0' + u % 10); u /= 10; } while (u);
-    int k = 0;
-    if (x < 0) buf[k++] = '-';
-    while (n) buf[k++] = tmp[--n];
-    *len = k;
+    *len = (int)(put_int(buf, x) - buf);
     return 0;
 }
 
@@ -574,8 +518,6 @@ static PyObject *encode_head(PyObject *self, PyObject *cmd) {
     put32(scratch + 4, (uint32_t)header_len);
     return PyBytes_FromStringAndSize(scratch, 8 + header_len);
 }
-
-#define LIT(o, text) put_lit(o, text, sizeof(text) - 1)
 
 /* encode_send_reply(opaque, version, msg_id_prefix, phys, queue_id, queue_offset, region, trace_on): the head of a
  * stored send's JSON answer, byte for byte what encode_head gives for it (see _framecodec_py), without building
