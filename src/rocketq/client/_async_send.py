@@ -28,7 +28,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rocketq.client._route import TopicPublishInfo
 from rocketq.client._send_request import MessageBatch, SendSettings, build_send_head, build_send_request
@@ -41,7 +41,7 @@ from rocketq.client.message import Message, SendResult
 from rocketq.codes import RequestCode
 from rocketq.errors import BrokerError, RemotingError
 from rocketq.protocol.bodies import MessageQueue
-from rocketq.protocol.command import RemotingCommand
+from rocketq.protocol.command import RemotingCommand, decode_frame
 from rocketq.protocol.topics import RETRY_PREFIX
 
 if TYPE_CHECKING:
@@ -103,15 +103,14 @@ class SendFuture(asyncio.Future[SendResult]):
     callbacks, as ``send_async`` has always done there.
     """
 
-    __slots__ = ("_addr", "_begin", "_born", "_cmd", "_meter", "_mq", "_msg", "_on_exception", "_on_success",
-                 "_owner", "_timeout", "_traced", "_uniq_id")  # fmt: skip
+    __slots__ = ("_addr", "_begin", "_cmd", "_frame", "_meter", "_mq", "_on_exception", "_on_success", "_owner",
+                 "_timeout", "_traced", "_uniq_id")  # fmt: skip
 
     _owner: AsyncSendOwner
     _on_success: SendCallback | None
     _on_exception: ExceptionCallback | None
-    _cmd: RemotingCommand | None  # None when the request went out encoded (a retry rebuilds it from _msg, _born)
-    _msg: Message
-    _born: int
+    _cmd: RemotingCommand | None  # None when the request went out encoded: then _frame holds its head and body
+    _frame: tuple[bytes, bytes] | None
     _addr: str
     _mq: MessageQueue
     _uniq_id: str
@@ -155,10 +154,12 @@ class SendFuture(asyncio.Future[SendResult]):
             conn = remoting.ready_connection(addr)
             if conn is None:
                 cmd, uniq_id = build_send_request(msg, mq, owner, owner._id_gen, api.language)  # sets UNIQ_KEY (kept)
+                self._frame = None
             else:
                 cmd = None
                 opaque = conn.next_opaque()
-                head, body, uniq_id, self._born = build_send_head(msg, mq, owner, owner._id_gen, api.language, opaque)
+                head, body, uniq_id = build_send_head(msg, mq, owner, owner._id_gen, api.language, opaque)
+                self._frame = (head, body)
         except Exception:
             return False
         # The future itself carries the send's state to the answer: no closure (a cell per variable) and no state
@@ -167,7 +168,6 @@ class SendFuture(asyncio.Future[SendResult]):
         self._on_success = on_success
         self._on_exception = on_exception
         self._cmd = cmd
-        self._msg = msg
         self._addr = addr
         self._mq = mq
         self._uniq_id = uniq_id
@@ -255,16 +255,19 @@ class SendFuture(asyncio.Future[SendResult]):
             if owner.retry_times_when_send_async_failed > 0 and not owner._tasks.closed:
                 log.warning("send_async.retry times=1 topic=%s addr=%s error=%s", mq.topic, self._addr, exc)
                 remaining = self._timeout - (time.monotonic() - self._begin)
-                cmd = self._cmd
-                if cmd is None:  # it went out encoded (task-less): the same request again, born when it was
-                    taskless = cast("TasklessSendOwner", owner)
-                    language = owner.instance.api.language
-                    cmd, _ = build_send_request(self._msg, mq, taskless, taskless._id_gen, language, self._born)
-                retry = send_with_retry(owner, cmd, self._addr, mq, self._uniq_id, remaining, times=1)
+                retry = send_with_retry(owner, self._request(), self._addr, mq, self._uniq_id, remaining, times=1)
                 owner._tasks.spawn(self._run(retry), "send-async-retry")
                 return
         # otherwise: cancelled (shutdown) or a bug, reported like the task would
         self.complete(None, exc)
+
+    def _request(self) -> RemotingCommand:
+        """The request this send made: its command, or the one its encoded frame holds (the same bytes)."""
+        if self._cmd is not None:
+            return self._cmd
+        assert self._frame is not None
+        head, body = self._frame
+        return decode_frame(head[4:] + body)  # without the total-length word, as the decoder reads a frame
 
     # -- completion -------------------------------------------------------------------------------------------
 

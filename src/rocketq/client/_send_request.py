@@ -78,15 +78,13 @@ def build_send_request(
     settings: SendSettings,
     id_gen: UniqIdGenerator | None,
     language: str,
-    born_ms: int | None = None,
 ) -> tuple[RemotingCommand, str]:
     """The SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE request for ``msg`` to ``mq``, and the message id(s).
 
     Gives a message without ``UNIQ_KEY`` one from ``id_gen``; compresses a single message's body from
     ``compress_msg_body_over_howmuch`` bytes; marks a ``TRAN_MSG`` message prepared. A message to a retry topic
     carries its ``RECONSUME_TIME`` / ``MAX_RECONSUME_TIMES`` properties in the header too, and loses them from
-    ``msg.properties`` after the properties text was written, as Java's ``sendKernelImpl`` does. ``born_ms`` is
-    the born timestamp to write (now, when not given).
+    ``msg.properties`` after the properties text was written, as Java's ``sendKernelImpl`` does.
     """
     topic = msg.topic
     props = msg.properties
@@ -100,7 +98,7 @@ def build_send_request(
         body, sys_flag, uniq_id = _single(msg, settings, id_gen)
         code = _SEND_MESSAGE_V2
         batch = "false"
-    born = _time_ns() // 1_000_000 if born_ms is None else born_ms
+    born = _time_ns() // 1_000_000
     if topic.startswith(RETRY_PREFIX):
         ext = _retry_ext(msg, mq, settings, sys_flag, batch, born)
     else:
@@ -111,16 +109,15 @@ def build_send_request(
 
 def build_send_head(
     msg: Message, mq: MessageQueue, settings: SendSettings, id_gen: UniqIdGenerator | None, language: str, opaque: int
-) -> tuple[bytes, bytes, str, int]:
+) -> tuple[bytes, bytes, str]:
     """``build_send_request``'s request for a single message (not a batch) to a topic that is not a retry topic,
-    already encoded with ``opaque`` (``sendext.v2_head``): the frame's head, the body that follows it, the message
-    id and the born timestamp written (a retry rebuilds the command with it)."""
+    already encoded with ``opaque`` (``sendext.v2_head``): the frame's head, the body that follows it and the
+    message id."""
     body, sys_flag, uniq_id = _single(msg, settings, id_gen)
-    born = _time_ns() // 1_000_000
     head = v2_head(opaque, language, CURRENT_VERSION, settings.group, msg.topic, settings.create_topic_key,
-                   settings.default_topic_queue_nums, mq.queue_id, sys_flag, born, msg.flag, msg.properties,
-                   mq.broker_name, body)  # fmt: skip
-    return head, body, uniq_id, born
+                   settings.default_topic_queue_nums, mq.queue_id, sys_flag, _time_ns() // 1_000_000, msg.flag,
+                   msg.properties, mq.broker_name, body)  # fmt: skip
+    return head, body, uniq_id
 
 
 def _single(msg: Message, settings: SendSettings, id_gen: UniqIdGenerator | None) -> tuple[bytes, int, str]:

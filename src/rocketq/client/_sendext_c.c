@@ -129,7 +129,7 @@ static PyObject *v2_head(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     Py_ssize_t text_n[H_ARGS];
     for (size_t i = 0; i < sizeof int_args / sizeof *int_args; i++)
         if (plain_int(args[int_args[i]], &num[int_args[i]]) < 0) goto pure;
-    size_t room = 8 + 256;
+    size_t room = 8 + 256 + 7 * 24;  /* the length words, the fixed text (~205 B), seven ints of <= 20 digits */
     for (size_t i = 0; i < sizeof text_args / sizeof *text_args; i++) {
         int a = text_args[i];
         if ((text[a] = plain_text(args[a], &text_n[a])) == NULL) goto pure;
@@ -233,25 +233,27 @@ static PyObject *send_answer(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (nargs != 4) return PyErr_Format(PyExc_TypeError, "send_answer() takes 4 arguments (%zd given)", nargs);
     PyObject *ext = args[0];
     if (!PyDict_CheckExact(ext)) return PyObject_Vectorcall(pure_send_answer, args, (size_t)nargs, NULL);
-    PyObject *got[X_KEYS];
-    for (int i = 0; i < X_KEYS; i++) {
-        got[i] = PyDict_GetItemWithError(ext, s_answer_keys[i]);  /* borrowed */
-        if (got[i] == NULL && PyErr_Occurred()) return NULL;
+    /* the queue sent to first: reading an attribute may run Python code, which could change ext */
+    PyObject *mq_queue_id = PyObject_GetAttr(args[3], s_queue_id_attr);
+    if (mq_queue_id == NULL) return NULL;
+    int overflow = 0;
+    long long sent_to = PyLong_Check(mq_queue_id) ? PyLong_AsLongLongAndOverflow(mq_queue_id, &overflow) : 0;
+    int sent_to_known = PyLong_Check(mq_queue_id) && !overflow;
+    Py_DECREF(mq_queue_id);
+    if (PyErr_Occurred()) return NULL;
+    PyObject *got[X_KEYS] = {NULL}, *result = NULL;
+    for (int i = 0; i < X_KEYS; i++) {  /* owned: a key's __eq__ could change ext during a later lookup */
+        got[i] = Py_XNewRef(PyDict_GetItemWithError(ext, s_answer_keys[i]));
+        if (got[i] == NULL && PyErr_Occurred()) goto done;
     }
     long long queue_id, queue_offset;
     PyObject *region = got[X_REGION], *trace = got[X_TRACE];
     if (got[X_MSG_ID] == NULL || !PyUnicode_CheckExact(got[X_MSG_ID]) || decimal_value(got[X_QUEUE_ID], &queue_id) < 0
         || decimal_value(got[X_QUEUE_OFFSET], &queue_offset) < 0 || (region != NULL && !PyUnicode_CheckExact(region))
-        || (trace != NULL && !PyUnicode_CheckExact(trace)))
-        Py_RETURN_NONE;
-    PyObject *mq_queue_id = PyObject_GetAttr(args[3], s_queue_id_attr);
-    if (mq_queue_id == NULL) return NULL;
-    int overflow;
-    long long sent_to = PyLong_Check(mq_queue_id) ? PyLong_AsLongLongAndOverflow(mq_queue_id, &overflow) : 0;
-    int same = PyLong_Check(mq_queue_id) && !overflow && sent_to == queue_id;
-    Py_DECREF(mq_queue_id);
-    if (PyErr_Occurred()) return NULL;
-    if (!same) Py_RETURN_NONE;
+        || (trace != NULL && !PyUnicode_CheckExact(trace)) || !sent_to_known || sent_to != queue_id) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
     PyObject *values[R_FIELDS];
     values[R_STATUS] = Py_NewRef(args[1]);
     values[R_MSG_ID] = Py_NewRef(args[2]);
@@ -262,11 +264,13 @@ static PyObject *send_answer(PyObject *self, PyObject *const *args, Py_ssize_t n
     values[R_REGION] = Py_NewRef(region != NULL && PyUnicode_GET_LENGTH(region) > 0 ? region : default_region);
     values[R_TRACE] = Py_NewRef(trace != NULL && PyUnicode_CompareWithASCIIString(trace, "false") == 0 ? Py_False
                                                                                                   : Py_True);
-    PyObject *result = values[R_QUEUE_OFFSET] != NULL ? SendResultType->tp_alloc(SendResultType, 0) : NULL;
+    result = values[R_QUEUE_OFFSET] != NULL ? SendResultType->tp_alloc(SendResultType, 0) : NULL;
     for (int i = 0; i < R_FIELDS; i++) {
         if (result != NULL) *(PyObject **)((char *)result + result_offset[i]) = values[i];  /* the slot was NULL */
         else Py_XDECREF(values[i]);
     }
+done:
+    for (int i = 0; i < X_KEYS; i++) Py_XDECREF(got[i]);
     return result;
 }
 
@@ -282,7 +286,7 @@ static PyObject *batch_results(PyObject *self, PyObject *const *args, Py_ssize_t
     if (nargs != 2) return PyErr_Format(PyExc_TypeError, "batch_results() takes 2 arguments (%zd given)", nargs);
     PyObject *result = args[0];
     Py_ssize_t count = PyLong_Check(args[1]) ? PyLong_AsSsize_t(args[1]) : -1;
-    if (count == -1 && PyErr_Occurred()) return NULL;
+    if (count == -1 && PyErr_Occurred()) PyErr_Clear();  /* beyond Py_ssize_t: the pure twin answers */
     if (Py_TYPE(result) != SendResultType || count < 0)
         return PyObject_Vectorcall(pure_batch_results, args, (size_t)nargs, NULL);
     for (int i = 0; i < R_FIELDS; i++)
@@ -350,16 +354,13 @@ PyMODINIT_FUNC PyInit__sendext_c(void) {
     properties_to_string = PyObject_GetAttrString(validators, "properties_to_string");
     Py_DECREF(validators);
     if (properties_to_string == NULL) return NULL;
-    PyObject *pure = PyImport_ImportModule("rocketq.client._sendext_py");
+    PyObject *pure = PyImport_ImportModule("rocketq.client._sendext_py");  /* the twins' fallbacks */
     if (pure == NULL) return NULL;
     pure_v2_head = PyObject_GetAttrString(pure, "v2_head");
-    Py_DECREF(pure);
-    if (pure_v2_head == NULL) return NULL;
-    pure = PyImport_ImportModule("rocketq.client._sendext_py");
-    if (pure == NULL) return NULL;
     pure_send_answer = PyObject_GetAttrString(pure, "send_answer");
+    pure_batch_results = PyObject_GetAttrString(pure, "batch_results");
     Py_DECREF(pure);
-    if (pure_send_answer == NULL) return NULL;
+    if (pure_v2_head == NULL || pure_send_answer == NULL || pure_batch_results == NULL) return NULL;
     PyObject *message = PyImport_ImportModule("rocketq.client.message");
     if (message == NULL) return NULL;
     SendResultType = (PyTypeObject *)PyObject_GetAttrString(message, "SendResult");
@@ -380,11 +381,6 @@ PyMODINIT_FUNC PyInit__sendext_c(void) {
         if ((s_answer_keys[i] = PyUnicode_InternFromString(ANSWER_KEYS[i])) == NULL) return NULL;
     if ((s_queue_id_attr = PyUnicode_InternFromString("queue_id")) == NULL) return NULL;
     if ((s_comma = PyUnicode_InternFromString(",")) == NULL) return NULL;
-    pure = PyImport_ImportModule("rocketq.client._sendext_py");
-    if (pure == NULL) return NULL;
-    pure_batch_results = PyObject_GetAttrString(pure, "batch_results");
-    Py_DECREF(pure);
-    if (pure_batch_results == NULL) return NULL;
     for (int i = 0; i < KEYS; i++)
         if ((s_keys[i] = PyUnicode_InternFromString(KEY_TEXT[i])) == NULL) return NULL;
     s_zero = PyUnicode_InternFromString("0");

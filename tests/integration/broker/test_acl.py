@@ -17,6 +17,8 @@ import yaml
 from rocketq.acl import signature
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.controller import BrokerController
+from rocketq.client import ClientConfig, Message, Producer, SendStatus
+from rocketq.client.errors import SendFailedError
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.errors import ConfigError
 from rocketq.protocol.bodies import ConsumerData, HeartbeatData, SubscriptionData
@@ -359,3 +361,19 @@ async def test_pop_needs_sub_on_the_topic_and_the_group(acl_cluster: tuple[Embed
            "offset": 0}  # fmt: skip
     denied = await consumer.call(RequestCode.ACK_MESSAGE, ack)
     assert denied.code == 1 and "No default permission for group:other" in (denied.remark or "")
+
+
+async def test_the_sdk_producer_signs_async_sends_on_an_open_connection(
+    acl_cluster: tuple[EmbeddedCluster, Path],
+) -> None:
+    """Once the connection to the broker is open a plain ``send_async`` may go out encoded in one call; with an
+    account it must still be a signed command (the broker refuses an unsigned send to TAcl)."""
+    cluster, _ = acl_cluster
+    config = ClientConfig(namesrv_addr=cluster.namesrv_addr, access_key="producer1", secret_key="producer-secret")
+    async with Producer("pg", config=config) as producer:
+        await producer.send(Message("TAcl", b"opens the connection"))
+        results = await asyncio.gather(*[producer.send_async(Message("TAcl", b"%d" % i)) for i in range(20)])
+    assert [r.status for r in results] == [SendStatus.SEND_OK] * 20
+    async with Producer("pg", config=ClientConfig(namesrv_addr=cluster.namesrv_addr)) as anonymous:
+        with pytest.raises(SendFailedError, match="No accessKey is configured"):
+            await anonymous.send(Message("TAcl", b"unsigned"))

@@ -134,15 +134,19 @@ async def test_a_transport_failure_without_retries_completes_the_send(encoded: b
 
 async def test_an_encoded_send_writes_the_frame_of_the_command_it_stands_for() -> None:
     """With an open connection and no signing hook the request goes out encoded: the frame is the one the
-    command ``build_send_request`` makes would be, with the connection's opaque and the same born timestamp."""
-    owner, got = _Owner(encoded=True), list[Any]()
-    fut, _ = _taskless(owner, got)
+    command ``build_send_request`` makes would be (compressed, prepared), with the connection's opaque."""
+    owner = _Owner(encoded=True)
+    msg = Message("T", b"x" * 5000, tags="TagA")  # over compress_msg_body_over_howmuch: compressed
+    msg.properties["TRAN_MSG"] = "true"
+    fut = SendFuture(loop=asyncio.get_running_loop())
+    assert fut.send_taskless(owner, owner.instance, msg, 3.0, None, None)  # type: ignore[arg-type]
     ((opaque, code, head, body),) = owner.remoting.frames
     sent = decode_frame(head[4:] + body)
-    expected, uniq_id = build_send_request(fut._msg, _MQ, owner, None, "PYTHON", fut._born)  # type: ignore[arg-type]
+    expected, uniq_id = build_send_request(msg, _MQ, owner, None, "PYTHON")  # type: ignore[arg-type]
     expected.opaque = 41
+    expected.ext_fields["g"] = sent.ext_fields["g"]  # born a moment apart
     assert (opaque, code, fut._uniq_id) == (41, RequestCode.SEND_MESSAGE_V2, uniq_id)
-    assert sent.ext_fields["g"] == str(fut._born) and sent.body == b"x"
+    assert int(sent.ext_fields["f"]) & 0x1 and int(sent.ext_fields["f"]) & 0x4  # compressed, prepared
     assert head + body == encode(expected)
 
 
@@ -150,6 +154,7 @@ async def test_a_transport_failure_of_an_encoded_send_retries_the_same_request()
     owner, got = _Owner(retries=1, encoded=True), list[Any]()
     fut, reply = _taskless(owner, got)
     ((_, _, head, body),) = owner.remoting.frames
+    owner.topic_publish_info_table.clear()  # nothing the retry needs is looked up again
     reply.set_exception(RemotingConnectError("reset"))
     await owner._tasks.wait(1.0)
     (again,) = owner.remoting.invoked

@@ -164,6 +164,18 @@ def test_the_head_twins_agree_on_the_unusual(place: int, value: Any) -> None:
 
 
 @compiled_only
+@pytest.mark.parametrize("text_len", [100, 560, 600, 640, 1200, 1260, 1300])
+def test_the_longest_head_fits_its_buffer(text_len: int) -> None:
+    """Every number at its widest (20 characters) and text that escapes to six bytes a character, sized so that
+    the head ends near the scratch buffer's power-of-two sizes: the compiled twin writes exactly the pure bytes."""
+    wide = -(2**63)
+    controls = "\x01" * text_len
+    args = (wide, controls, wide, controls, controls, controls, wide, wide, wide, wide, wide,
+            {controls: controls}, controls, b"b")  # fmt: skip
+    assert sendext.compiled.v2_head(*args) == pure.v2_head(*args)
+
+
+@compiled_only
 @settings(max_examples=400, deadline=None)
 @given(st.tuples(st.integers(0, 2**31 - 1), _text, _number, _text, _text, _text, _number, _number, _number, _number,
                  _number, st.dictionaries(_text, st.one_of(st.none(), _text), max_size=6), _text,
