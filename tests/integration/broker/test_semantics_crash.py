@@ -17,9 +17,12 @@ from rocketq.testing.wire import Wire, records
 
 pytestmark = pytest.mark.crash
 
+# The delays outlast the steps before the kill (seven requests; well over 2 s on a loaded 2-core runner with the
+# pure twins: a 2 s delay once came due before the check that nothing is delivered yet).
+DELAY_MS = 8000
 SETTINGS = [
     "flushDiskType=SYNC_FLUSH",
-    "messageDelayLevel=2s 2s 2s 2s 2s 2s",
+    "messageDelayLevel=8s 8s 8s 8s 8s 8s",
     "scheduleIntervalMills=50",
     "transactionTimeOut=600000",
 ]
@@ -46,7 +49,7 @@ async def test_pending_semantics_survive_sigkill(tmp_path: Path) -> None:
     try:
         wire = Wire(rc, addr)
         assert (await wire.send("TCrash", b"delayed", props={"DELAY": "1"})).code == 0
-        assert (await wire.send("TCrash", b"timed", props={"TIMER_DELAY_MS": "2000"})).code == 0
+        assert (await wire.send("TCrash", b"timed", props={"TIMER_DELAY_MS": str(DELAY_MS)})).code == 0
         half = await wire.send("TCrash", b"half", group="txg", props={"TRAN_MSG": "true", "PGROUP": "txg"})
         assert half.code == 0
         assert (await wire.send("TRetrySrc", b"retry-me")).code == 0
@@ -72,7 +75,7 @@ async def test_pending_semantics_survive_sigkill(tmp_path: Path) -> None:
         end = {"producerGroup": "txg", "tranStateTableOffset": half.ext_fields["queueOffset"],
                "commitLogOffset": str(phys), "commitOrRollback": "8", "msgId": "x"}  # fmt: skip
         assert (await wire.call(RequestCode.END_TRANSACTION, end)).code == 0
-        async with asyncio.timeout(20):
+        async with asyncio.timeout(DELAY_MS / 1000 + 30):
             while True:
                 bodies = sorted(m.body for m in await pull_all(wire, "TCrash"))
                 retried = await pull_all(wire, "%RETRY%rg")
