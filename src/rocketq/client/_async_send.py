@@ -103,14 +103,13 @@ class SendFuture(asyncio.Future[SendResult]):
     callbacks, as ``send_async`` has always done there.
     """
 
-    __slots__ = ("_addr", "_begin", "_cmd", "_frame", "_meter", "_mq", "_on_exception", "_on_success", "_owner",
-                 "_timeout", "_traced", "_uniq_id")  # fmt: skip
+    __slots__ = ("_addr", "_begin", "_meter", "_mq", "_on_exception", "_on_success", "_owner", "_sent", "_timeout",
+                 "_traced", "_uniq_id")  # fmt: skip
 
     _owner: AsyncSendOwner
     _on_success: SendCallback | None
     _on_exception: ExceptionCallback | None
-    _cmd: RemotingCommand | None  # None when the request went out encoded: then _frame holds its head and body
-    _frame: tuple[bytes, bytes] | None
+    _sent: RemotingCommand | tuple[bytes, bytes]  # the request: a command, or the head and body it went out as
     _addr: str
     _mq: MessageQueue
     _uniq_id: str
@@ -154,12 +153,12 @@ class SendFuture(asyncio.Future[SendResult]):
             conn = remoting.ready_connection(addr)
             if conn is None:
                 cmd, uniq_id = build_send_request(msg, mq, owner, owner._id_gen, api.language)  # sets UNIQ_KEY (kept)
-                self._frame = None
+                self._sent = cmd
             else:
                 cmd = None
                 opaque = conn.next_opaque()
                 head, body, uniq_id = build_send_head(msg, mq, owner, owner._id_gen, api.language, opaque)
-                self._frame = (head, body)
+                self._sent = (head, body)
         except Exception:
             return False
         # The future itself carries the send's state to the answer: no closure (a cell per variable) and no state
@@ -167,7 +166,6 @@ class SendFuture(asyncio.Future[SendResult]):
         self._owner = owner
         self._on_success = on_success
         self._on_exception = on_exception
-        self._cmd = cmd
         self._addr = addr
         self._mq = mq
         self._uniq_id = uniq_id
@@ -263,10 +261,10 @@ class SendFuture(asyncio.Future[SendResult]):
 
     def _request(self) -> RemotingCommand:
         """The request this send made: its command, or the one its encoded frame holds (the same bytes)."""
-        if self._cmd is not None:
-            return self._cmd
-        assert self._frame is not None
-        head, body = self._frame
+        sent = self._sent
+        if isinstance(sent, RemotingCommand):
+            return sent
+        head, body = sent
         return decode_frame(head[4:] + body)  # without the total-length word, as the decoder reads a frame
 
     # -- completion -------------------------------------------------------------------------------------------

@@ -29,8 +29,7 @@ static PyObject *decimal_text(PyObject *v) {
     if (n == -1 && PyErr_Occurred()) return NULL;
     if (n >= 0 && n < SMALL) return Py_NewRef(small_text[n]);
     char buf[24];
-    int len = snprintf(buf, sizeof buf, "%lld", n);
-    return PyUnicode_FromStringAndSize(buf, len);
+    return PyUnicode_FromStringAndSize(buf, put_int(buf, n) - buf);
 }
 
 /* properties_to_string(props) for a dict of ASCII str (None values left out); the pure function otherwise */
@@ -149,22 +148,16 @@ static PyObject *v2_head(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     }
     if (scratch_reserve(room) < 0) return PyErr_NoMemory();
     char *o = scratch + 8;
-    o = LIT(o, "{\"code\":310,\"extFields\":{\"a\":\"");
-    o = put_text(o, text[H_GROUP], text_n[H_GROUP]);
-    o = LIT(o, "\",\"b\":\"");
-    o = put_text(o, text[H_TOPIC], text_n[H_TOPIC]);
-    o = LIT(o, "\",\"c\":\"");
-    o = put_text(o, text[H_CREATE_KEY], text_n[H_CREATE_KEY]);
-    o = LIT(o, "\",\"d\":\"");
-    o = put_int(o, num[H_QUEUE_NUMS]);
-    o = LIT(o, "\",\"e\":\"");
-    o = put_int(o, num[H_QUEUE_ID]);
-    o = LIT(o, "\",\"f\":\"");
-    o = put_int(o, num[H_SYS_FLAG]);
-    o = LIT(o, "\",\"g\":\"");
-    o = put_int(o, num[H_BORN]);
-    o = LIT(o, "\",\"h\":\"");
-    o = put_int(o, num[H_FLAG]);
+    /* "a" .. "h": the three texts, then the five numbers as text, each opened as "<key>":" */
+    static const int ext_args[] = {H_GROUP, H_TOPIC, H_CREATE_KEY, H_QUEUE_NUMS, H_QUEUE_ID, H_SYS_FLAG, H_BORN, H_FLAG};
+    o = LIT(o, "{\"code\":310,\"extFields\":{");
+    for (int i = 0; i < 8; i++) {
+        int a = ext_args[i];
+        o = put_lit(o, i ? "\",\"" : "\"", i ? 3 : 1);
+        *o++ = (char)('a' + i);
+        o = LIT(o, "\":\"");
+        o = i < 3 ? put_text(o, text[a], text_n[a]) : put_int(o, num[a]);
+    }
     o = LIT(o, "\",\"i\":\"");
     pos = 0;
     int first = 1;
