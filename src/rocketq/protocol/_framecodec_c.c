@@ -18,7 +18,7 @@
 #include <string.h>
 #include <stdio.h>
 
-#include "_jsonwrite.h"
+#include "_sendreply.h"
 
 static PyObject *ProtocolError;     /* rocketq.errors.ProtocolError */
 static PyTypeObject *CommandType;   /* rocketq.protocol.command.RemotingCommand */
@@ -524,44 +524,27 @@ static PyObject *encode_head(PyObject *self, PyObject *cmd) {
  * the command and its extFields dict first — the broker answers every plain send so. */
 static PyObject *encode_send_reply(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 8) return PyErr_Format(PyExc_TypeError, "encode_send_reply() takes 8 arguments (%zd given)", nargs);
-    char opaque[24], version[24], queue_id[24], queue_offset[24];
-    int opaque_n, version_n, queue_id_n, queue_offset_n;
+    long long v[6];  /* opaque, version, -, phys, queue_id, queue_offset */
+    static const int ints[5] = {0, 1, 3, 4, 5};
+    for (int k = 0; k < 5; k++) {
+        PyObject *x = args[ints[k]];
+        int overflow;
+        if (!PyLong_Check(x) || PyBool_Check(x)) goto pure;
+        v[ints[k]] = PyLong_AsLongLongAndOverflow(x, &overflow);
+        if (overflow || (v[ints[k]] == -1 && PyErr_Occurred())) goto pure;
+    }
+    if (v[3] < 0) goto pure;
     Py_ssize_t prefix_n, region_n, trace_n;
     const char *prefix_s = NULL, *region_s = NULL, *trace_s = NULL;
-    if (int_text(args[0], opaque, &opaque_n) < 0 || int_text(args[1], version, &version_n) < 0
-        || int_text(args[4], queue_id, &queue_id_n) < 0 || int_text(args[5], queue_offset, &queue_offset_n) < 0
-        || !PyUnicode_Check(args[2]) || !PyUnicode_Check(args[6]) || !PyUnicode_Check(args[7])
+    if (!PyUnicode_Check(args[2]) || !PyUnicode_Check(args[6]) || !PyUnicode_Check(args[7])
         || (prefix_s = PyUnicode_AsUTF8AndSize(args[2], &prefix_n)) == NULL
         || (region_s = PyUnicode_AsUTF8AndSize(args[6], &region_n)) == NULL
         || (trace_s = PyUnicode_AsUTF8AndSize(args[7], &trace_n)) == NULL)
         goto pure;
-    int overflow;
-    long long phys = PyLong_Check(args[3]) ? PyLong_AsLongLongAndOverflow(args[3], &overflow) : -1;
-    if (!PyLong_Check(args[3]) || overflow || phys < 0) goto pure;
-    size_t room = 8 + 256 + str_room(prefix_n) + str_room(region_n) + str_room(trace_n);
-    if (scratch_reserve(room) < 0) return PyErr_NoMemory();
-    char *o = scratch + 8;
-    o = LIT(o, "{\"code\":0,\"extFields\":{\"msgId\":");
-    o = put_str(o, prefix_s, prefix_n) - 1;  /* reopen the string: the offset's 16 hex digits follow */
-    static const char hex[] = "0123456789ABCDEF";
-    for (int shift = 60; shift >= 0; shift -= 4) *o++ = hex[(phys >> shift) & 0xF];
-    o = LIT(o, "\",\"queueId\":\"");
-    o = put_lit(o, queue_id, (size_t)queue_id_n);
-    o = LIT(o, "\",\"queueOffset\":\"");
-    o = put_lit(o, queue_offset, (size_t)queue_offset_n);
-    o = LIT(o, "\",\"MSG_REGION\":");
-    o = put_str(o, region_s, region_n);
-    o = LIT(o, ",\"TRACE_ON\":");
-    o = put_str(o, trace_s, trace_n);
-    o = LIT(o, "},\"flag\":1,\"language\":\"JAVA\",\"opaque\":");
-    o = put_lit(o, opaque, (size_t)opaque_n);
-    o = LIT(o, ",\"serializeTypeCurrentRPC\":\"JSON\",\"version\":");
-    o = put_lit(o, version, (size_t)version_n);
-    *o++ = '}';
-    Py_ssize_t header_len = (o - scratch) - 8;
-    put32(scratch, (uint32_t)(4 + header_len));
-    put32(scratch + 4, (uint32_t)header_len);
-    return PyBytes_FromStringAndSize(scratch, 8 + header_len);
+    if (scratch_reserve(send_reply_room(prefix_n, region_n, trace_n)) < 0) return PyErr_NoMemory();
+    char *end = put_send_reply(scratch, v[0], v[1], prefix_s, prefix_n, v[3], v[4], v[5], region_s, region_n,
+                               trace_s, trace_n);
+    return PyBytes_FromStringAndSize(scratch, end - scratch);
 pure:
     PyErr_Clear();
     heads_handed_over++;

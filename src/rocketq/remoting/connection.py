@@ -29,6 +29,7 @@ import logging
 import os
 import socket
 import time
+from collections.abc import Callable
 from typing import Protocol, cast
 
 from rocketq.errors import ProtocolError, RemotingClosedError, RemotingTimeoutError
@@ -64,7 +65,19 @@ SWEEP_INTERVAL = 0.05
 SWEPT_TIMEOUT_MIN = 1.0
 
 
+#: takes consecutive requests of one code from one read (``RemotingDispatcher.register_stretch``)
+StretchProcessor = Callable[["Connection", list[RemotingCommand]], None]
+
+
+def _no_stretches(conn: Connection, processor: StretchProcessor, cmds: list[RemotingCommand]) -> None:
+    raise AssertionError("a dispatcher with stretch processors has dispatch_stretch")
+
+
 class RequestDispatcher(Protocol):
+    """What a connection hands its requests to. A dispatcher may also have ``stretch_processors`` (code →
+    ``StretchProcessor``, used while its ``request_hooks`` list is empty) and ``dispatch_stretch``, as
+    ``RemotingDispatcher`` does: consecutive requests of such a code then go to it in one call."""
+
     def dispatch(self, conn: Connection, cmd: RemotingCommand) -> None: ...
 
     def connection_lost(self, conn: Connection) -> None: ...
@@ -97,6 +110,12 @@ class Connection(asyncio.Protocol):
 
     def __init__(self, dispatcher: RequestDispatcher, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self._dispatcher = dispatcher
+        # The dispatcher's tables, read once (they are changed in place): see RequestDispatcher.
+        self._stretches: dict[int, StretchProcessor] = getattr(dispatcher, "stretch_processors", {})
+        self._request_hooks: list[object] = getattr(dispatcher, "request_hooks", [])
+        self._dispatch_stretch: Callable[[Connection, StretchProcessor, list[RemotingCommand]], None] = getattr(
+            dispatcher, "dispatch_stretch", _no_stretches
+        )
         self._decoder = FrameDecoder(max_frame_size)
         self._pending: dict[int, ReplyWaiter] = {}  # opaque → what waits for the response
         self._timers: dict[int, asyncio.TimerHandle] = {}  # opaque → its timeout (short timeouts)
@@ -163,27 +182,49 @@ class Connection(asyncio.Protocol):
                 total = ledger.partial_bytes = ledger.partial_bytes + held - was
                 if total > ledger.max_partial_bytes and ledger.shed_partial_frames(self):
                     return  # this connection was closed by the cap: what it sent is not served
-        for cmd in commands:
+        dispatcher = self._dispatcher
+        # Consecutive requests of a code whose processor takes stretches (queued sends) go to it in one call.
+        stretches = None if self._request_hooks else self._stretches
+        i, n = 0, len(commands)
+        while i < n:
+            cmd = commands[i]
+            i += 1
             if cmd.flag & FLAG_RESPONSE:
-                fut = self._pending.pop(cmd.opaque, None)
-                if fut is not None:
-                    if self._deadlines.pop(cmd.opaque, None) is None:
-                        timer = self._timers.pop(cmd.opaque, None)
-                        if timer is not None:
-                            timer.cancel()
-                    if not fut.done():
-                        try:
-                            fut.set_result(cmd)
-                        except Exception:  # a waiter's bug must not stop the frames after it
-                            log.exception("reply.waiter_failed remote=%s opaque=%s", self.remote, cmd.opaque)
-            else:
-                if cmd.language != "JAVA" or self.language == "JAVA":
-                    self.language = cmd.language
-                self.version = cmd.version
-                self._dispatcher.dispatch(self, cmd)
+                self._settle(cmd)
+                continue
+            if cmd.language != "JAVA" or self.language == "JAVA":
+                self.language = cmd.language
+            self.version = cmd.version
+            take = stretches.get(cmd.code) if stretches else None
+            if take is None:
+                dispatcher.dispatch(self, cmd)
+                continue
+            # (a change of language ends the stretch: the rule above applies request by request)
+            start, code, language = i - 1, cmd.code, cmd.language
+            while i < n and (nxt := commands[i]).code == code and nxt.language == language:
+                if nxt.flag & FLAG_RESPONSE:
+                    break
+                i += 1
+            self.version = commands[i - 1].version
+            self._dispatch_stretch(self, take, commands[start:i] if start or i < n else commands)
         if self._decoder.error is not None and self.refused is None:  # good frames, then a bad one: close
             log.warning("frame.rejected remote=%s error=%s", self.remote, self._decoder.error)
             self.close()
+
+    def _settle(self, cmd: RemotingCommand) -> None:
+        """A response: the waiter of its opaque gets it (none: it timed out, or nobody asked)."""
+        fut = self._pending.pop(cmd.opaque, None)
+        if fut is None:
+            return
+        if self._deadlines.pop(cmd.opaque, None) is None:
+            timer = self._timers.pop(cmd.opaque, None)
+            if timer is not None:
+                timer.cancel()
+        if not fut.done():
+            try:
+                fut.set_result(cmd)
+            except Exception:  # a waiter's bug must not stop the frames after it
+                log.exception("reply.waiter_failed remote=%s opaque=%s", self.remote, cmd.opaque)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if exc is not None and self.refused is None:

@@ -45,7 +45,7 @@ from rocketq.common.ratelog import RateLimitedLog
 from rocketq.errors import BrokerError, ProtocolError
 from rocketq.protocol.command import DEFAULT_MAX_FRAME_SIZE, FLAG_ONEWAY, RemotingCommand
 from rocketq.remoting.busy_poll import BusyPoller
-from rocketq.remoting.connection import Connection
+from rocketq.remoting.connection import Connection, StretchProcessor
 from rocketq.remoting.limits import ConnectionLedger, ServerLimits
 from rocketq.remoting.tls import ServerTls, TlsMode, looks_like_tls
 
@@ -76,6 +76,9 @@ class RemotingDispatcher:
         #: (request code, response code) → answers: counted here, at the exit every answer passes
         self.answer_counts: defaultdict[tuple[int, int], int] = defaultdict(int)
         self.close_listeners: list[ConnectionListener] = []
+        #: code → a processor that takes consecutive requests of that code from one read at once; used while no
+        #: request hook is registered (a hook sees each request), else the code's ``register``ed processor
+        self.stretch_processors: dict[int, StretchProcessor] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.unknown_code_reply = True
         #: one warning line per malformed request, at most one per (peer host, request code) a minute
@@ -88,6 +91,20 @@ class RemotingDispatcher:
         else:
             self._sync[int(code)] = processor  # type: ignore[assignment]
             self._async.pop(int(code), None)
+
+    def register_stretch(self, code: int, processor: StretchProcessor) -> None:
+        """``processor`` takes stretches of ``code``'s requests (it answers each itself, through ``reply``); the
+        code also needs a ``register``ed processor for single requests and for when request hooks are set."""
+        self.stretch_processors[int(code)] = processor
+
+    def dispatch_stretch(self, conn: Connection, processor: StretchProcessor, cmds: list[RemotingCommand]) -> None:
+        """Hand ``cmds`` (consecutive requests of one code, no request hook registered) to ``processor``."""
+        try:
+            processor(conn, cmds)
+        except Exception as exc:  # as ``dispatch`` answers a processor that failed: each request, SYSTEM_ERROR
+            log.exception("request.failed code=%s requests=%d remote=%s", cmds[0].code, len(cmds), conn.remote)
+            for cmd in cmds:
+                self.reply(conn, cmd, cmd.response(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}"))
 
     def dispatch(self, conn: Connection, cmd: RemotingCommand) -> None:
         for hook in self.request_hooks:

@@ -14,7 +14,10 @@ from hypothesis import strategies as st
 from rocketq.broker.messaging import _plainsend_py as pure
 from rocketq.broker.messaging import plainsend
 from rocketq.broker.messaging.send import _NOT_IN_A_RUN, _NOT_STORED, _waits_for_store
+from rocketq.codes import RequestCode
 from rocketq.protocol.bodies import PERM_READ, PERM_WRITE, TopicConfig
+from rocketq.protocol.command import FLAG_ONEWAY, SERIALIZE_ROCKETMQ, RemotingCommand
+from rocketq.protocol.framecodec import encode_send_reply
 from rocketq.protocol.message import SYSFLAG_TX_MASK, encode_properties
 
 HOST = ("10.0.0.9", 50000)
@@ -109,3 +112,89 @@ def test_the_compiled_twin_never_gives_a_different_message(changes: dict[str, st
     ext = {**usual(b=topic), **changes}
     fast = plainsend.compiled.plain_send_v2(ext, BODY, HOST, rules(waits))
     assert fast is None or fast == pure.plain_send_v2(ext, BODY, HOST, rules(waits))
+
+
+# ------------------------------------------------------------------------------ the send queue's stretches
+
+STRETCH_TWINS = [pure] + ([plainsend.compiled] if plainsend.compiled is not None else [])
+
+
+def request(ext: dict[str, str], code: int = RequestCode.SEND_MESSAGE_V2, opaque: int = 1) -> RemotingCommand:
+    return RemotingCommand(code, opaque, 0, "JAVA", 399, None, ext, BODY)
+
+
+@pytest.mark.parametrize("twin", STRETCH_TWINS, ids=lambda t: t.__name__)
+def test_a_stretch_is_read_up_to_the_first_send_it_does_not_take(twin: Any) -> None:
+    """``plain_sends_v2`` appends what ``plain_send_v2`` gives for each and stops at the first it does not take
+    (another code, a refusal, a failure to read), returning its index; it goes on from ``start``."""
+    cmds = [request(usual(e="0")), request(usual(e="2")), request(usual(b="TRead")), request(usual(e="3")),
+            request(usual(), code=RequestCode.SEND_MESSAGE), request(usual(e="1"))]  # fmt: skip
+    run: list[Any] = []
+    assert twin.plain_sends_v2(cmds, 0, HOST, rules(), run) == 2
+    assert run == [pure.plain_send_v2(c.ext_fields, BODY, HOST, rules()) for c in cmds[:2]]
+    assert twin.plain_sends_v2(cmds, 2, HOST, rules(), run) == 2  # refused: nothing taken
+    assert twin.plain_sends_v2(cmds, 3, HOST, rules(), run) == 4  # then a V1 send
+    assert twin.plain_sends_v2(cmds, 5, HOST, rules(), run) == 6 == len(cmds)
+    assert [m[1] for m in run] == [0, 2, 3, 1]
+    assert twin.plain_sends_v2(cmds, 6, HOST, rules(), run) == 6 and len(run) == 4
+    broken = request(usual())
+    broken.ext_fields = None  # type: ignore[assignment]  # reading it fails: the caller reads it alone and logs
+    assert twin.plain_sends_v2([broken], 0, HOST, rules(), run) == 0 and len(run) == 4
+
+
+def stored_run(n: int, conn: object = "c1") -> tuple[list[Any], list[Any], list[Any]]:
+    senders = [(conn, request(usual(), opaque=10 + i)) for i in range(n)]
+    run = [pure.plain_send_v2(usual(e=str(i % 4)), BODY, HOST, rules()) for i in range(n)]
+    results: list[Any] = [(1000 * i, 7 + i, 200) for i in range(n)]
+    return senders, run, results
+
+
+REPLY_ARGS = ("AC110001000000FF", 399, "DefaultRegion", "false")
+
+
+def reply_of(senders: list[Any], run: list[Any], results: list[Any], i: int) -> bytes:
+    phys, offset, _ = results[i]
+    return encode_send_reply(senders[i][1].opaque, 399, REPLY_ARGS[0], phys, run[i][1], offset, *REPLY_ARGS[2:])
+
+
+@pytest.mark.parametrize("twin", STRETCH_TWINS, ids=lambda t: t.__name__)
+def test_a_stretch_of_answers_is_each_answer_joined(twin: Any) -> None:
+    """``plain_answers`` writes ``encode_send_reply``'s frames one after another for the usual answers from
+    ``start`` and stops at another connection, another request code, a oneway send, a failed put or a
+    ROCKETMQ-serialized request (a C++ client's is answered in JSON all the same)."""
+    senders, run, results = stored_run(9)
+    senders[2] = ("c2", senders[2][1])
+    senders[3][1].flag = FLAG_ONEWAY
+    results[4] = "a failed put"
+    senders[5][1].code = RequestCode.SEND_MESSAGE
+    senders[7][1].serialize_type = SERIALIZE_ROCKETMQ
+    senders[8][1].serialize_type = SERIALIZE_ROCKETMQ
+    senders[8][1].language = "CPP"
+    joined = lambda a, b: b"".join(reply_of(senders, run, results, i) for i in range(a, b))  # noqa: E731
+    assert twin.plain_answers(senders, run, results, 0, *REPLY_ARGS) == (joined(0, 2), 2)
+    assert twin.plain_answers(senders, run, results, 2, *REPLY_ARGS) == (joined(2, 3), 3)  # c2
+    assert twin.plain_answers(senders, run, results, 3, *REPLY_ARGS) == (b"", 3)  # oneway
+    assert twin.plain_answers(senders, run, results, 4, *REPLY_ARGS) == (b"", 4)  # not stored
+    assert twin.plain_answers(senders, run, results, 5, *REPLY_ARGS) == (joined(5, 6), 6)  # V1, then V2 again
+    assert twin.plain_answers(senders, run, results, 6, *REPLY_ARGS) == (joined(6, 7), 7)
+    assert twin.plain_answers(senders, run, results, 7, *REPLY_ARGS) == (b"", 7)  # ROCKETMQ-serialized
+    assert twin.plain_answers(senders, run, results, 8, *REPLY_ARGS) == (joined(8, 9), 9)  # ... from C++
+    assert twin.plain_answers(senders, run, results, 9, *REPLY_ARGS) == (b"", 9)
+    with pytest.raises(ValueError):
+        twin.plain_answers(senders, run, results[:-1], 0, *REPLY_ARGS)
+
+
+@compiled_only
+def test_the_compiled_answers_stop_where_the_numbers_are_not_plain() -> None:
+    """An offset or opaque beyond 64 bits ends the compiled stretch there (the caller answers it alone,
+    through ``encode_send_reply``'s pure fallback); a long run grows the buffer and stays byte-equal."""
+    assert plainsend.compiled is not None
+    senders, run, results = stored_run(600)
+    results[599] = (1 << 70, 1, 200)
+    frames, end = plainsend.compiled.plain_answers(senders, run, results, 0, *REPLY_ARGS)
+    assert end == 599
+    assert frames == pure.plain_answers(senders[:599], run[:599], results[:599], 0, *REPLY_ARGS)[0]
+    region = "\u00e9\"\n" * 300  # escaping at its widest
+    assert plainsend.compiled.plain_answers(senders, run, results, 0, REPLY_ARGS[0], 399, region, "true") == (
+        pure.plain_answers(senders[:599], run[:599], results[:599], 0, REPLY_ARGS[0], 399, region, "true")[0], 599
+    )

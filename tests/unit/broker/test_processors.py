@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
-from tests.unit.broker.conftest import FakeConnection, RecordingRegistrar
+from tests.unit.broker.conftest import FakeConnection, RecordingRegistrar, make_context
 
 from rocketq.broker.context import BrokerContext
 from rocketq.broker.messaging.consumers import ConsumerService
@@ -20,6 +21,7 @@ from rocketq.broker.services.timer import TimerService
 from rocketq.broker.services.transaction import TransactionService
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol.command import FLAG_ONEWAY, SERIALIZE_ROCKETMQ, RemotingCommand
+from rocketq.protocol.framecodec import decode_frames
 from rocketq.protocol.message import encode_properties, iter_records
 
 
@@ -95,20 +97,57 @@ async def test_a_run_without_answer_hooks_is_answered_and_counted_per_request_co
     await proc.stop()
 
 
-async def test_answers_gathered_before_a_failing_one_still_leave(
-    ctx: BrokerContext, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``_answer_run`` gathers a connection's answers: when encoding a later one fails, those before it are still
-    written and counted, as they were when each left on its own, and the sends queued behind the run go on."""
+async def test_a_stretch_of_usual_answers_leaves_as_one_piece(ctx: BrokerContext) -> None:
+    """``_answer_run``: the answers of one connection's consecutive plain sends are written in one piece (one
+    write), each with its own opaque and offsets, and counted."""
+    proc, conn = await sender_with_topic(ctx, "TPiece")
+    proc.enqueue_stretch(conn, [send_request("TPiece", b"m", opaque) for opaque in (2, 3, 4)])
+    await settle(conn, 2)  # the first send's answer, then the piece
+    assert len(conn.frames) == 1
+    piece = conn.frames[0]
+    frames = decode_frames(bytearray(piece), 1 << 20)
+    assert frames[1] == len(piece) and frames[2] is None
+    assert [(r.opaque, r.ext_fields["queueOffset"]) for r in frames[0]] == [(2, "1"), (3, "2"), (4, "3")]
+    assert ctx.gate.answer_counts[(RequestCode.SEND_MESSAGE_V2, ResponseCode.SUCCESS)] == 3
+    await proc.stop()
+
+
+async def test_a_stretch_beyond_the_queue_capacity_is_refused_from_where_it_overflows(tmp_path: Path) -> None:
+    """``enqueue_stretch`` queues what fits (``sendQueueCapacity`` counts sends, not stretches) and answers the
+    rest SYSTEM_BUSY at once, in order."""
+    ctx = make_context(tmp_path, sendQueueCapacity=3)
+    proc = sender(ctx)
+    try:
+        conn = FakeConnection()  # no await below: the drain has not run yet
+        proc.enqueue_stretch(conn, [send_request("TCap", b"m", opaque) for opaque in (1, 2)])
+        proc.enqueue_stretch(conn, [send_request("TCap", b"m", opaque) for opaque in (3, 4, 5)])
+        assert proc.queue_size() == 3
+        busy = ResponseCode.SYSTEM_BUSY
+        assert [(r.opaque, r.code) for r in conn.written] == [(4, busy), (5, busy)]
+        refused = proc.enqueue(conn, send_request("TCap", b"m", 6))
+        assert refused is not None and refused.code == ResponseCode.SYSTEM_BUSY
+    finally:
+        await proc.stop()
+        ctx.store.shutdown()
+        ctx.persister.close()
+
+
+async def test_answers_before_a_failing_one_still_leave(ctx: BrokerContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the stretch's answers fail to encode, each send is answered alone; when one of those fails too, the
+    ones before it are still written and counted, and the sends queued behind the run go on."""
     proc, conn = await sender_with_topic(ctx, "TGather")
     counts = ctx.gate.answer_counts
     real = send_processor.encode_send_reply
+
+    def broken(*args: object) -> tuple[bytes, int]:
+        raise RuntimeError("stretch encoder broke")
 
     def third_fails(opaque: int, *rest: object) -> bytes:
         if opaque == 4:
             raise RuntimeError("encoder broke")
         return real(opaque, *rest)  # type: ignore[arg-type]
 
+    monkeypatch.setattr(send_processor, "plain_answers", broken)
     monkeypatch.setattr(send_processor, "encode_send_reply", third_fails)
     delayed = send_request("TGather", b"d", 5)
     delayed.ext_fields["i"] = encode_properties({"UNIQ_KEY": f"{5:032X}", "DELAY": "1"})  # the general path
@@ -117,7 +156,8 @@ async def test_answers_gathered_before_a_failing_one_still_leave(
     await settle(conn, 4)
     assert [f.count(b'"opaque":') for f in conn.frames] == [1, 1]
     assert b'"opaque":2' in conn.frames[0] and b'"opaque":3' in conn.frames[1]
-    assert counts[(RequestCode.SEND_MESSAGE_V2, ResponseCode.SUCCESS)] == 4  # the run's three (as before), the delayed
+    # two of the run (not the one whose answer failed) and the delayed one
+    assert counts[(RequestCode.SEND_MESSAGE_V2, ResponseCode.SUCCESS)] == 3
     # the failure stayed with its run: the send queued behind it in the same drain was served
     assert [(r.opaque, r.code) for r in conn.written[1:]] == [(5, ResponseCode.SUCCESS)]
     await proc.stop()

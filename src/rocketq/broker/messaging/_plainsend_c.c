@@ -9,8 +9,16 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "../../protocol/_sendreply.h"
+
 static PyObject *plain_properties;  /* rocketq.protocol.message.plain_properties (whichever twin runs) */
 static PyObject *s_perm, *s_read_queue_nums, *s_write_queue_nums, *s_letters[13], *s_v1_names[13];
+/* RemotingCommand's attributes */
+static PyObject *s_code, *s_flag, *s_opaque, *s_language, *s_serialize_type, *s_ext_fields, *s_body;
+
+#define SEND_MESSAGE_V2 310  /* RequestCode.SEND_MESSAGE_V2 */
+#define FLAG_ONEWAY 0x2      /* protocol.command.FLAG_ONEWAY */
+#define SERIALIZE_JSON 0
 
 /* The header's fields by letter (headers._V2_KEYS); n (bname) is not a field of SendMessageRequestHeader. */
 enum { A_GROUP, B_TOPIC, C_DEFAULT_TOPIC, D_QUEUE_NUMS, E_QUEUE_ID, F_SYS_FLAG, G_BORN, H_FLAG, I_PROPS, J_RECONSUME,
@@ -78,9 +86,7 @@ static long long int_attr(PyObject *obj, PyObject *name, int *ok) {
 #define I32_MAX 2147483647LL
 
 /* plain_send_v2(ext, body, born_host, rules): see _plainsend_py.plain_send_v2. */
-static PyObject *plain_send_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4) return PyErr_Format(PyExc_TypeError, "plain_send_v2() takes 4 arguments (%zd given)", nargs);
-    PyObject *ext = args[0], *body = args[1], *born_host = args[2], *rules = args[3];
+static PyObject *read_plain(PyObject *ext, PyObject *body, PyObject *born_host, PyObject *rules) {
     if (!PyTuple_CheckExact(rules) || PyTuple_GET_SIZE(rules) != 9 || plain_properties == NULL)
         return PyErr_Format(PyExc_TypeError, "plain_send_v2: rules must be the 9-tuple of _plainsend_py.PlainRules");
     if (!PyDict_CheckExact(ext) || !PyBytes_CheckExact(body)) GIVE_UP();
@@ -182,9 +188,125 @@ static PyObject *plain_send_v2(PyObject *self, PyObject *const *args, Py_ssize_t
     return out;
 }
 
+static PyObject *plain_send_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) return PyErr_Format(PyExc_TypeError, "plain_send_v2() takes 4 arguments (%zd given)", nargs);
+    return read_plain(args[0], args[1], args[2], args[3]);
+}
+
+/* plain_sends_v2(cmds, start, born_host, rules, run): see _plainsend_py.plain_sends_v2. One call per stretch of
+ * a connection's sends instead of a Python loop turn and a call per send. */
+static PyObject *plain_sends_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) return PyErr_Format(PyExc_TypeError, "plain_sends_v2() takes 5 arguments (%zd given)", nargs);
+    PyObject *cmds = args[0], *born_host = args[2], *rules = args[3], *run = args[4];
+    Py_ssize_t i = PyLong_AsSsize_t(args[1]);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (!PyList_CheckExact(cmds) || !PyList_CheckExact(run) || i < 0)
+        return PyErr_Format(PyExc_TypeError, "plain_sends_v2: cmds and run must be lists, start not negative");
+    for (; i < PyList_GET_SIZE(cmds); i++) {
+        PyObject *cmd = PyList_GET_ITEM(cmds, i);
+        int ok = 1;
+        if (int_attr(cmd, s_code, &ok) != SEND_MESSAGE_V2 || !ok) break;
+        PyObject *ext = PyObject_GetAttr(cmd, s_ext_fields);
+        PyObject *body = ext == NULL ? NULL : PyObject_GetAttr(cmd, s_body);
+        PyObject *message = body == NULL ? NULL : read_plain(ext, body, born_host, rules);
+        Py_XDECREF(ext);
+        Py_XDECREF(body);
+        if (message == NULL) {  /* the caller reads this one alone, and logs what went wrong */
+            PyErr_Clear();
+            break;
+        }
+        int appended = message == Py_None ? 1 : PyList_Append(run, message);
+        Py_DECREF(message);
+        if (message == Py_None) break;
+        if (appended < 0) return NULL;
+    }
+    return PyLong_FromSsize_t(i);
+}
+
+static int utf8_of(PyObject *s, const char **out, Py_ssize_t *n) {
+    if (!PyUnicode_Check(s)) return -1;
+    *out = PyUnicode_AsUTF8AndSize(s, n);
+    return *out == NULL ? -1 : 0;
+}
+
+/* plain_answers(senders, run, results, start, msg_id_prefix, version, region, trace_on): see
+ * _plainsend_py.plain_answers. The frames are written one after another into one buffer: no bytes object, no
+ * list slot and no call per answer. Anything not plain here (an int beyond 64 bits, an odd type) ends the stretch;
+ * the caller answers that send alone, which gives the same bytes. */
+static PyObject *plain_answers(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8) return PyErr_Format(PyExc_TypeError, "plain_answers() takes 8 arguments (%zd given)", nargs);
+    PyObject *senders = args[0], *run = args[1], *results = args[2];
+    Py_ssize_t start = PyLong_AsSsize_t(args[3]);
+    if (start == -1 && PyErr_Occurred()) return NULL;
+    if (!PyList_CheckExact(senders) || !PyList_CheckExact(run) || !PyList_CheckExact(results) || start < 0)
+        return PyErr_Format(PyExc_TypeError, "plain_answers: senders, run and results must be lists");
+    Py_ssize_t n = PyList_GET_SIZE(senders);
+    if (PyList_GET_SIZE(run) != n || PyList_GET_SIZE(results) != n)
+        return PyErr_Format(PyExc_ValueError, "plain_answers: senders, run and results differ in length");
+    const char *prefix_s, *region_s, *trace_s;
+    Py_ssize_t prefix_n, region_n, trace_n;
+    int overflow;
+    long long version = PyLong_AsLongLongAndOverflow(args[5], &overflow);
+    if (utf8_of(args[4], &prefix_s, &prefix_n) < 0 || utf8_of(args[6], &region_s, &region_n) < 0
+        || utf8_of(args[7], &trace_s, &trace_n) < 0 || overflow || PyErr_Occurred()) {
+        PyErr_Clear();
+        return Py_BuildValue("(yn)", "", start);  /* each send alone: encode_send_reply decides */
+    }
+    size_t room = send_reply_room(prefix_n, region_n, trace_n), used = 0;
+    PyObject *first_conn = NULL;
+    long long first_code = 0;
+    Py_ssize_t i = start;
+    for (; i < n; i++) {
+        PyObject *pair = PyList_GET_ITEM(senders, i), *result = PyList_GET_ITEM(results, i);
+        PyObject *message = PyList_GET_ITEM(run, i);
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2 || !PyTuple_CheckExact(result)
+            || PyTuple_GET_SIZE(result) != 3 || !PyTuple_CheckExact(message) || PyTuple_GET_SIZE(message) < 2)
+            break;
+        PyObject *conn = PyTuple_GET_ITEM(pair, 0), *cmd = PyTuple_GET_ITEM(pair, 1);
+        int ok = 1;
+        long long code = int_attr(cmd, s_code, &ok), flag = int_attr(cmd, s_flag, &ok);
+        long long serialize = int_attr(cmd, s_serialize_type, &ok), opaque = int_attr(cmd, s_opaque, &ok);
+        if (!ok || flag & FLAG_ONEWAY) break;
+        if (i == start) {
+            first_conn = conn;
+            first_code = code;
+        } else if (conn != first_conn || code != first_code) {
+            break;
+        }
+        if (serialize != SERIALIZE_JSON) {  /* a RocketMQ-serialized request: a JSON answer for C++ clients only */
+            PyObject *language = PyObject_GetAttr(cmd, s_language);
+            int cpp = language != NULL && PyUnicode_Check(language)
+                      && PyUnicode_CompareWithASCIIString(language, "CPP") == 0;
+            Py_XDECREF(language);
+            PyErr_Clear();
+            if (!cpp) break;
+        }
+        long long phys = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(result, 0), &overflow);
+        int o2, o3;
+        long long queue_offset = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(result, 1), &o2);
+        long long queue_id = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(message, 1), &o3);
+        if (overflow || o2 || o3 || PyErr_Occurred() || phys < 0) {
+            PyErr_Clear();
+            break;
+        }
+        if (scratch_reserve(used + room) < 0) return PyErr_NoMemory();
+        used = (size_t)(put_send_reply(scratch + used, opaque, version, prefix_s, prefix_n, phys, queue_id,
+                                       queue_offset, region_s, region_n, trace_s, trace_n) - scratch);
+    }
+    PyObject *frames = PyBytes_FromStringAndSize(scratch, (Py_ssize_t)used);
+    if (frames == NULL) return NULL;
+    PyObject *out = Py_BuildValue("(Nn)", frames, i);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"plain_send_v2", (PyCFunction)(void (*)(void))plain_send_v2, METH_FASTCALL,
      "plain_send_v2(ext, body, born_host, rules) -> PlainMessage | None: see _plainsend_py.plain_send_v2"},
+    {"plain_sends_v2", (PyCFunction)(void (*)(void))plain_sends_v2, METH_FASTCALL,
+     "plain_sends_v2(cmds, start, born_host, rules, run) -> int: see _plainsend_py.plain_sends_v2"},
+    {"plain_answers", (PyCFunction)(void (*)(void))plain_answers, METH_FASTCALL,
+     "plain_answers(senders, run, results, start, msg_id_prefix, version, region, trace_on) -> (bytes, int): "
+     "see _plainsend_py.plain_answers"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -200,6 +322,12 @@ PyMODINIT_FUNC PyInit__plainsend_c(void) {
     s_read_queue_nums = PyUnicode_InternFromString("read_queue_nums");
     s_write_queue_nums = PyUnicode_InternFromString("write_queue_nums");
     if (s_perm == NULL || s_read_queue_nums == NULL || s_write_queue_nums == NULL) return NULL;
+    PyObject **names[] = {&s_code, &s_flag, &s_opaque, &s_language, &s_serialize_type, &s_ext_fields, &s_body};
+    const char *texts[] = {"code", "flag", "opaque", "language", "serialize_type", "ext_fields", "body"};
+    for (int i = 0; i < 7; i++) {
+        *names[i] = PyUnicode_InternFromString(texts[i]);
+        if (*names[i] == NULL) return NULL;
+    }
     for (int i = 0; i < FIELDS; i++) {
         s_letters[i] = PyUnicode_InternFromString(LETTERS[i]);
         s_v1_names[i] = PyUnicode_InternFromString(V1_NAMES[i]);

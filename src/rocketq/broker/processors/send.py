@@ -20,9 +20,10 @@ import logging
 import time
 from collections import deque
 from functools import partial
+from itertools import repeat
 
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.messaging.plainsend import plain_send_v2
+from rocketq.broker.messaging.plainsend import PlainRules, plain_answers, plain_send_v2, plain_sends_v2
 from rocketq.broker.messaging.send import PlainPutResult, SendOutcome, SendService, code_of_put_status
 from rocketq.codes import CURRENT_VERSION, RequestCode, ResponseCode
 from rocketq.errors import BrokerError, ProtocolError
@@ -54,7 +55,10 @@ class SendProcessor:
         self.service = service
         self._gate = ctx.gate
         self._put_ack = ctx.put_ack
-        self._queue: deque[tuple[Connection, RemotingCommand, float]] = deque()
+        #: queued sends: (connection, its consecutive requests from one read, when they were queued)
+        self._queue: deque[tuple[Connection, list[RemotingCommand], float]] = deque()
+        #: sends in ``_queue`` (its entries hold one or more)
+        self._queued = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._drain_handle: asyncio.Handle | None = None
         self._started = False
@@ -66,6 +70,7 @@ class SendProcessor:
     def register(self) -> None:
         for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE):
             self._gate.register(code, self.enqueue)
+            self._gate.register_stretch(code, self.enqueue_stretch)
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -85,7 +90,7 @@ class SendProcessor:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def queue_size(self) -> int:
-        return len(self._queue)
+        return self._queued
 
     def head_wait_ms(self) -> int:
         """How long the oldest queued send has waited (Java's headSlowTimeMills4SendThreadPoolQueue)."""
@@ -95,15 +100,31 @@ class SendProcessor:
     # ---------------------------------------------------------------------------------------- queueing
 
     def enqueue(self, conn: Connection, cmd: RemotingCommand) -> RemotingCommand | None:
-        queue = self._queue
-        if len(queue) >= self.config.sendQueueCapacity:
-            return self._response(
-                cmd, ResponseCode.SYSTEM_BUSY, "[OVERLOAD]system busy, start flow control for a while"
-            )
-        queue.append((conn, cmd, time.monotonic()))
+        if self._queued >= self.config.sendQueueCapacity:
+            return self._overload(cmd)
+        self._queue.append((conn, [cmd], time.monotonic()))
+        self._queued += 1
         if self._drain_handle is None and self._started:
             self._schedule_drain()
         return None
+
+    def enqueue_stretch(self, conn: Connection, cmds: list[RemotingCommand]) -> None:
+        """``enqueue`` for consecutive sends of one read, queued together (the gate's ``register_stretch``); the
+        ones the queue has no room for are refused at once, in order."""
+        room = self.config.sendQueueCapacity - self._queued
+        if room < len(cmds):
+            for cmd in cmds[max(room, 0) :]:
+                self._gate.reply(conn, cmd, self._overload(cmd))
+            cmds = cmds[: max(room, 0)]
+            if not cmds:
+                return
+        self._queue.append((conn, cmds, time.monotonic()))
+        self._queued += len(cmds)
+        if self._drain_handle is None and self._started:
+            self._schedule_drain()
+
+    def _overload(self, cmd: RemotingCommand) -> RemotingCommand:
+        return self._response(cmd, ResponseCode.SYSTEM_BUSY, "[OVERLOAD]system busy, start flow control for a while")
 
     def _schedule_drain(self) -> None:
         loop = self._loop
@@ -116,6 +137,7 @@ class SendProcessor:
         queue = self._queue
         monotonic = time.monotonic
         service = self.service
+        # A connection's consecutive sends of one read are queued together (``enqueue_stretch``).
         # Plain sends (most of them) are stored as runs: one store call for consecutive ones, which shares the
         # lock, the clock and the stats; anything else goes through ``send`` after the run before it.
         # A V2 send as clients send it goes from its extFields to its run message in one call (the header object
@@ -125,61 +147,88 @@ class SendProcessor:
         senders: list[tuple[Connection, RemotingCommand]] = []
         # Process what is queued now; yield to the loop between bursts so reads keep flowing.
         for _ in range(len(queue)):
-            conn, cmd, enqueued = queue.popleft()
+            conn, cmds, enqueued = queue.popleft()
+            self._queued -= len(cmds)
             if conn.closed:
                 continue
             waited = monotonic() - enqueued
             if waited > limit:
-                self._gate.reply(conn, cmd, self._response(
-                    cmd, ResponseCode.SYSTEM_BUSY,
-                    f"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: "
-                    f"{int(waited * 1000)}ms, size of queue: {len(queue)}",
-                ))  # fmt: skip
+                for cmd in cmds:
+                    self._gate.reply(conn, cmd, self._response(
+                        cmd, ResponseCode.SYSTEM_BUSY,
+                        f"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: "
+                        f"{int(waited * 1000)}ms, size of queue: {self._queued}",
+                    ))  # fmt: skip
                 continue
-            # A bug in either reading must not lose the send: logged, and the send goes the general way.
-            prepared = None
-            if rules is not None and cmd.code == _SEND_MESSAGE_V2:
-                try:
-                    prepared = plain_send_v2(cmd.ext_fields, cmd.body, conn.remote_host, rules)
-                except Exception:
-                    log.exception("send.plain_read_failed remote=%s", conn.remote)
-            if prepared is None:
-                try:
-                    if cmd.code == _SEND_MESSAGE_V1:
-                        header = SendMessageRequestHeader.from_ext(cmd.ext_fields)
-                    else:
-                        header = send_header_from_v2(cmd.ext_fields)
-                except ProtocolError as exc:  # as Java answers a processor that threw: no send extFields
-                    self._gate.reply(conn, cmd, self._gate.client_mistake(conn, cmd, exc))
-                    continue
-                if rules is not None:
+            i, n = 0, len(cmds)
+            while i < n:
+                if rules is not None:  # the plain sends from here on, read in one call
                     try:
-                        prepared = service.prepare_plain(header, cmd.body, conn.remote_host, rules)
-                    except Exception:
-                        log.exception("send.prepare_failed remote=%s", conn.remote)
-            if prepared is not None:
-                run.append(prepared)
-                senders.append((conn, cmd))
-                continue
-            if run:  # the store keeps arrival order: the run before this send is written first
-                self._store_run(run, senders)
-                run, senders = [], []
-            try:
-                outcome = service.send(header, cmd.body, conn.remote_host, client_version=conn.version,
-                                       remote=conn.remote)  # fmt: skip
-            except BrokerError as exc:
-                outcome = SendOutcome(exc.code, exc.remark)
-            except ProtocolError as exc:  # a malformed body or properties: the gate's one line, no traceback
-                self._gate.note_client_mistake(conn, cmd, exc)
-                outcome = SendOutcome(ResponseCode.SYSTEM_ERROR, str(exc))
-            except Exception as exc:
-                log.exception("send.failed remote=%s", conn.remote)
-                outcome = SendOutcome(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
-            self._answer(conn, cmd, outcome)
+                        taken = plain_sends_v2(cmds, i, conn.remote_host, rules, run)
+                    except Exception:  # each is then read alone below (a bug here must not lose the sends)
+                        log.exception("send.plain_read_failed remote=%s", conn.remote)
+                        taken = i
+                    if taken > i:
+                        senders.extend(zip(repeat(conn), cmds[i:taken]))
+                        i = taken
+                        if i >= n:
+                            break
+                cmd = cmds[i]  # one that was not taken so: read again alone (its error logged), or sent
+                i += 1
+                if self._drain_one(conn, cmd, rules, run, senders):
+                    run, senders = [], []
         if run:
             self._store_run(run, senders)
         if queue and self._started and self._drain_handle is None:
             self._schedule_drain()
+
+    def _drain_one(self, conn: Connection, cmd: RemotingCommand, rules: PlainRules | None, run: list[PlainMessage],
+                   senders: list[tuple[Connection, RemotingCommand]]) -> bool:  # fmt: skip
+        """A queued send the stretch reading did not take: added to the run if it reads as a plain one after all
+        (by its header: a V1 send, a V2 one in an unusual spelling), else sent the general way once the run ahead
+        of it is stored (arrival order). True when that run was stored: the caller starts a new one."""
+        service = self.service
+        # A bug in either reading must not lose the send: logged, and the send goes the general way.
+        prepared = None
+        if rules is not None and cmd.code == _SEND_MESSAGE_V2:
+            try:
+                prepared = plain_send_v2(cmd.ext_fields, cmd.body, conn.remote_host, rules)
+            except Exception:
+                log.exception("send.plain_read_failed remote=%s", conn.remote)
+        if prepared is None:
+            try:
+                if cmd.code == _SEND_MESSAGE_V1:
+                    header = SendMessageRequestHeader.from_ext(cmd.ext_fields)
+                else:
+                    header = send_header_from_v2(cmd.ext_fields)
+            except ProtocolError as exc:  # as Java answers a processor that threw: no send extFields
+                self._gate.reply(conn, cmd, self._gate.client_mistake(conn, cmd, exc))
+                return False
+            if rules is not None:
+                try:
+                    prepared = service.prepare_plain(header, cmd.body, conn.remote_host, rules)
+                except Exception:
+                    log.exception("send.prepare_failed remote=%s", conn.remote)
+        if prepared is not None:
+            run.append(prepared)
+            senders.append((conn, cmd))
+            return False
+        stored = bool(run)
+        if stored:  # the store keeps arrival order: the run before this send is written first
+            self._store_run(run, senders)
+        try:
+            outcome = service.send(header, cmd.body, conn.remote_host, client_version=conn.version,
+                                   remote=conn.remote)  # fmt: skip
+        except BrokerError as exc:
+            outcome = SendOutcome(exc.code, exc.remark)
+        except ProtocolError as exc:  # a malformed body or properties: the gate's one line, no traceback
+            self._gate.note_client_mistake(conn, cmd, exc)
+            outcome = SendOutcome(ResponseCode.SYSTEM_ERROR, str(exc))
+        except Exception as exc:
+            log.exception("send.failed remote=%s", conn.remote)
+            outcome = SendOutcome(ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}")
+        self._answer(conn, cmd, outcome)
+        return stored
 
     def _store_run(self, run: list[PlainMessage], senders: list[tuple[Connection, RemotingCommand]]) -> None:
         """Store a run of plain sends with one store call and answer each (as ``_answer`` does). When answers
@@ -222,51 +271,34 @@ class SendProcessor:
 
     def _answer_run(self, run: list[PlainMessage], senders: list[tuple[Connection, RemotingCommand]],
                     results: list[PlainPutResult]) -> None:  # fmt: skip
-        """``_stored`` for each of a run answered at once with no answer hooks: one loop with the per-run values
-        read once and the answers counted per stretch of one request code (``RemotingDispatcher.count_answered``);
-        a JSON answer is encoded in one compiled call, and consecutive ones to one connection are written in one
-        call (``Connection.write_frames``)."""
+        """``_stored`` for each of a run answered at once with no answer hooks: the usual answers of a stretch
+        of one connection's sends of one request code are written by one compiled call into one piece, which
+        leaves in one write, and counted at once (``RemotingDispatcher.count_answered``); any other send is
+        answered alone."""
         gate = self._gate
         cfg = self.config
         region, trace = cfg.regionId, "true" if cfg.traceOn else "false"
         prefix = self._msg_id_prefix
-        last_code, counted = -1, 0
-        # Consecutive answers to one connection leave in one call (a run is mostly one client's pipeline).
-        frames: list[bytes] = []
-        frames_conn: Connection | None = None
-
-        def hand_over() -> None:  # what was gathered leaves, once; another answer keeps its place after it
-            nonlocal frames_conn
-            if frames_conn is not None:
-                to, frames_conn = frames_conn, None
-                to.write_frames(frames)
-
-        try:
-            for (conn, cmd), message, result in zip(senders, run, results, strict=True):
-                if type(result) is not tuple:
-                    hand_over()
-                    code, remark = code_of_put_status(result, self._ctx.store.disk_util)
-                    gate.reply(conn, cmd, self._response(cmd, code, remark))
-                    continue
-                phys, queue_offset, _ = result
-                if cmd.serialize_type != SERIALIZE_JSON and cmd.language != "CPP":
-                    hand_over()
-                    self._stored(conn, cmd, _SUCCESS, phys, message[1], queue_offset)
-                    continue
-                if cmd.code != last_code:
-                    gate.count_answered(last_code, _SUCCESS, counted)
-                    last_code, counted = cmd.code, 0
-                counted += 1
-                if not cmd.flag & FLAG_ONEWAY:
-                    if conn is not frames_conn:
-                        hand_over()
-                        frames, frames_conn = [], conn
-                    frames.append(encode_send_reply(
-                        cmd.opaque, CURRENT_VERSION, prefix, phys, message[1], queue_offset, region, trace
-                    ))  # fmt: skip
-        finally:  # what was gathered leaves even if an answer above failed, as it would have one by one
-            hand_over()
-            gate.count_answered(last_code, _SUCCESS, counted)
+        i, n = 0, len(senders)
+        while i < n:
+            try:
+                frames, end = plain_answers(senders, run, results, i, prefix, CURRENT_VERSION, region, trace)
+            except Exception:  # a bug there must not cost the answers: this send is answered alone, and so on
+                log.exception("send.answers_failed sends=%d", n - i)
+                frames, end = b"", i
+            conn, cmd = senders[i]
+            if end > i:
+                conn.write_frame(frames)
+                gate.count_answered(cmd.code, _SUCCESS, end - i)
+                i = end
+                continue
+            result = results[i]
+            if type(result) is tuple:
+                self._stored(conn, cmd, _SUCCESS, result[0], run[i][1], result[1])
+            else:
+                code, remark = code_of_put_status(result, self._ctx.store.disk_util)
+                gate.reply(conn, cmd, self._response(cmd, code, remark))
+            i += 1
 
     def _answer_held(self, held: list[_Held], code: int) -> None:
         """A waiting run may be answered with ``code`` (SUCCESS or the wait's failure status)."""
