@@ -9,12 +9,33 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <structmember.h>
+
 #include "../../protocol/_sendreply.h"
 
 static PyObject *plain_properties;  /* rocketq.protocol.message.plain_properties (whichever twin runs) */
 static PyObject *s_perm, *s_read_queue_nums, *s_write_queue_nums, *s_letters[13], *s_v1_names[13];
-/* RemotingCommand's attributes */
-static PyObject *s_code, *s_flag, *s_opaque, *s_language, *s_serialize_type, *s_ext_fields, *s_body;
+/* RemotingCommand's __slots__, read in place (a request of another type ends a stretch: the caller takes it) */
+static PyTypeObject *CommandType;
+enum { C_CODE, C_FLAG, C_OPAQUE, C_LANGUAGE, C_SERIALIZE, C_EXT, C_BODY, C_COUNT };
+static const char *const SLOT_NAMES[C_COUNT] = {"code", "flag", "opaque", "language", "serialize_type",
+                                                "ext_fields", "body"};
+static Py_ssize_t slot_offset[C_COUNT];
+
+static inline PyObject *slot(PyObject *cmd, int i) { return *(PyObject **)((char *)cmd + slot_offset[i]); }
+
+/* the int in slot i; -1 when it is unset, not an int or beyond 64 bits */
+static int slot_int(PyObject *cmd, int i, long long *out) {
+    PyObject *v = slot(cmd, i);
+    if (v == NULL || !PyLong_Check(v)) return -1;
+    int overflow;
+    *out = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (*out == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return -1;
+    }
+    return 0;
+}
 
 #define SEND_MESSAGE_V2 310  /* RequestCode.SEND_MESSAGE_V2 */
 #define FLAG_ONEWAY 0x2      /* protocol.command.FLAG_ONEWAY */
@@ -204,13 +225,15 @@ static PyObject *plain_sends_v2(PyObject *self, PyObject *const *args, Py_ssize_
         return PyErr_Format(PyExc_TypeError, "plain_sends_v2: cmds and run must be lists, start not negative");
     for (; i < PyList_GET_SIZE(cmds); i++) {
         PyObject *cmd = PyList_GET_ITEM(cmds, i);
-        int ok = 1;
-        if (int_attr(cmd, s_code, &ok) != SEND_MESSAGE_V2 || !ok) break;
-        PyObject *ext = PyObject_GetAttr(cmd, s_ext_fields);
-        PyObject *body = ext == NULL ? NULL : PyObject_GetAttr(cmd, s_body);
-        PyObject *message = body == NULL ? NULL : read_plain(ext, body, born_host, rules);
-        Py_XDECREF(ext);
-        Py_XDECREF(body);
+        long long code;
+        if (Py_TYPE(cmd) != CommandType || slot_int(cmd, C_CODE, &code) < 0 || code != SEND_MESSAGE_V2) break;
+        PyObject *ext = slot(cmd, C_EXT), *body = slot(cmd, C_BODY);
+        if (ext == NULL || body == NULL) break;
+        Py_INCREF(ext);  /* held through the call: the rules' callbacks run Python */
+        Py_INCREF(body);
+        PyObject *message = read_plain(ext, body, born_host, rules);
+        Py_DECREF(ext);
+        Py_DECREF(body);
         if (message == NULL) {  /* the caller reads this one alone, and logs what went wrong */
             PyErr_Clear();
             break;
@@ -263,10 +286,11 @@ static PyObject *plain_answers(PyObject *self, PyObject *const *args, Py_ssize_t
             || PyTuple_GET_SIZE(result) != 3 || !PyTuple_CheckExact(message) || PyTuple_GET_SIZE(message) < 2)
             break;
         PyObject *conn = PyTuple_GET_ITEM(pair, 0), *cmd = PyTuple_GET_ITEM(pair, 1);
-        int ok = 1;
-        long long code = int_attr(cmd, s_code, &ok), flag = int_attr(cmd, s_flag, &ok);
-        long long serialize = int_attr(cmd, s_serialize_type, &ok), opaque = int_attr(cmd, s_opaque, &ok);
-        if (!ok || flag & FLAG_ONEWAY) break;
+        long long code, flag, serialize, opaque;
+        if (Py_TYPE(cmd) != CommandType || slot_int(cmd, C_CODE, &code) < 0 || slot_int(cmd, C_FLAG, &flag) < 0
+            || slot_int(cmd, C_SERIALIZE, &serialize) < 0 || slot_int(cmd, C_OPAQUE, &opaque) < 0
+            || flag & FLAG_ONEWAY)
+            break;
         if (i == start) {
             first_conn = conn;
             first_code = code;
@@ -274,12 +298,9 @@ static PyObject *plain_answers(PyObject *self, PyObject *const *args, Py_ssize_t
             break;
         }
         if (serialize != SERIALIZE_JSON) {  /* a RocketMQ-serialized request: a JSON answer for C++ clients only */
-            PyObject *language = PyObject_GetAttr(cmd, s_language);
-            int cpp = language != NULL && PyUnicode_Check(language)
-                      && PyUnicode_CompareWithASCIIString(language, "CPP") == 0;
-            Py_XDECREF(language);
-            PyErr_Clear();
-            if (!cpp) break;
+            PyObject *language = slot(cmd, C_LANGUAGE);
+            if (language == NULL || !PyUnicode_Check(language) || PyUnicode_CompareWithASCIIString(language, "CPP"))
+                break;
         }
         long long phys = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(result, 0), &overflow);
         int o2, o3;
@@ -322,11 +343,18 @@ PyMODINIT_FUNC PyInit__plainsend_c(void) {
     s_read_queue_nums = PyUnicode_InternFromString("read_queue_nums");
     s_write_queue_nums = PyUnicode_InternFromString("write_queue_nums");
     if (s_perm == NULL || s_read_queue_nums == NULL || s_write_queue_nums == NULL) return NULL;
-    PyObject **names[] = {&s_code, &s_flag, &s_opaque, &s_language, &s_serialize_type, &s_ext_fields, &s_body};
-    const char *texts[] = {"code", "flag", "opaque", "language", "serialize_type", "ext_fields", "body"};
-    for (int i = 0; i < 7; i++) {
-        *names[i] = PyUnicode_InternFromString(texts[i]);
-        if (*names[i] == NULL) return NULL;
+    PyObject *command = PyImport_ImportModule("rocketq.protocol.command");
+    if (command == NULL) return NULL;
+    CommandType = (PyTypeObject *)PyObject_GetAttrString(command, "RemotingCommand");
+    Py_DECREF(command);
+    if (CommandType == NULL) return NULL;
+    for (int i = 0; i < C_COUNT; i++) {
+        PyObject *d = PyObject_GetAttrString((PyObject *)CommandType, SLOT_NAMES[i]);
+        if (d == NULL) return NULL;
+        int ok = Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
+        if (ok) slot_offset[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_DECREF(d);
+        if (!ok) return PyErr_Format(PyExc_TypeError, "RemotingCommand.%s is not a __slots__ attribute", SLOT_NAMES[i]);
     }
     for (int i = 0; i < FIELDS; i++) {
         s_letters[i] = PyUnicode_InternFromString(LETTERS[i]);
