@@ -153,15 +153,14 @@ class SendProcessor:
                 continue
             waited = monotonic() - enqueued
             if waited > limit:
-                for cmd in cmds:
-                    self._gate.reply(conn, cmd, self._response(
-                        cmd, ResponseCode.SYSTEM_BUSY,
-                        f"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: "
-                        f"{int(waited * 1000)}ms, size of queue: {self._queued}",
-                    ))  # fmt: skip
+                self._refuse_late(conn, cmds, waited)
                 continue
             i, n = 0, len(cmds)
             while i < n:
+                # a send taken the general way before these may have held them past the limit (a stall)
+                if i and (waited := monotonic() - enqueued) > limit:
+                    self._refuse_late(conn, cmds[i:], waited)
+                    break
                 if rules is not None:  # the plain sends from here on, read in one call
                     try:
                         taken = plain_sends_v2(cmds, i, conn.remote_host, rules, run)
@@ -181,6 +180,16 @@ class SendProcessor:
             self._store_run(run, senders)
         if queue and self._started and self._drain_handle is None:
             self._schedule_drain()
+
+    def _refuse_late(self, conn: Connection, cmds: list[RemotingCommand], waited: float) -> None:
+        """Sends that waited in the queue past ``waitTimeMillsInSendQueue``: SYSTEM_BUSY, not stored (Java's
+        cleanExpiredRequestInQueue)."""
+        for cmd in cmds:
+            self._gate.reply(conn, cmd, self._response(
+                cmd, ResponseCode.SYSTEM_BUSY,
+                f"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: "
+                f"{int(waited * 1000)}ms, size of queue: {self._queued}",
+            ))  # fmt: skip
 
     def _drain_one(self, conn: Connection, cmd: RemotingCommand, rules: PlainRules | None, run: list[PlainMessage],
                    senders: list[tuple[Connection, RemotingCommand]]) -> bool:  # fmt: skip
