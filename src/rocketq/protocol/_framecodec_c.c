@@ -18,6 +18,7 @@
 #include <string.h>
 #include <stdio.h>
 
+#include "_commandslots.h"
 #include "_sendreply.h"
 
 static PyObject *ProtocolError;     /* rocketq.errors.ProtocolError */
@@ -588,17 +589,7 @@ PyMODINIT_FUNC PyInit__framecodec_c(void) {
     if (py_encode_head == NULL) return NULL;
     py_encode_send_reply = import_attr("rocketq.protocol._framecodec_py", "encode_send_reply");
     if (py_encode_send_reply == NULL) return NULL;
-    /* Where each field lives in a RemotingCommand (a slots dataclass): written and read directly. */
-    for (int i = 0; i < F_COUNT; i++) {
-        PyObject *d = PyObject_GetAttrString((PyObject *)CommandType, FIELD_NAMES[i]);
-        if (d == NULL) return NULL;
-        int ok = Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
-        if (ok) field_offset[i] = ((PyMemberDescrObject *)d)->d_member->offset;
-        Py_DECREF(d);
-        if (!ok) {
-            PyErr_Format(PyExc_TypeError, "RemotingCommand.%s is not a __slots__ attribute", FIELD_NAMES[i]);
-            return NULL;
-        }
-    }
+    /* Where each field lives in a RemotingCommand: written and read directly. */
+    if (command_slot_offsets(CommandType, FIELD_NAMES, F_COUNT, field_offset) < 0) return NULL;
     return PyModule_Create(&module);
 }

@@ -69,10 +69,6 @@ SWEPT_TIMEOUT_MIN = 1.0
 StretchProcessor = Callable[["Connection", list[RemotingCommand]], None]
 
 
-def _no_stretches(conn: Connection, processor: StretchProcessor, cmds: list[RemotingCommand]) -> None:
-    raise AssertionError("a dispatcher with stretch processors has dispatch_stretch")
-
-
 class RequestDispatcher(Protocol):
     """What a connection hands its requests to. A dispatcher may also have ``stretch_processors`` (code →
     ``StretchProcessor``, used while its ``request_hooks`` list is empty) and ``dispatch_stretch``, as
@@ -111,10 +107,11 @@ class Connection(asyncio.Protocol):
     def __init__(self, dispatcher: RequestDispatcher, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self._dispatcher = dispatcher
         # The dispatcher's tables, read once (they are changed in place): see RequestDispatcher.
-        self._stretches: dict[int, StretchProcessor] = getattr(dispatcher, "stretch_processors", {})
+        stretches: dict[int, StretchProcessor] | None = getattr(dispatcher, "stretch_processors", None)
+        self._stretches = {} if stretches is None else stretches
         self._request_hooks: list[object] = getattr(dispatcher, "request_hooks", [])
-        self._dispatch_stretch: Callable[[Connection, StretchProcessor, list[RemotingCommand]], None] = getattr(
-            dispatcher, "dispatch_stretch", _no_stretches
+        self._dispatch_stretch: Callable[[Connection, StretchProcessor, list[RemotingCommand]], None] | None = (
+            None if stretches is None else dispatcher.dispatch_stretch  # type: ignore[attr-defined]
         )
         self._decoder = FrameDecoder(max_frame_size)
         self._pending: dict[int, ReplyWaiter] = {}  # opaque → what waits for the response
@@ -184,7 +181,8 @@ class Connection(asyncio.Protocol):
                     return  # this connection was closed by the cap: what it sent is not served
         dispatcher = self._dispatcher
         # Consecutive requests of a code whose processor takes stretches (queued sends) go to it in one call.
-        stretches = None if self._request_hooks else self._stretches
+        dispatch_stretch = self._dispatch_stretch
+        stretches = None if self._request_hooks or dispatch_stretch is None else self._stretches
         i, n = 0, len(commands)
         while i < n:
             cmd = commands[i]
@@ -196,7 +194,7 @@ class Connection(asyncio.Protocol):
                 self.language = cmd.language
             self.version = cmd.version
             take = stretches.get(cmd.code) if stretches else None
-            if take is None:
+            if take is None or dispatch_stretch is None:  # (the second: never, with a stretch table; for mypy)
                 dispatcher.dispatch(self, cmd)
                 continue
             # (a change of language ends the stretch: the rule above applies request by request)
@@ -206,7 +204,7 @@ class Connection(asyncio.Protocol):
                     break
                 i += 1
             self.version = commands[i - 1].version
-            self._dispatch_stretch(self, take, commands[start:i] if start or i < n else commands)
+            dispatch_stretch(self, take, commands[start:i] if start or i < n else commands)
         if self._decoder.error is not None and self.refused is None:  # good frames, then a bad one: close
             log.warning("frame.rejected remote=%s error=%s", self.remote, self._decoder.error)
             self.close()

@@ -11,6 +11,7 @@
 
 #include <structmember.h>
 
+#include "../../protocol/_commandslots.h"
 #include "../../protocol/_sendreply.h"
 
 static PyObject *plain_properties;  /* rocketq.protocol.message.plain_properties (whichever twin runs) */
@@ -348,14 +349,7 @@ PyMODINIT_FUNC PyInit__plainsend_c(void) {
     CommandType = (PyTypeObject *)PyObject_GetAttrString(command, "RemotingCommand");
     Py_DECREF(command);
     if (CommandType == NULL) return NULL;
-    for (int i = 0; i < C_COUNT; i++) {
-        PyObject *d = PyObject_GetAttrString((PyObject *)CommandType, SLOT_NAMES[i]);
-        if (d == NULL) return NULL;
-        int ok = Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
-        if (ok) slot_offset[i] = ((PyMemberDescrObject *)d)->d_member->offset;
-        Py_DECREF(d);
-        if (!ok) return PyErr_Format(PyExc_TypeError, "RemotingCommand.%s is not a __slots__ attribute", SLOT_NAMES[i]);
-    }
+    if (command_slot_offsets(CommandType, SLOT_NAMES, C_COUNT, slot_offset) < 0) return NULL;
     for (int i = 0; i < FIELDS; i++) {
         s_letters[i] = PyUnicode_InternFromString(LETTERS[i]);
         s_v1_names[i] = PyUnicode_InternFromString(V1_NAMES[i]);

@@ -151,15 +151,11 @@ class SendProcessor:
             self._queued -= len(cmds)
             if conn.closed:
                 continue
-            waited = monotonic() - enqueued
-            if waited > limit:
-                self._refuse_late(conn, cmds, waited)
-                continue
             i, n = 0, len(cmds)
             while i < n:
-                # a send taken the general way before these may have held them past the limit (a stall)
-                if i and (waited := monotonic() - enqueued) > limit:
-                    self._refuse_late(conn, cmds[i:], waited)
+                # checked again before each part: a send taken the general way may have held the rest (a stall)
+                if (waited := monotonic() - enqueued) > limit:
+                    self._refuse_late(conn, cmds[i:] if i else cmds, waited)
                     break
                 if rules is not None:  # the plain sends from here on, read in one call
                     try:
