@@ -51,6 +51,8 @@ typedef struct { Py_ssize_t len; PyObject *str; char raw[CACHE_MAXLEN]; } cache_
 static cache_entry str_cache[CACHE_SLOTS];
 
 static PyObject *short_str(const char *p, Py_ssize_t n) {
+    /* one ASCII character (the V2 extFields keys): CPython's own singletons, no hashing here */
+    if (n == 1 && (unsigned char)p[0] < 0x80) return PyUnicode_DecodeUTF8(p, 1, NULL);
     if (n > CACHE_MAXLEN) return PyUnicode_DecodeUTF8(p, n, NULL);
     uint32_t h = 2166136261u;
     for (Py_ssize_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 16777619u;
@@ -88,9 +90,23 @@ static int hex4(const char *p, unsigned *out) {
     return 0;
 }
 
+/* Nonzero when one of the 8 bytes of w is '"', '\\' or a control character: the bytes a JSON string's scan stops
+ * at (exact for "any": the classic has-zero-byte test on w ^ '"', w ^ '\\', and has-less-than 0x20 on w). */
+static inline uint64_t stop_bytes(uint64_t w) {
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t quote = w ^ (ones * '"'), slash = w ^ (ones * '\\');
+    return (((quote - ones) & ~quote) | ((slash - ones) & ~slash) | ((w - ones * 0x20) & ~w)) & highs;
+}
+
 /* A JSON string at c->p (on its opening quote) → str; `cache`: through the short-string cache. */
 static PyObject *parse_string(cursor *c, int cache) {
     const char *s = ++c->p, *q = s, *end = c->end;
+    while (end - q >= 8) {  /* eight plain bytes at a time; the byte loop below finds the one that stopped it */
+        uint64_t w;
+        memcpy(&w, q, 8);
+        if (stop_bytes(w)) break;
+        q += 8;
+    }
     while (q < end) {
         unsigned char ch = (unsigned char)*q;
         if (ch == '"') {

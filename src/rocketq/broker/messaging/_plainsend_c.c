@@ -15,7 +15,7 @@
 #include "../../protocol/_sendreply.h"
 
 static PyObject *plain_properties;  /* rocketq.protocol.message.plain_properties (whichever twin runs) */
-static PyObject *s_perm, *s_read_queue_nums, *s_write_queue_nums, *s_letters[13], *s_v1_names[13];
+static PyObject *s_perm, *s_read_queue_nums, *s_write_queue_nums, *s_v1_names[13];
 /* RemotingCommand's __slots__, read in place (a request of another type ends a stretch: the caller takes it) */
 static PyTypeObject *CommandType;
 enum { C_CODE, C_FLAG, C_OPAQUE, C_LANGUAGE, C_SERIALIZE, C_EXT, C_BODY, C_COUNT };
@@ -45,25 +45,38 @@ static int slot_int(PyObject *cmd, int i, long long *out) {
 /* The header's fields by letter (headers._V2_KEYS); n (bname) is not a field of SendMessageRequestHeader. */
 enum { A_GROUP, B_TOPIC, C_DEFAULT_TOPIC, D_QUEUE_NUMS, E_QUEUE_ID, F_SYS_FLAG, G_BORN, H_FLAG, I_PROPS, J_RECONSUME,
        K_UNIT_MODE, L_MAX_RECONSUME, M_BATCH, FIELDS };
-static const char *LETTERS[FIELDS] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m"};
 static const char *V1_NAMES[FIELDS] = {"producerGroup", "topic", "defaultTopic", "defaultTopicQueueNums", "queueId",
                                        "sysFlag", "bornTimestamp", "flag", "properties", "reconsumeTimes", "unitMode",
                                        "maxReconsumeTimes", "batch"};
 
-/* The value under field `i`'s letter: a str (borrowed), NULL when absent; -1 when this is not ours to read (the
- * letter absent but its V1 name there, or not a str). */
-static int field(PyObject *ext, int i, PyObject **out) {
-    PyObject *v = PyDict_GetItemWithError(ext, s_letters[i]);
-    if (v == NULL && PyErr_Occurred()) return -1;
-    if (v == Py_None) v = NULL;
-    if (v == NULL) {
-        PyObject *alt = PyDict_GetItemWithError(ext, s_v1_names[i]);
-        if (alt == NULL && PyErr_Occurred()) return -1;
-        if (alt != NULL && alt != Py_None) return -1;  /* the header would read the V1 name: the general way */
-    } else if (!PyUnicode_CheckExact(v)) {
-        return -1;
+/* The header's values by letter into v (borrowed str, NULL when absent); -1 when this is not ours to read (a
+ * value not a str, a key not a str, or a letter absent while its V1 name is there: the header reads that one).
+ * One pass over the dict in its order instead of a lookup per letter; V1 names are looked up only when the dict
+ * has keys other than single letters. */
+static int fields_of(PyObject *ext, PyObject **v) {
+    for (int i = 0; i < FIELDS; i++) v[i] = NULL;
+    int other_keys = 0;
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(ext, &pos, &key, &value)) {
+        if (!PyUnicode_CheckExact(key)) return -1;
+        if (PyUnicode_GET_LENGTH(key) != 1 || PyUnicode_KIND(key) != PyUnicode_1BYTE_KIND) {
+            other_keys = 1;
+            continue;
+        }
+        Py_UCS1 letter = PyUnicode_1BYTE_DATA(key)[0];
+        if (letter < 'a' || letter >= 'a' + FIELDS || value == Py_None) continue;  /* n (bname), or no value */
+        if (!PyUnicode_CheckExact(value)) return -1;
+        v[letter - 'a'] = value;
     }
-    *out = v;
+    if (other_keys) {
+        for (int i = 0; i < FIELDS; i++) {
+            if (v[i] != NULL) continue;
+            PyObject *alt = PyDict_GetItemWithError(ext, s_v1_names[i]);
+            if (alt == NULL && PyErr_Occurred()) return -1;
+            if (alt != NULL && alt != Py_None) return -1;
+        }
+    }
     return 0;
 }
 
@@ -122,11 +135,9 @@ static PyObject *read_plain(PyObject *ext, PyObject *body, PyObject *born_host, 
         return PyErr_Format(PyExc_TypeError, "plain_send_v2: bad rules");
     }
     PyObject *v[FIELDS];
-    for (int i = 0; i < FIELDS; i++) {
-        if (field(ext, i, &v[i]) < 0) {
-            PyErr_Clear();
-            GIVE_UP();
-        }
+    if (fields_of(ext, v) < 0) {
+        PyErr_Clear();
+        GIVE_UP();
     }
     /* required (HeaderError when missing; a number also when empty) */
     if (v[A_GROUP] == NULL || v[B_TOPIC] == NULL || v[C_DEFAULT_TOPIC] == NULL) GIVE_UP();
@@ -351,9 +362,8 @@ PyMODINIT_FUNC PyInit__plainsend_c(void) {
     if (CommandType == NULL) return NULL;
     if (command_slot_offsets(CommandType, SLOT_NAMES, C_COUNT, slot_offset) < 0) return NULL;
     for (int i = 0; i < FIELDS; i++) {
-        s_letters[i] = PyUnicode_InternFromString(LETTERS[i]);
         s_v1_names[i] = PyUnicode_InternFromString(V1_NAMES[i]);
-        if (s_letters[i] == NULL || s_v1_names[i] == NULL) return NULL;
+        if (s_v1_names[i] == NULL) return NULL;
     }
     return PyModule_Create(&module);
 }
