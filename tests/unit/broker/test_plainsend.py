@@ -142,6 +142,15 @@ def test_a_stretch_is_read_up_to_the_first_send_it_does_not_take(twin: Any) -> N
     assert twin.plain_sends_v2([broken], 0, HOST, rules(), run) == 0 and len(run) == 4
 
 
+@pytest.mark.parametrize("twin", STRETCH_TWINS, ids=lambda t: t.__name__)
+def test_each_send_of_a_stretch_is_checked_against_its_own_topic(twin: Any) -> None:
+    """Queue 6 is in TWide (8 write queues), not in T (4): a stretch that goes T, TWide, T stops at the third."""
+    cmds = [request(usual(e="1")), request(usual(b="TWide", e="6")), request(usual(e="6"))]
+    run: list[Any] = []
+    assert twin.plain_sends_v2(cmds, 0, HOST, rules(), run) == 2
+    assert [(m[0], m[1]) for m in run] == [("T", 1), ("TWide", 6)]
+
+
 def stored_run(n: int, conn: object = "c1") -> tuple[list[Any], list[Any], list[Any]]:
     senders = [(conn, request(usual(), opaque=10 + i)) for i in range(n)]
     run = [pure.plain_send_v2(usual(e=str(i % 4)), BODY, HOST, rules()) for i in range(n)]

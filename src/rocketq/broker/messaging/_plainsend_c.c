@@ -120,8 +120,26 @@ static long long int_attr(PyObject *obj, PyObject *name, int *ok) {
 #define I32_MIN (-2147483648LL)
 #define I32_MAX 2147483647LL
 
+/* A topic config's three numbers, read once per stretch: the config object is held (so its address cannot be
+ * reused for another one), and the broker replaces a topic's config, it never changes one in place. */
+typedef struct { PyObject *config; long long perm, read_queues, write_queues; } topic_numbers;
+
+static int numbers_of(PyObject *tc, topic_numbers *cache) {
+    if (cache->config == tc) return 0;
+    int ok = 1;
+    long long perm = int_attr(tc, s_perm, &ok);
+    long long rq = int_attr(tc, s_read_queue_nums, &ok), wq = int_attr(tc, s_write_queue_nums, &ok);
+    if (!ok) return -1;
+    Py_XSETREF(cache->config, Py_NewRef(tc));
+    cache->perm = perm;
+    cache->read_queues = rq;
+    cache->write_queues = wq;
+    return 0;
+}
+
 /* plain_send_v2(ext, body, born_host, rules): see _plainsend_py.plain_send_v2. */
-static PyObject *read_plain(PyObject *ext, PyObject *body, PyObject *born_host, PyObject *rules) {
+static PyObject *read_plain(PyObject *ext, PyObject *body, PyObject *born_host, PyObject *rules,
+                            topic_numbers *numbers) {
     if (!PyTuple_CheckExact(rules) || PyTuple_GET_SIZE(rules) != 9 || plain_properties == NULL)
         return PyErr_Format(PyExc_TypeError, "plain_send_v2: rules must be the 9-tuple of _plainsend_py.PlainRules");
     if (!PyDict_CheckExact(ext) || !PyBytes_CheckExact(body)) GIVE_UP();
@@ -168,10 +186,9 @@ static PyObject *read_plain(PyObject *ext, PyObject *body, PyObject *born_host, 
         PyErr_Clear();
         GIVE_UP();
     }
-    int ok = 1;
-    long long perm = int_attr(tc, s_perm, &ok);
-    long long rq = int_attr(tc, s_read_queue_nums, &ok), wq = int_attr(tc, s_write_queue_nums, &ok);
-    if (!ok || !(perm & perm_write) || queue_id < 0 || queue_id >= (rq > wq ? rq : wq)) GIVE_UP();
+    if (numbers_of(tc, numbers) < 0) GIVE_UP();
+    long long rq = numbers->read_queues, wq = numbers->write_queues;
+    if (!(numbers->perm & perm_write) || queue_id < 0 || queue_id >= (rq > wq ? rq : wq)) GIVE_UP();
     if (PyBytes_GET_SIZE(body) > max_body) GIVE_UP();
     PyObject *text = v[I_PROPS], *empty = NULL;
     if (text == NULL) {  /* header.properties or "" */
@@ -223,7 +240,10 @@ static PyObject *read_plain(PyObject *ext, PyObject *body, PyObject *born_host, 
 
 static PyObject *plain_send_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 4) return PyErr_Format(PyExc_TypeError, "plain_send_v2() takes 4 arguments (%zd given)", nargs);
-    return read_plain(args[0], args[1], args[2], args[3]);
+    topic_numbers numbers = {NULL, 0, 0, 0};
+    PyObject *message = read_plain(args[0], args[1], args[2], args[3], &numbers);
+    Py_XDECREF(numbers.config);
+    return message;
 }
 
 /* plain_sends_v2(cmds, start, born_host, rules, run): see _plainsend_py.plain_sends_v2. One call per stretch of
@@ -235,6 +255,7 @@ static PyObject *plain_sends_v2(PyObject *self, PyObject *const *args, Py_ssize_
     if (i == -1 && PyErr_Occurred()) return NULL;
     if (!PyList_CheckExact(cmds) || !PyList_CheckExact(run) || i < 0)
         return PyErr_Format(PyExc_TypeError, "plain_sends_v2: cmds and run must be lists, start not negative");
+    topic_numbers numbers = {NULL, 0, 0, 0};
     for (; i < PyList_GET_SIZE(cmds); i++) {
         PyObject *cmd = PyList_GET_ITEM(cmds, i);
         long long code;
@@ -243,7 +264,7 @@ static PyObject *plain_sends_v2(PyObject *self, PyObject *const *args, Py_ssize_
         if (ext == NULL || body == NULL) break;
         Py_INCREF(ext);  /* held through the call: the rules' callbacks run Python */
         Py_INCREF(body);
-        PyObject *message = read_plain(ext, body, born_host, rules);
+        PyObject *message = read_plain(ext, body, born_host, rules, &numbers);
         Py_DECREF(ext);
         Py_DECREF(body);
         if (message == NULL) {  /* the caller reads this one alone, and logs what went wrong */
@@ -253,8 +274,12 @@ static PyObject *plain_sends_v2(PyObject *self, PyObject *const *args, Py_ssize_
         int appended = message == Py_None ? 1 : PyList_Append(run, message);
         Py_DECREF(message);
         if (message == Py_None) break;
-        if (appended < 0) return NULL;
+        if (appended < 0) {
+            Py_XDECREF(numbers.config);
+            return NULL;
+        }
     }
+    Py_XDECREF(numbers.config);
     return PyLong_FromSsize_t(i);
 }
 
