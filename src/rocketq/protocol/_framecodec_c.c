@@ -26,6 +26,7 @@ static PyTypeObject *CommandType;   /* rocketq.protocol.command.RemotingCommand 
 static PyObject *py_decode_frame;   /* rocketq.protocol.command.decode_frame: every frame we do not take */
 static PyObject *py_encode_head;    /* rocketq.protocol._framecodec_py.encode_head: every command we do not take */
 static PyObject *py_encode_send_reply;  /* rocketq.protocol._framecodec_py.encode_send_reply: odd arguments */
+static PyObject *py_request_run_end;    /* rocketq.protocol._framecodec_py.request_run_end: odd commands */
 
 enum { F_CODE, F_OPAQUE, F_FLAG, F_LANGUAGE, F_VERSION, F_REMARK, F_EXT, F_BODY, F_SERIALIZE, F_COUNT };
 static const char *const FIELD_NAMES[F_COUNT] = {
@@ -439,6 +440,52 @@ done:
     return result;
 }
 
+/* request_run_end(commands, start): see rocketq.protocol._framecodec_py. The fields are read in place; a command
+ * of another type, or a flag that is not an int, goes to the pure twin from there. */
+static PyObject *request_run_end(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) return PyErr_Format(PyExc_TypeError, "request_run_end() takes 2 arguments (%zd given)", nargs);
+    PyObject *commands = args[0];
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    if (start == -1 && PyErr_Occurred()) return NULL;
+    if (!PyList_CheckExact(commands) || start < 0 || start >= PyList_GET_SIZE(commands)
+        || Py_TYPE(PyList_GET_ITEM(commands, start)) != CommandType)
+        return PyObject_Vectorcall(py_request_run_end, args, 2, NULL);
+    PyObject *first = PyList_GET_ITEM(commands, start);
+    PyObject *code = get_slot(first, F_CODE), *language = get_slot(first, F_LANGUAGE);
+    if (code == NULL || language == NULL) return PyObject_Vectorcall(py_request_run_end, args, 2, NULL);
+    Py_INCREF(code);  /* held: the comparisons may run Python */
+    Py_INCREF(language);
+    Py_ssize_t i = start + 1;
+    PyObject *result = NULL;
+    for (; i < PyList_GET_SIZE(commands); i++) {
+        PyObject *cmd = PyList_GET_ITEM(commands, i);
+        PyObject *flag = Py_TYPE(cmd) == CommandType ? get_slot(cmd, F_FLAG) : NULL;
+        if (flag == NULL || !PyLong_CheckExact(flag)) {  /* the rest as the pure twin reads it */
+            PyObject *at = PyLong_FromSsize_t(i - 1), *rest[2] = {commands, at};
+            result = at == NULL ? NULL : PyObject_Vectorcall(py_request_run_end, rest, 2, NULL);
+            Py_XDECREF(at);
+            goto done;
+        }
+        PyObject *c = get_slot(cmd, F_CODE), *l = get_slot(cmd, F_LANGUAGE);
+        if (c == NULL || l == NULL) {  /* unset: reading it raises, as in the pure twin */
+            PyErr_SetString(PyExc_AttributeError, "RemotingCommand field unset");
+            goto done;
+        }
+        int same = c == code ? 1 : PyObject_RichCompareBool(c, code, Py_EQ);
+        if (same == 1) same = l == language ? 1 : PyObject_RichCompareBool(l, language, Py_EQ);
+        if (same < 0) goto done;
+        if (!same) break;
+        long f = PyLong_AsLong(flag);
+        if (f == -1 && PyErr_Occurred()) goto done;
+        if (f & 1) break;  /* FLAG_RESPONSE */
+    }
+    result = PyLong_FromSsize_t(i);
+done:
+    Py_DECREF(code);
+    Py_DECREF(language);
+    return result;
+}
+
 static PyObject *handed_over_count(PyObject *self, PyObject *unused) {
     return Py_BuildValue("(KK)", frames_handed_over, heads_handed_over);
 }
@@ -576,6 +623,8 @@ static PyMethodDef methods[] = {
     {"encode_head", encode_head, METH_O, "encode_head(cmd) -> bytes: see rocketq.protocol._framecodec_py"},
     {"encode_send_reply", (PyCFunction)(void (*)(void))encode_send_reply, METH_FASTCALL,
      "encode_send_reply(opaque, version, msg_id_prefix, phys, queue_id, queue_offset, region, trace_on) -> bytes"},
+    {"request_run_end", (PyCFunction)(void (*)(void))request_run_end, METH_FASTCALL,
+     "request_run_end(commands, start) -> int: see rocketq.protocol._framecodec_py"},
     {"handed_over", handed_over_count, METH_NOARGS, "handed_over() -> (frames, heads): how many went to the pure path so far"},
     {NULL, NULL, 0, NULL},
 };
@@ -605,6 +654,8 @@ PyMODINIT_FUNC PyInit__framecodec_c(void) {
     if (py_encode_head == NULL) return NULL;
     py_encode_send_reply = import_attr("rocketq.protocol._framecodec_py", "encode_send_reply");
     if (py_encode_send_reply == NULL) return NULL;
+    py_request_run_end = import_attr("rocketq.protocol._framecodec_py", "request_run_end");
+    if (py_request_run_end == NULL) return NULL;
     /* Where each field lives in a RemotingCommand: written and read directly. */
     if (command_slot_offsets(CommandType, FIELD_NAMES, F_COUNT, field_offset) < 0) return NULL;
     return PyModule_Create(&module);

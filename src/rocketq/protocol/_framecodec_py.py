@@ -15,6 +15,11 @@ The specification both twins follow (``rocketq.protocol.framecodec`` chooses one
 * The 8-byte frame prefix and the header, byte for byte ``encode_prefix(cmd, encode_header(cmd))`` (the body
   is written after it unchanged), raising what those raise.
 
+``request_run_end(commands, start) -> int``
+
+* ``commands[start]`` is a request; the index after the last of the requests from it on that share its ``code``
+  and ``language`` (a response, or another code or language, ends them): one read's stretch (``remoting``).
+
 ``encode_send_reply(opaque, version, msg_id_prefix, phys, queue_id, queue_offset, region, trace_on) -> bytes``
 
 * The head of the JSON answer to a stored send: ``encode_head`` of the SUCCESS response (flag 1, language JAVA,
@@ -81,3 +86,15 @@ def encode_send_reply(
     }
     reply = RemotingCommand(0, opaque, FLAG_RESPONSE, "JAVA", version, None, ext, b"", SERIALIZE_JSON)
     return encode_head(reply)
+
+
+def request_run_end(commands: list[RemotingCommand], start: int) -> int:
+    first = commands[start]
+    code, language = first.code, first.language
+    i, n = start + 1, len(commands)
+    while i < n:
+        cmd = commands[i]
+        if cmd.code != code or cmd.language != language or cmd.flag & FLAG_RESPONSE:
+            break
+        i += 1
+    return i

@@ -40,7 +40,7 @@ from rocketq.protocol.command import (
     RemotingCommand,
 )
 from rocketq.protocol.frame import FrameDecoder
-from rocketq.protocol.framecodec import encode_head
+from rocketq.protocol.framecodec import encode_head, request_run_end
 from rocketq.remoting.foreign import report_foreign
 
 log = logging.getLogger("rocketq.remoting")
@@ -198,11 +198,8 @@ class Connection(asyncio.Protocol):
                 dispatcher.dispatch(self, cmd)
                 continue
             # (a change of language ends the stretch: the rule above applies request by request)
-            start, code, language = i - 1, cmd.code, cmd.language
-            while i < n and (nxt := commands[i]).code == code and nxt.language == language:
-                if nxt.flag & FLAG_RESPONSE:
-                    break
-                i += 1
+            start = i - 1
+            i = request_run_end(commands, start)
             self.version = commands[i - 1].version
             dispatch_stretch(self, take, commands[start:i] if start or i < n else commands)
         if self._decoder.error is not None and self.refused is None:  # good frames, then a bad one: close

@@ -16,6 +16,7 @@ from rocketq.codes import RequestCode
 from rocketq.errors import ProtocolError
 from rocketq.protocol import _framecodec_py, framecodec
 from rocketq.protocol.command import (
+    FLAG_RESPONSE,
     SERIALIZE_JSON,
     SERIALIZE_ROCKETMQ,
     RemotingCommand,
@@ -298,3 +299,31 @@ def test_send_reply_is_the_head_of_the_equivalent_response(
     head = twin.encode_send_reply(opaque, version, prefix, phys, queue_id, queue_offset, region, trace_on)
     assert head == encode_prefix(reply, encode_header(reply))
     assert decode_frame(head[4:]) == reply
+
+
+def _cmd(code: int, language: str = "JAVA", flag: int = 0) -> RemotingCommand:
+    return RemotingCommand(code, 1, flag, language, 399, None, {}, b"")
+
+
+class _OddCommand(RemotingCommand):
+    """Not the decoder's type: the compiled twin hands such a list to the pure one."""
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=_twin_id)
+def test_a_run_of_requests_ends_at_another_code_language_or_a_response(twin: ModuleType) -> None:
+    send, pull = int(RequestCode.SEND_MESSAGE_V2), int(RequestCode.PULL_MESSAGE)
+    cmds = [_cmd(send), _cmd(send), _cmd(send, "CPP"), _cmd(send, "CPP"), _cmd(send, "CPP", FLAG_RESPONSE),
+            _cmd(pull), _cmd(pull), _cmd(send)]  # fmt: skip
+    assert [twin.request_run_end(cmds, i) for i in (0, 1, 2, 3, 5, 6, 7)] == [2, 2, 4, 4, 7, 7, 8]
+    # an equal code that is another int object, and a language that is another str object, still match
+    same = [_cmd(send), _cmd(int(str(send))), _cmd(send, "".join(["JA", "VA"]))]
+    assert twin.request_run_end(same, 0) == 3
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=_twin_id)
+def test_a_run_with_commands_of_another_type_reads_as_the_pure_twin_says(twin: ModuleType) -> None:
+    send = int(RequestCode.SEND_MESSAGE_V2)
+    odd = _OddCommand(send, 2, 0, "JAVA", 399, None, {}, b"")
+    cmds = [_cmd(send), odd, _cmd(send), _cmd(send, flag=FLAG_RESPONSE)]
+    assert twin.request_run_end(cmds, 0) == 3 == _framecodec_py.request_run_end(cmds, 0)
+    assert twin.request_run_end([odd, _cmd(send), _cmd(0)], 0) == 2
