@@ -18,7 +18,7 @@
 #include <string.h>
 #include <stdio.h>
 
-#include "_commandslots.h"
+#include "_slots.h"
 #include "_sendreply.h"
 
 static PyObject *ProtocolError;     /* rocketq.errors.ProtocolError */
@@ -32,6 +32,7 @@ enum { F_CODE, F_OPAQUE, F_FLAG, F_LANGUAGE, F_VERSION, F_REMARK, F_EXT, F_BODY,
 static const char *const FIELD_NAMES[F_COUNT] = {
     "code", "opaque", "flag", "language", "version", "remark", "ext_fields", "body", "serialize_type",
 };
+static PyObject *field_names[F_COUNT];  /* interned */
 static Py_ssize_t field_offset[F_COUNT];
 
 static inline PyObject *get_slot(PyObject *obj, int field) {
@@ -657,6 +658,8 @@ PyMODINIT_FUNC PyInit__framecodec_c(void) {
     py_request_run_end = import_attr("rocketq.protocol._framecodec_py", "request_run_end");
     if (py_request_run_end == NULL) return NULL;
     /* Where each field lives in a RemotingCommand: written and read directly. */
-    if (command_slot_offsets(CommandType, FIELD_NAMES, F_COUNT, field_offset) < 0) return NULL;
+    if (intern_names(FIELD_NAMES, F_COUNT, field_names) < 0
+        || slot_offsets(CommandType, field_names, F_COUNT, field_offset) < 0)
+        return NULL;
     return PyModule_Create(&module);
 }

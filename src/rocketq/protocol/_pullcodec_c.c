@@ -12,6 +12,8 @@
 #include <string.h>
 #include <stdio.h>
 
+#include "_slots.h"
+
 #define MESSAGE_MAGIC 0xDAA320A7u
 #define SYSFLAG_COMPRESSED 0x1
 #define SYSFLAG_BORNHOST_V6 0x10
@@ -42,24 +44,6 @@ static inline int64_t get64(const unsigned char *p) {
 }
 static inline int16_t get16(const unsigned char *p) {
     return (int16_t)(((uint16_t)p[0] << 8) | (uint16_t)p[1]);
-}
-
-/* Where each attribute lives in an instance of cls (a __slots__ member of cls or of a base). */
-static int slot_offsets(PyTypeObject *cls, Py_ssize_t offsets[A_COUNT]) {
-    for (int i = 0; i < A_COUNT; i++) {
-        PyObject *d = PyObject_GetAttr((PyObject *)cls, attr_names[i]);
-        if (d == NULL) return -1;
-        int ok = Py_IS_TYPE(d, &PyMemberDescr_Type)
-                 && PyType_IsSubtype(cls, ((PyDescrObject *)d)->d_type)
-                 && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
-        if (ok) offsets[i] = ((PyMemberDescrObject *)d)->d_member->offset;
-        Py_DECREF(d);
-        if (!ok) {
-            PyErr_Format(PyExc_TypeError, "%s.%s is not a __slots__ attribute", cls->tp_name, ATTR_NAMES[i]);
-            return -1;
-        }
-    }
-    return 0;
 }
 
 static inline void set_slot(PyObject *obj, Py_ssize_t offset, PyObject *value /* stolen */) {
@@ -159,7 +143,7 @@ static PyObject *decode_messages(PyObject *self, PyObject *args) {
     host_cache_t born_cache = {{0}, NULL}, store_cache = {{0}, NULL};
     const unsigned char *last_topic_raw = NULL;
     Py_ssize_t last_topic_len = -1;
-    if (slot_offsets(cls, offsets) < 0) goto done;
+    if (slot_offsets(cls, attr_names, A_COUNT, offsets) < 0) goto done;
     if (extra_props == Py_None || (PyDict_Check(extra_props) && PyDict_GET_SIZE(extra_props) == 0)) extra_props = NULL;
     out = PyList_New(0);
     if (out == NULL) goto done;
@@ -309,10 +293,7 @@ PyMODINIT_FUNC PyInit__pullcodec_c(void) {
     ip_text_v6 = PyObject_GetAttrString(message, "_ip_text");
     Py_DECREF(message);
     if (ip_text_v6 == NULL) return NULL;
-    for (int i = 0; i < A_COUNT; i++) {
-        attr_names[i] = PyUnicode_InternFromString(ATTR_NAMES[i]);
-        if (attr_names[i] == NULL) return NULL;
-    }
+    if (intern_names(ATTR_NAMES, A_COUNT, attr_names) < 0) return NULL;
     str_tran_msg = PyUnicode_InternFromString("TRAN_MSG");
     str_uniq_key = PyUnicode_InternFromString("UNIQ_KEY");
     if (str_tran_msg == NULL || str_uniq_key == NULL) return NULL;

@@ -11,7 +11,7 @@
 
 #include <structmember.h>
 
-#include "../../protocol/_commandslots.h"
+#include "../../protocol/_slots.h"
 #include "../../protocol/_sendreply.h"
 
 static PyObject *plain_properties;  /* rocketq.protocol.message.plain_properties (whichever twin runs) */
@@ -21,6 +21,7 @@ static PyTypeObject *CommandType;
 enum { C_CODE, C_FLAG, C_OPAQUE, C_LANGUAGE, C_SERIALIZE, C_EXT, C_BODY, C_COUNT };
 static const char *const SLOT_NAMES[C_COUNT] = {"code", "flag", "opaque", "language", "serialize_type",
                                                 "ext_fields", "body"};
+static PyObject *slot_names[C_COUNT];  /* interned */
 static Py_ssize_t slot_offset[C_COUNT];
 
 static inline PyObject *slot(PyObject *cmd, int i) { return *(PyObject **)((char *)cmd + slot_offset[i]); }
@@ -385,10 +386,9 @@ PyMODINIT_FUNC PyInit__plainsend_c(void) {
     CommandType = (PyTypeObject *)PyObject_GetAttrString(command, "RemotingCommand");
     Py_DECREF(command);
     if (CommandType == NULL) return NULL;
-    if (command_slot_offsets(CommandType, SLOT_NAMES, C_COUNT, slot_offset) < 0) return NULL;
-    for (int i = 0; i < FIELDS; i++) {
-        s_v1_names[i] = PyUnicode_InternFromString(V1_NAMES[i]);
-        if (s_v1_names[i] == NULL) return NULL;
-    }
+    if (intern_names(SLOT_NAMES, C_COUNT, slot_names) < 0
+        || slot_offsets(CommandType, slot_names, C_COUNT, slot_offset) < 0)
+        return NULL;
+    if (intern_names(V1_NAMES, FIELDS, s_v1_names) < 0) return NULL;
     return PyModule_Create(&module);
 }
