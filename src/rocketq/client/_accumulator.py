@@ -194,7 +194,7 @@ class ProduceAccumulator:
         try:
             id_gen = owner._id_gen
             assert id_gen is not None
-            batches = split_into_batches(acc.messages, owner.max_message_size, id_gen.create, _checked_in_add)
+            batches = split_into_batches(acc.messages, owner.max_message_size, id_gen, _checked_in_add)
             for batch in batches:
                 count = len(batch.messages)
                 _label(batch, acc.messages[done : done + count], tags)

@@ -9,13 +9,65 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../protocol/_slots.h"
+
 #define MAX_PROPERTIES_BYTES 32767
 
 static PyObject *InvalidMessageError, *StructError, *zero;
-static PyObject *s_topic, *s_body, *s_flag, *s_properties, *s_delay, *s_wait, *s_uniq_key, *s_true, *s_false,
+static PyObject *s_delay, *s_wait, *s_uniq_key, *s_true, *s_false,
     *s_retry_prefix, *s_empty;
 
 typedef struct { char *p; Py_ssize_t n, cap; } out_t;
+
+/* A message's fields, read in place from its slots when its type is the one whose offsets are cached (Message,
+ * in a producer), else through getattr (a type whose fields are not all slots). */
+enum { M_TOPIC, M_BODY, M_FLAG, M_PROPERTIES, M_COUNT };
+static const char *const FIELD_NAMES[M_COUNT] = {"topic", "body", "flag", "properties"};
+static PyObject *field_names[M_COUNT];
+static PyTypeObject *slots_type;  /* a strong reference: its address is not reused while cached */
+static Py_ssize_t slots_offsets[M_COUNT];
+
+/* New reference to field f of m, or NULL with AttributeError (an unset slot) or getattr's error. */
+static PyObject *field(PyObject *m, int f) {
+    if (Py_TYPE(m) != slots_type) {
+        Py_ssize_t offsets[M_COUNT];
+        if (slot_offsets(Py_TYPE(m), field_names, M_COUNT, offsets) == 0) {
+            Py_XSETREF(slots_type, (PyTypeObject *)Py_NewRef(Py_TYPE(m)));
+            memcpy(slots_offsets, offsets, sizeof offsets);
+        } else {
+            PyErr_Clear();
+            return PyObject_GetAttr(m, field_names[f]);
+        }
+    }
+    PyObject *v = *(PyObject **)((char *)m + slots_offsets[f]);
+    if (v == NULL) {
+        PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute '%U'", Py_TYPE(m)->tp_name, field_names[f]);
+        return NULL;
+    }
+    return Py_NewRef(v);
+}
+
+/* id_prefix + the low 16 bits of next(id_counter) as 4 upper-case hex digits (the pure twin's f-string). */
+static PyObject *next_id(PyObject *id_prefix, PyObject *id_counter) {
+    PyObject *count = PyIter_Next(id_counter);
+    if (count == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetNone(PyExc_StopIteration);
+        return NULL;
+    }
+    unsigned long raw = PyLong_AsUnsignedLongMask(count);
+    Py_DECREF(count);
+    if (raw == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+    unsigned long low = raw & 0xFFFF;
+    if (!PyUnicode_IS_ASCII(id_prefix)) return PyUnicode_FromFormat("%U%04lX", id_prefix, low);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(id_prefix);
+    PyObject *id = PyUnicode_New(n + 4, 127);
+    if (id == NULL) return NULL;
+    Py_UCS1 *out = PyUnicode_1BYTE_DATA(id);
+    memcpy(out, PyUnicode_1BYTE_DATA(id_prefix), (size_t)n);
+    static const char hex[] = "0123456789ABCDEF";
+    for (int k = 3; k >= 0; k--, low >>= 4) out[n + k] = (Py_UCS1)hex[low & 0xF];
+    return id;
+}
 
 static int out_reserve(out_t *o, Py_ssize_t extra) {
     if (o->n + extra <= o->cap) return 0;
@@ -69,11 +121,12 @@ static int put_text(out_t *o, PyObject *obj) {
 
 /* One message's checks and encoding; 0 or -1 with an exception set. */
 static int encode_one(Py_ssize_t i, PyObject *m, PyObject *topic, int topic_is_retry, int wait, long max_size,
-                      PyObject *id_create, PyObject *check, PyObject *max_size_obj, out_t *o, PyObject *sizes) {
+                      PyObject *id_prefix, PyObject *id_counter, PyObject *check, PyObject *max_size_obj, out_t *o,
+                      PyObject *sizes) {
     int rc = -1;
     PyObject *props = NULL, *m_topic = NULL, *body = NULL, *flag_obj = NULL;
     Py_buffer view = {0};
-    props = PyObject_GetAttr(m, s_properties);
+    props = field(m, M_PROPERTIES);
     if (props == NULL) goto done;
     if (!PyDict_Check(props)) {
         PyErr_SetString(PyExc_TypeError, "Message.properties must be a dict");
@@ -93,7 +146,7 @@ static int encode_one(Py_ssize_t i, PyObject *m, PyObject *topic, int topic_is_r
             if (positive) { invalid("delay level is not supported for batching"); goto done; }
         }
     }
-    m_topic = PyObject_GetAttr(m, s_topic);
+    m_topic = field(m, M_TOPIC);
     if (m_topic == NULL) goto done;
     int retry;
     if (m_topic == topic) {
@@ -112,7 +165,7 @@ static int encode_one(Py_ssize_t i, PyObject *m, PyObject *topic, int topic_is_r
     int w = wait_of(props);
     if (w < 0) goto done;
     if (w != wait) { invalid("the wait_store_msg_ok of the messages in one batch should the same"); goto done; }
-    body = PyObject_GetAttr(m, s_body);
+    body = field(m, M_BODY);
     if (body == NULL) goto done;
     if (i == 0) {
         PyObject *r = PyObject_CallFunctionObjArgs(check, m, max_size_obj, NULL);
@@ -133,13 +186,13 @@ static int encode_one(Py_ssize_t i, PyObject *m, PyObject *topic, int topic_is_r
     int has_id = PyDict_Contains(props, s_uniq_key);
     if (has_id < 0) goto done;
     if (!has_id) {
-        PyObject *id = PyObject_CallNoArgs(id_create);
+        PyObject *id = next_id(id_prefix, id_counter);
         if (id == NULL) goto done;
         int set = PyDict_SetItem(props, s_uniq_key, id);
         Py_DECREF(id);
         if (set < 0) goto done;
     }
-    flag_obj = PyObject_GetAttr(m, s_flag);
+    flag_obj = field(m, M_FLAG);
     if (flag_obj == NULL) goto done;
     long flag = PyLong_AsLong(flag_obj);
     if (flag == -1 && PyErr_Occurred()) goto done;
@@ -199,25 +252,30 @@ done:
 }
 
 static PyObject *encode_batch(PyObject *self, PyObject *args) {
-    PyObject *msgs, *max_size_obj, *id_create, *check;
-    if (!PyArg_ParseTuple(args, "OOOO:encode_batch", &msgs, &max_size_obj, &id_create, &check)) return NULL;
+    PyObject *msgs, *max_size_obj, *id_prefix_obj, *id_counter, *check;
+    if (!PyArg_ParseTuple(args, "OOOOO:encode_batch", &msgs, &max_size_obj, &id_prefix_obj, &id_counter, &check))
+        return NULL;
     long max_size = PyLong_AsLong(max_size_obj);
     if (max_size == -1 && PyErr_Occurred()) return NULL;
+    /* f"{id_prefix}": the text once per call */
+    PyObject *id_prefix = PyUnicode_CheckExact(id_prefix_obj) ? Py_NewRef(id_prefix_obj)
+                                                               : PyObject_Format(id_prefix_obj, s_empty);
+    if (id_prefix == NULL) return NULL;
     PyObject *seq = PySequence_Fast(msgs, "msgs must be a sequence");
-    if (seq == NULL) return NULL;
+    if (seq == NULL) { Py_DECREF(id_prefix); return NULL; }
     PyObject *result = NULL, *topic = NULL, *first_props = NULL, *sizes = NULL;
     out_t o = {NULL, 0, 0};
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     if (n == 0) { PyErr_SetString(PyExc_IndexError, "list index out of range"); goto done; }
     PyObject **items = PySequence_Fast_ITEMS(seq);
-    topic = PyObject_GetAttr(items[0], s_topic);
+    topic = field(items[0], M_TOPIC);
     if (topic == NULL) goto done;
     PyObject *r = PyObject_CallMethod(topic, "startswith", "O", s_retry_prefix);
     if (r == NULL) goto done;
     int topic_is_retry = PyObject_IsTrue(r);
     Py_DECREF(r);
     if (topic_is_retry < 0) goto done;
-    first_props = PyObject_GetAttr(items[0], s_properties);
+    first_props = field(items[0], M_PROPERTIES);
     if (first_props == NULL) goto done;
     if (!PyDict_Check(first_props)) { PyErr_SetString(PyExc_TypeError, "Message.properties must be a dict"); goto done; }
     int wait = wait_of(first_props);
@@ -225,8 +283,8 @@ static PyObject *encode_batch(PyObject *self, PyObject *args) {
     sizes = PyList_New(0);
     if (sizes == NULL) goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (encode_one(i, items[i], topic, topic_is_retry, wait, max_size, id_create, check, max_size_obj, &o,
-                       sizes) < 0)
+        if (encode_one(i, items[i], topic, topic_is_retry, wait, max_size, id_prefix, id_counter, check, max_size_obj,
+                       &o, sizes) < 0)
             goto done;
     }
     PyObject *body = PyBytes_FromStringAndSize(o.p, o.n);
@@ -239,12 +297,13 @@ done:
     Py_XDECREF(first_props);
     Py_XDECREF(topic);
     Py_DECREF(seq);
+    Py_DECREF(id_prefix);
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"encode_batch", encode_batch, METH_VARARGS,
-     "encode_batch(msgs, max_size, id_create, check) -> (body, sizes): see rocketq.client._batchcodec_py"},
+     "encode_batch(msgs, max_size, id_prefix, id_counter, check) -> (body, sizes): see rocketq.client._batchcodec_py"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -268,8 +327,8 @@ PyMODINIT_FUNC PyInit__batchcodec_c(void) {
     if (StructError == NULL) return NULL;
     zero = PyLong_FromLong(0);
     if (zero == NULL) return NULL;
-    if (intern(&s_topic, "topic") || intern(&s_body, "body") || intern(&s_flag, "flag")
-        || intern(&s_properties, "properties") || intern(&s_delay, "DELAY") || intern(&s_wait, "WAIT")
+    if (intern_names(FIELD_NAMES, M_COUNT, field_names) < 0) return NULL;
+    if (intern(&s_delay, "DELAY") || intern(&s_wait, "WAIT")
         || intern(&s_uniq_key, "UNIQ_KEY") || intern(&s_true, "true") || intern(&s_false, "false")
         || intern(&s_retry_prefix, "%RETRY%") || intern(&s_empty, ""))
         return NULL;

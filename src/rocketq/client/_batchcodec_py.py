@@ -2,15 +2,16 @@
 
 The specification both twins follow (``rocketq.client.batchcodec`` chooses one):
 
-``encode_batch(msgs, max_size, id_create, check) -> (body, sizes)``
+``encode_batch(msgs, max_size, id_prefix, id_counter, check) -> (body, sizes)``
 
 * Message by message, in this order, Java ``MessageBatch.generateFromList`` + ``Validators.checkMessage``:
   a DELAY property whose ``int()`` is > 0, a retry-group topic, a topic other than the first message's, a WAIT
   other than the first message's each raise ``InvalidMessageError`` (texts below); then the first message goes
   through ``check(msg, max_size)`` (topic and body checks), the others through the same body checks inline
   (their topic equals the first's, already checked).
-* A message without UNIQ_KEY gets ``id_create()`` in its ``properties`` (the caller's message is changed, as
-  in Java).
+* A message without UNIQ_KEY gets ``id_prefix`` + the low 16 bits of ``next(id_counter)`` as 4 upper-case hex
+  digits in its ``properties`` (the caller's message is changed, as in Java); ``UniqIdGenerator.id_source`` gives
+  the two, so the ids are the ones its ``create`` would make in that millisecond.
 * Each message is encoded as Java ``MessageDecoder.encodeMessage``: ``TOTALSIZE MAGIC(0) BODYCRC(0) FLAG
   BODYLEN BODY PROPLEN(i16) PROPS`` with the properties as ``k 0x01 v`` joined by 0x02 (None values left
   out, keys and values formatted as by an f-string); properties over 32767 bytes raise ``InvalidMessageError``.
@@ -22,7 +23,7 @@ A failure leaves the messages checked before it with their UNIQ_KEY set, as the 
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from rocketq.client.errors import InvalidMessageError
@@ -34,7 +35,11 @@ MAX_PROPERTIES_BYTES = 32767
 
 
 def encode_batch(
-    msgs: Sequence[Any], max_size: int, id_create: Callable[[], str], check: Callable[[Any, int], None]
+    msgs: Sequence[Any],
+    max_size: int,
+    id_prefix: str,
+    id_counter: Iterator[int],
+    check: Callable[[Any, int], None],
 ) -> tuple[bytes, list[int]]:
     parts: list[bytes] = []
     sizes: list[int] = []
@@ -64,7 +69,7 @@ def encode_batch(
         elif len(body) > max_size:
             raise InvalidMessageError(f"the message body size over max value, MAX: {max_size}")
         if "UNIQ_KEY" not in props:
-            props["UNIQ_KEY"] = id_create()
+            props["UNIQ_KEY"] = f"{id_prefix}{next(id_counter) & 0xFFFF:04X}"
         props_b = "\x02".join([f"{k}\x01{v}" for k, v in props.items() if v is not None]).encode()
         n_props = len(props_b)
         if n_props > MAX_PROPERTIES_BYTES:

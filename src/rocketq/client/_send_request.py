@@ -173,19 +173,20 @@ def _retry_ext(
 
 
 def split_into_batches(
-    msgs: Sequence[Message], max_size: int, new_id: Callable[[], str], check: Callable[[Message, int], None]
+    msgs: Sequence[Message], max_size: int, id_gen: UniqIdGenerator, check: Callable[[Message, int], None]
 ) -> list[MessageBatch]:
     """Messages of one topic → the batches to send, each body ≤ ``max_size`` (Java ``MessageBatch.generateFromList``
     plus the producer's size split).
 
     One call (compiled twin where built) runs the Java ``MessageBatch`` checks in their order, message by message,
-    gives each its ``UNIQ_KEY`` and encodes them all (Java ``MessageDecoder.encodeMessage``) into one body; the
-    batches are runs of consecutive messages cut from it.
+    gives each without one its ``UNIQ_KEY`` (``id_gen``'s ids of this millisecond) and encodes them all (Java
+    ``MessageDecoder.encodeMessage``) into one body; the batches are runs of consecutive messages cut from it.
     """
     first = msgs[0]
     topic = first.topic
     wait = "true" if first.wait_store_msg_ok else "false"
-    body, sizes = encode_batch(msgs, max_size, new_id, check)
+    id_prefix, id_counter = id_gen.id_source()
+    body, sizes = encode_batch(msgs, max_size, id_prefix, id_counter, check)
     groups = split_batch_sizes(sizes, max_size)
     starts = list(itertools.accumulate(sizes, initial=0)) if len(groups) > 1 else [0, len(body)]
     batches = []

@@ -1,6 +1,6 @@
 """Messages → one SEND_BATCH_MESSAGE body in one call: the compiled twin if built, else the pure one.
 
-``encode_batch(msgs, max_size, id_create, check) -> (body, sizes)`` (specified in ``_batchcodec_py``).
+``encode_batch(msgs, max_size, id_prefix, id_counter, check) -> (body, sizes)`` (specified in ``_batchcodec_py``).
 ``ROCKETQ_NO_EXTENSIONS=1`` forces the pure twin, as for the store's ``appendcodec``.
 """
 

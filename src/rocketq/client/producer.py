@@ -357,7 +357,7 @@ class Producer(ClientBase):
         assert id_gen is not None
         results = []
         metered = self.config.metrics is not None
-        for batch in split_into_batches(msgs, self.max_message_size, id_gen.create, check_message):
+        for batch in split_into_batches(msgs, self.max_message_size, id_gen, check_message):
             if queue is not None:
                 send = self._send_to_queue(batch, queue, None, None, timeout or self.send_msg_timeout, _SYNC)
             else:
