@@ -21,9 +21,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine
-from typing import Any, Protocol
+from time import perf_counter
+from typing import TYPE_CHECKING, Any, Protocol
 
-from rocketq.client._async_send import SendFuture
+from rocketq.client._async_send import AsyncSendOwner, ExceptionCallback, SendCallback, SendFuture
 from rocketq.client._send_request import MessageBatch, split_into_batches
 from rocketq.client._tasks import TaskSet
 from rocketq.client._uniq_id import UniqIdGenerator
@@ -53,6 +54,9 @@ __all__ = [
     "check_batch_settings",
     "split_batch_result",
 ]
+
+if TYPE_CHECKING:
+    from rocketq.client.metrics import ClientMetrics
 
 log = logging.getLogger("rocketq.client.producer")
 
@@ -96,14 +100,13 @@ def split_batch_result(result: SendResult, count: int) -> list[SendResult]:
     return results
 
 
-class AccumulatorOwner(Protocol):
+class AccumulatorOwner(AsyncSendOwner, Protocol):
     """What the accumulator needs of its producer (``Producer`` has these; they are not public API)."""
 
     send_msg_timeout: float
     max_message_size: int
     _id_gen: UniqIdGenerator | None
     _tasks: TaskSet
-    _async_in_flight: set[SendFuture]
 
     def _batch_send(self, batch: MessageBatch, mq: MessageQueue | None, asynchronous: bool) -> Coroutine[
         Any, Any, SendResult]: ...  # fmt: skip
@@ -144,22 +147,47 @@ class ProduceAccumulator:
         self.messages_batched = 0
         self._open: dict[_Key, _Accumulation] = {}
 
-    def can_batch(self, msg: Message) -> bool:
-        """Java ``canBatch``: room left, and not a message Java sends directly."""
-        if self.held_bytes >= self.total_batch_max_bytes or isinstance(msg, MessageBatch):
-            return False
-        return not msg.topic.startswith(RETRY_PREFIX) and msg.properties.keys().isdisjoint(_DIRECT_PROPERTIES)
+    def gather(
+        self,
+        msg: Message,
+        mq: MessageQueue | None,
+        on_success: SendCallback | None,
+        on_exception: ExceptionCallback | None,
+        loop: asyncio.AbstractEventLoop,
+        metrics: ClientMetrics | None,
+        asynchronous: bool,
+    ) -> SendFuture | None:
+        """Gather ``msg``: the future its own result settles. None, having done nothing, when Java's ``canBatch``
+        says no (the total is held, or a message Java sends directly); a message that fails its check fails its
+        future alone, as a direct send would fail.
 
-    def add(self, msg: Message, mq: MessageQueue | None, fut: SendFuture, asynchronous: bool) -> None:
-        """Gather ``msg`` (checked here, so a bad one fails alone); ``fut`` settles with its own result."""
-        check_message(msg, self._owner.max_message_size)
-        props = msg.properties  # Message.wait_store_msg_ok and .tags read inline: this runs for every send
-        key: _Key = (msg.topic, mq, props.get(PROP_WAIT, "true") != "false", props.get(PROP_TAGS), asynchronous)
+        ``metrics``: the future files its send's cost when it settles (``send_async``; ``send`` meters the await).
+        The future is not in the producer's ``_async_in_flight``: the accumulation holds it until its batch's task
+        (in the producer's task set, which shutdown waits for) settles it. One call, inline: it runs for every
+        send."""
+        if self.held_bytes >= self.total_batch_max_bytes or isinstance(msg, MessageBatch):
+            return None
+        topic = msg.topic
+        props = msg.properties
+        if topic.startswith(RETRY_PREFIX) or not props.keys().isdisjoint(_DIRECT_PROPERTIES):
+            return None
+        owner = self._owner
+        fut = SendFuture(loop=loop)
+        fut._owner = owner
+        fut._on_success = on_success
+        fut._on_exception = on_exception
+        fut._meter = None if metrics is None else (metrics, topic, owner.instance.client_id, perf_counter())
+        try:
+            check_message(msg, owner.max_message_size)
+        except Exception as exc:
+            fut.complete(None, exc)
+            return fut
+        # Message.wait_store_msg_ok and .tags read inline
+        key: _Key = (topic, mq, props.get(PROP_WAIT, "true") != "false", props.get(PROP_TAGS), asynchronous)
         acc = self._open.get(key)
         if acc is None:
             acc = self._open[key] = _Accumulation(key)
-            delay = self.batch_max_delay_ms / 1000
-            acc.timer = asyncio.get_running_loop().call_later(delay, self._flush, acc)
+            acc.timer = loop.call_later(self.batch_max_delay_ms / 1000, self._flush, acc)
         size = len(msg.body)
         acc.messages.append(msg)
         acc.futures.append(fut)
@@ -167,6 +195,7 @@ class ProduceAccumulator:
         self.held_bytes += size
         if acc.size > self.batch_max_bytes:
             self._flush(acc)
+        return fut
 
     def flush(self) -> None:
         """Send every open accumulation now (the producer's shutdown)."""
@@ -202,7 +231,7 @@ class ProduceAccumulator:
                 results = split_batch_result(result, count)
                 self.batches_sent += 1
                 self.messages_batched += count
-                SendFuture.succeed_all(owner._async_in_flight, acc.futures[done : done + count], results)
+                SendFuture.succeed_all(acc.futures[done : done + count], results)
                 done += count
         except asyncio.CancelledError:
             for fut in acc.futures[done:]:

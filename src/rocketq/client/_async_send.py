@@ -202,15 +202,6 @@ class SendFuture(asyncio.Future[SendResult]):
             send.close()  # never started: no "never awaited" warning
             raise
 
-    def start_gathered(
-        self, owner: AsyncSendOwner, on_success: SendCallback | None, on_exception: ExceptionCallback | None
-    ) -> None:
-        """Auto-batching: the producer's accumulator sends this message in a batch and completes this future with
-        the message's own share of the answer (``_accumulator``)."""
-        self._owner = owner
-        self._on_success = on_success
-        self._on_exception = on_exception
-
     # -- the task-less path's ends ------------------------------------------------------------------------------
 
     def __call__(self, rf: asyncio.Future[RemotingCommand]) -> None:
@@ -304,20 +295,17 @@ class SendFuture(asyncio.Future[SendResult]):
             _run_callback(on_success, result)
 
     @staticmethod
-    def succeed_all(in_flight: set[SendFuture], futures: list[SendFuture], results: list[SendResult]) -> None:
-        """``complete(result, None)`` for each of ``futures`` at once (an auto-batch's answer; ``in_flight`` is
-        their producer's ``_async_in_flight``): the set updated once, the rest as ``complete`` does it, without a
-        call per send."""
-        in_flight.difference_update(futures)
+    def succeed_all(futures: list[SendFuture], results: list[SendResult]) -> None:
+        """``complete(result, None)`` for each of ``futures`` at once (an auto-batch's answer; gathered futures are
+        not in their producer's ``_async_in_flight``), as ``complete`` does it, without a call per send."""
         for fut, result in zip(futures, results, strict=True):
-            meter = getattr(fut, "_meter", None)
+            meter = fut._meter  # set on every gathered future (ProduceAccumulator.gather)
             if meter is not None:
                 meter[0].on_send(meter[1], meter[2], meter[3], True)
-            if fut.done():
-                if fut.cancelled():
-                    continue
-            else:
+            if not fut.done():
                 fut.set_result(result)
+            elif fut.cancelled():
+                continue
             on_success = fut._on_success
             if on_success is not None:
                 _run_callback(on_success, result)

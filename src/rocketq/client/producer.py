@@ -246,8 +246,12 @@ class Producer(ClientBase):
         timeout: float | None = None,
     ) -> SendResult:
         """Send and wait for the broker's answer. See the module docstring for retries."""
-        if self._gathers(msg, selector, timeout):
-            return await self._send_gathered(msg, queue)
+        if self.auto_batch and timeout is None and selector is None:  # the overloads Java batches
+            self.instance  # noqa: B018 - raises ClientNotStartedError, as a direct send does
+            loop = self._loop or asyncio.get_running_loop()
+            gathered = self._accumulator.gather(msg, queue, None, None, loop, None, False)
+            if gathered is not None:  # this message's share of its batch's answer
+                return await (gathered if self.config.metrics is None else self._metered(msg.topic, gathered))
         timeout = self.send_msg_timeout if timeout is None else timeout
         if self.config.metrics is not None:
             return await self._metered(msg.topic, self._send(msg, queue, selector, arg, timeout))
@@ -294,20 +298,14 @@ class Producer(ClientBase):
         instance = self._instance
         if instance is None or not self._running:
             self.instance  # noqa: B018 - raises ClientNotStartedError early, like Java's makeSureStateOK
-        # _gathers, inline: this runs for every send
-        gather = self.auto_batch and timeout is None and selector is None and self._accumulator.can_batch(msg)
-        fut = SendFuture(loop=self._loop or asyncio.get_running_loop())
+        loop = self._loop or asyncio.get_running_loop()
         metrics = self.config.metrics
+        if self.auto_batch and timeout is None and selector is None:  # the overloads Java batches
+            gathered = self._accumulator.gather(msg, queue, on_success, on_exception, loop, metrics, True)
+            if gathered is not None:
+                return gathered
+        fut = SendFuture(loop=loop)
         fut._meter = None if metrics is None else (metrics, msg.topic, self.instance.client_id, time.perf_counter())
-        if gather:
-            fut.start_gathered(self, on_success, on_exception)
-            try:
-                self._accumulator.add(msg, queue, fut, True)
-            except Exception as exc:
-                fut.complete(None, exc)
-                return fut
-            self._async_in_flight.add(fut)
-            return fut
         timeout = self.send_msg_timeout if timeout is None else timeout
         if (
             queue is None
@@ -364,21 +362,6 @@ class Producer(ClientBase):
                 send = self._send_default(batch, timeout or self.send_msg_timeout)
             results.append(await (self._metered(batch.topic, send) if metered else send))
         return results
-
-    def _gathers(self, msg: Message, selector: MessageQueueSelector | None, timeout: float | None) -> bool:
-        """Whether auto-batching takes this send: on, no selector or own timeout (Java's overloads that batch), and
-        a message Java would batch."""
-        return self.auto_batch and timeout is None and selector is None and self._accumulator.can_batch(msg)
-
-    async def _send_gathered(self, msg: Message, queue: MessageQueue | None) -> SendResult:
-        """``send`` with auto-batching: wait for this message's share of its batch's answer."""
-        self.instance  # noqa: B018 - raises ClientNotStartedError, as a direct send does
-        fut = SendFuture(loop=self._loop or asyncio.get_running_loop())
-        fut.start_gathered(self, None, None)
-        self._accumulator.add(msg, queue, fut, False)
-        if self.config.metrics is not None:
-            return await self._metered(msg.topic, fut)
-        return await fut
 
     def _batch_send(self, batch: MessageBatch, mq: MessageQueue | None, asynchronous: bool) -> Coroutine[
         Any, Any, SendResult]:  # fmt: skip
