@@ -65,16 +65,6 @@ class UniqIdGenerator:
         return time.time_ns() // 1_000_000 if self._clock is None else self._clock()
 
     def create(self) -> str:
-        count = next(self._counter)  # taken before the clock is read, as the batch encoder's ids are
-        return self._prefix_now() + _HEX2[(count >> 8) & 0xFF] + _HEX2[count & 0xFF]
-
-    def id_source(self) -> tuple[str, Iterator[int]]:
-        """What a batch's ids are made from in one call (``batchcodec.encode_batch``): the id text of this
-        millisecond without its counter, and the counter; an id is the text + the counter's low 16 bits as 4 hex
-        digits, as ``create`` makes it."""
-        return self._prefix_now(), self._counter
-
-    def _prefix_now(self) -> str:
         # Lock-free on the common path: the window and the cached prefix are single tuple reads, next() on an
         # itertools.count is atomic. Ids made in the same millisecond share their prefix text (formatting it
         # is most of the cost of an id).
@@ -86,6 +76,7 @@ class UniqIdGenerator:
                 if now >= self._window[1]:
                     self._window = _month_window(now)
                 start = self._window[0]
+        count = next(self._counter)
         cached_now, cached_start, prefix = self._prefix
         if cached_now != now or cached_start != start:
             diff = now - start
@@ -93,7 +84,14 @@ class UniqIdGenerator:
                 diff = 0
             prefix = f"{self._fix}{diff & 0xFFFFFFFF:08X}"
             self._prefix = (now, start, prefix)
-        return prefix
+        return prefix + _HEX2[(count >> 8) & 0xFF] + _HEX2[count & 0xFF]
+
+    def id_source(self) -> tuple[str, Iterator[int]]:
+        """What a batch's ids are made from in one call (``batchcodec.encode_batch``): the text of an id of this
+        millisecond less its counter, and the counter; an id is the text + the counter's low 16 bits as 4 hex
+        digits, as ``create`` makes it. The text is cut from an id made here, so one counter value per call goes
+        unused (ids stay unique; ``create`` keeps its one call per id)."""
+        return self.create()[:-4], self._counter
 
 
 def _fake_ip() -> bytes:
