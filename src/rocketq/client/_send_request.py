@@ -187,7 +187,8 @@ def split_into_batches(
     wait = "true" if first.wait_store_msg_ok else "false"
     id_prefix, id_counter = id_gen.id_source()
     body, sizes = encode_batch(msgs, max_size, id_prefix, id_counter, check)
-    groups = split_batch_sizes(sizes, max_size)
+    # A body within the limit is one batch (so is each item): the grouping loop only for one that is not
+    groups = [range(len(sizes))] if len(body) <= max_size else split_batch_sizes(sizes, max_size)
     starts = list(itertools.accumulate(sizes, initial=0)) if len(groups) > 1 else [0, len(body)]
     batches = []
     for group in groups:
