@@ -14,8 +14,7 @@ Scenarios (1 KiB bodies, an embedded name server and broker in the process, busy
 
 - ``send``: plain ``send_async``, 1,000 at a time: the client's and the broker's work per message together;
 - ``autobatch``: ``Producer(auto_batch=True)`` sends whose batch requests a fake answers at once: the client's
-  auto-batching path alone, up to the request (the fake stands in for ``Producer._batch_send``, which a batch
-  sent on the task-less path does not reach: there it measures the embedded broker too);
+  auto-batching path alone (the fake stands in for ``Producer._batch_send``: no request is made);
 - ``autobatch-wire``: ``Producer(auto_batch=True)`` sends to the embedded broker: the gathering, the batch
   requests and their answers, client and broker together.
 """
