@@ -9,7 +9,8 @@ SOURCES := pyproject.toml setup.py src/rocketq/store/_appendcodec_c.c src/rocket
 		src/rocketq/store/_storecodec.h src/rocketq/protocol/_pullcodec_c.c \
 		src/rocketq/protocol/_framecodec_c.c src/rocketq/protocol/_slots.h src/rocketq/protocol/_jsonwrite.h src/rocketq/protocol/_sendreply.h \
 		src/rocketq/protocol/_headercodec_c.c src/rocketq/client/_batchcodec_c.c \
-		src/rocketq/broker/messaging/_plainsend_c.c src/rocketq/client/_sendext_c.c
+		src/rocketq/broker/messaging/_plainsend_c.c src/rocketq/client/_sendext_c.c \
+		src/rocketq/client/_gather_c.c
 
 .PHONY: run test lint typecheck venv interop-venv interop-v5 interop-java interop-go browser bench fuzz clean
 

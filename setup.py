@@ -32,5 +32,6 @@ setup(
         _twin("rocketq.client._batchcodec_c", "src/rocketq/client/_batchcodec_c.c"),
         _twin("rocketq.broker.messaging._plainsend_c", "src/rocketq/broker/messaging/_plainsend_c.c"),
         _twin("rocketq.client._sendext_c", "src/rocketq/client/_sendext_c.c"),
+        _twin("rocketq.client._gather_c", "src/rocketq/client/_gather_c.c"),
     ]
 )

@@ -128,6 +128,10 @@ class _Accumulation:
 class ProduceAccumulator:
     """Gathers sends into batches (see the module docstring). Lives on the producer's event loop: no locks."""
 
+    # slots: the compiled gathering (``_gather_c``) reads and counts them in place
+    __slots__ = ("_open", "_owner", "batch_max_bytes", "batch_max_delay_ms", "batches_sent", "held_bytes",
+                 "messages_batched", "total_batch_max_bytes")  # fmt: skip
+
     def __init__(
         self,
         owner: AccumulatorOwner,

@@ -64,6 +64,7 @@ from rocketq.client.errors import (
     SendFailedError,
     SendTimeoutError,
 )
+from rocketq.client.gathering import gather
 from rocketq.client.latency import MQFaultStrategy
 from rocketq.client.message import Message, MessageExt, SendResult, SendStatus
 from rocketq.client.selectors import MessageQueueSelector, select_by_hash
@@ -249,7 +250,7 @@ class Producer(ClientBase):
         if self.auto_batch and timeout is None and selector is None:  # the overloads Java batches
             self.instance  # noqa: B018 - raises ClientNotStartedError, as a direct send does
             loop = self._loop or asyncio.get_running_loop()
-            gathered = self._accumulator.gather(msg, queue, None, None, loop, None, False)
+            gathered = gather(self._accumulator, msg, queue, None, None, loop, None, False)
             if gathered is not None:  # this message's share of its batch's answer
                 return await (gathered if self.config.metrics is None else self._metered(msg.topic, gathered))
         timeout = self.send_msg_timeout if timeout is None else timeout
@@ -301,7 +302,7 @@ class Producer(ClientBase):
         loop = self._loop or asyncio.get_running_loop()
         metrics = self.config.metrics
         if self.auto_batch and timeout is None and selector is None:  # the overloads Java batches
-            gathered = self._accumulator.gather(msg, queue, on_success, on_exception, loop, metrics, True)
+            gathered = gather(self._accumulator, msg, queue, on_success, on_exception, loop, metrics, True)
             if gathered is not None:
                 return gathered
         fut = SendFuture(loop=loop)
