@@ -15,9 +15,11 @@ from hypothesis import strategies as st
 from rocketq.client import Message, MessageQueue
 from rocketq.client import gathering as gathering_module
 from rocketq.client._accumulator import ProduceAccumulator
-from rocketq.common.native import compiled_to_run
 
-COMPILED = compiled_to_run("rocketq.client._gather_c")
+try:  # imported whether or not ROCKETQ_NO_EXTENSIONS switches it off: the twins are compared in both runs
+    from rocketq.client import _gather_c as COMPILED
+except ImportError:  # pragma: no cover - make test sets ROCKETQ_REQUIRE_NATIVE=1, checked below
+    COMPILED = None
 TWINS: list[Any] = [ProduceAccumulator.gather] + ([COMPILED.gather] if COMPILED is not None else [])
 
 
