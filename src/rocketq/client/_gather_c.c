@@ -169,14 +169,6 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_gather_c", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-static PyObject *import_attr(const char *module_name, const char *attr) {
-    PyObject *m = PyImport_ImportModule(module_name);
-    if (m == NULL) return NULL;
-    PyObject *v = PyObject_GetAttrString(m, attr);
-    Py_DECREF(m);
-    return v;
-}
-
 /* offsets[i] of names[i] in type's slots; 0, or -1 with the error set. */
 static int offsets_of(PyTypeObject *type, const char *const *names, int count, Py_ssize_t *offsets) {
     PyObject *interned[8];

@@ -632,14 +632,6 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_framecodec_c", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-static PyObject *import_attr(const char *module_name, const char *attr) {
-    PyObject *m = PyImport_ImportModule(module_name);
-    if (m == NULL) return NULL;
-    PyObject *value = PyObject_GetAttrString(m, attr);
-    Py_DECREF(m);
-    return value;
-}
-
 PyMODINIT_FUNC PyInit__framecodec_c(void) {
     ProtocolError = import_attr("rocketq.errors", "ProtocolError");
     if (ProtocolError == NULL) return NULL;

@@ -1,6 +1,6 @@
 /* Where a slots class's fields live in its instances: the offsets of their member descriptors, so the compiled
-   codecs read and write the fields in place. Included by the frame codec, the pull codec and the broker's
-   plain-send reader. */
+   codecs read and write the fields in place; and module_name.attr fetched at module init. Included by the frame
+   codec, the pull codec, the broker's plain-send reader, the batch encoder and the gathering. */
 #ifndef ROCKETQ_SLOTS_H
 #define ROCKETQ_SLOTS_H
 
@@ -32,6 +32,15 @@ static int slot_offsets(PyTypeObject *type, PyObject *const *names, int count, P
         }
     }
     return 0;
+}
+
+/* module_name.attr, new reference; NULL with the error set (a compiled module's init). */
+static PyObject *import_attr(const char *module_name, const char *attr) {
+    PyObject *m = PyImport_ImportModule(module_name);
+    if (m == NULL) return NULL;
+    PyObject *value = PyObject_GetAttrString(m, attr);
+    Py_DECREF(m);
+    return value;
 }
 
 #endif
