@@ -132,9 +132,10 @@ async def test_a_stretch_beyond_the_queue_capacity_is_refused_from_where_it_over
         ctx.persister.close()
 
 
-async def test_answers_before_a_failing_one_still_leave(ctx: BrokerContext, monkeypatch: pytest.MonkeyPatch) -> None:
-    """When the stretch's answers fail to encode, each send is answered alone; when one of those fails too, the
-    ones before it are still written and counted, and the sends queued behind the run go on."""
+async def test_answers_around_a_failing_one_still_leave(ctx: BrokerContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the stretch's answers fail to encode, each send is answered alone; when one of those fails too, it is
+    answered SYSTEM_ERROR (as Java's remoting answers a processor that threw), the others are still written and
+    counted, and the sends queued behind the run go on."""
     proc, conn = await sender_with_topic(ctx, "TGather")
     counts = ctx.gate.answer_counts
     real = send_processor.encode_send_reply
@@ -153,13 +154,42 @@ async def test_answers_before_a_failing_one_still_leave(ctx: BrokerContext, monk
     delayed.ext_fields["i"] = encode_properties({"UNIQ_KEY": f"{5:032X}", "DELAY": "1"})  # the general path
     for cmd in (*(send_request("TGather", b"m", opaque) for opaque in (2, 3, 4)), delayed):
         proc.enqueue(conn, cmd)  # one drain: the run of three, stored when the delayed send comes
-    await settle(conn, 4)
+    await settle(conn, 5)
     assert [f.count(b'"opaque":') for f in conn.frames] == [1, 1]
     assert b'"opaque":2' in conn.frames[0] and b'"opaque":3' in conn.frames[1]
     # two of the run (not the one whose answer failed) and the delayed one
     assert counts[(RequestCode.SEND_MESSAGE_V2, ResponseCode.SUCCESS)] == 3
-    # the failure stayed with its run: the send queued behind it in the same drain was served
-    assert [(r.opaque, r.code) for r in conn.written[1:]] == [(5, ResponseCode.SUCCESS)]
+    assert counts[(RequestCode.SEND_MESSAGE_V2, ResponseCode.SYSTEM_ERROR)] == 1
+    # the failing one answered with the error; the send queued behind it in the same drain was served
+    failed, delayed_answer = conn.written[1:]
+    assert (failed.opaque, failed.code) == (4, ResponseCode.SYSTEM_ERROR) and "encoder broke" in (failed.remark or "")
+    assert failed.ext_fields["MSG_REGION"] and "msgId" not in failed.ext_fields
+    assert (delayed_answer.opaque, delayed_answer.code) == (5, ResponseCode.SUCCESS)
+    await proc.stop()
+
+
+async def test_a_failing_answer_of_a_hooked_run_is_an_error_answer(
+    ctx: BrokerContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With an answer hook the run is answered send by send (``_answer_stored_run``): one answer that fails to
+    build is answered SYSTEM_ERROR, through the hooks like any other, and the rest of the run succeed."""
+    proc, conn = await sender_with_topic(ctx, "THooked")
+    seen: list[tuple[int, int]] = []
+    ctx.gate.answer_hooks.append(lambda c, cmd, code: seen.append((cmd.opaque, code)))
+    real = send_processor.encode_send_reply
+
+    def second_fails(opaque: int, *rest: object) -> bytes:
+        if opaque == 3:
+            raise RuntimeError("encoder broke")
+        return real(opaque, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(send_processor, "encode_send_reply", second_fails)
+    for opaque in (2, 3, 4):
+        proc.enqueue(conn, send_request("THooked", b"m", opaque))  # one drain, one run
+    await settle(conn, 4)
+    assert seen == [(2, ResponseCode.SUCCESS), (3, ResponseCode.SYSTEM_ERROR), (4, ResponseCode.SUCCESS)]
+    assert [(r.opaque, r.code) for r in conn.written[1:]] == [(3, ResponseCode.SYSTEM_ERROR)]
+    assert b'"opaque":2' in conn.frames[0] and b'"opaque":4' in conn.frames[1]
     await proc.stop()
 
 
@@ -224,3 +254,30 @@ def test_offset_queries(ctx: BrokerContext) -> None:
     answer = clients.query_consumer_offset(conn, query)  # type: ignore[arg-type]
     assert answer.code == ResponseCode.SUCCESS and answer.ext_fields["offset"] == "5"
 
+
+
+async def test_a_failing_answer_after_a_flush_wait_is_an_error_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under SYNC_FLUSH a run's answers wait for the flush together (``_answer_held``): one that fails to build
+    is answered SYSTEM_ERROR, and the others of the run still get their success."""
+    ctx = make_context(tmp_path, flushDiskType="SYNC_FLUSH")
+    try:
+        proc, conn = await sender_with_topic(ctx, "THeld")
+        real = send_processor.encode_send_reply
+
+        def first_fails(opaque: int, *rest: object) -> bytes:
+            if opaque == 2:
+                raise RuntimeError("encoder broke")
+            return real(opaque, *rest)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(send_processor, "encode_send_reply", first_fails)
+        for opaque in (2, 3):
+            proc.enqueue(conn, send_request("THeld", b"m", opaque))
+        await settle(conn, 3)
+        assert [(r.opaque, r.code) for r in conn.written[1:]] == [(2, ResponseCode.SYSTEM_ERROR)]
+        assert len(conn.frames) == 1 and b'"opaque":3' in conn.frames[0]
+        await proc.stop()
+    finally:
+        ctx.store.shutdown()
+        ctx.persister.close()

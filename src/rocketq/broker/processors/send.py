@@ -249,7 +249,7 @@ class SendProcessor:
         try:
             self._answer_stored_run(run, senders, results)
         except Exception:  # a bug in one answer must not stall the sends queued behind the run
-            log.exception("send.answer_failed sends=%d", len(run))
+            log.exception("send.run_answers_failed sends=%d", len(run))
 
     def _answer_stored_run(self, run: list[PlainMessage], senders: list[tuple[Connection, RemotingCommand]],
                            results: list[PlainPutResult]) -> None:  # fmt: skip
@@ -261,16 +261,19 @@ class SendProcessor:
         held: list[_Held] | None = None if self._put_ack.immediate else []
         end = 0
         for (conn, cmd), message, result in zip(senders, run, results, strict=True):
-            if isinstance(result, tuple):
-                phys, queue_offset, size = result
-                if held is not None:
-                    held.append((conn, cmd, phys, message[1], queue_offset))
-                    end = max(end, phys + size)
-                    continue
-                self._stored(conn, cmd, _SUCCESS, phys, message[1], queue_offset)
-            else:
-                code, remark = code_of_put_status(result, self._ctx.store.disk_util)
-                gate.reply(conn, cmd, self._response(cmd, code, remark))
+            try:
+                if isinstance(result, tuple):
+                    phys, queue_offset, size = result
+                    if held is not None:
+                        held.append((conn, cmd, phys, message[1], queue_offset))
+                        end = max(end, phys + size)
+                        continue
+                    self._stored(conn, cmd, _SUCCESS, phys, message[1], queue_offset)
+                else:
+                    code, remark = code_of_put_status(result, self._ctx.store.disk_util)
+                    gate.reply(conn, cmd, self._response(cmd, code, remark))
+            except Exception as exc:
+                self._answer_failed(conn, cmd, exc)
         if held and not self._put_ack.wait(end, partial(self._answer_held, held)):
             self._answer_held(held, _SUCCESS)
 
@@ -298,17 +301,33 @@ class SendProcessor:
                 i = end
                 continue
             result = results[i]
-            if type(result) is tuple:
-                self._stored(conn, cmd, _SUCCESS, result[0], run[i][1], result[1])
-            else:
-                code, remark = code_of_put_status(result, self._ctx.store.disk_util)
-                gate.reply(conn, cmd, self._response(cmd, code, remark))
+            try:
+                if type(result) is tuple:
+                    self._stored(conn, cmd, _SUCCESS, result[0], run[i][1], result[1])
+                else:
+                    code, remark = code_of_put_status(result, self._ctx.store.disk_util)
+                    gate.reply(conn, cmd, self._response(cmd, code, remark))
+            except Exception as exc:
+                self._answer_failed(conn, cmd, exc)
             i += 1
 
     def _answer_held(self, held: list[_Held], code: int) -> None:
         """A waiting run may be answered with ``code`` (SUCCESS or the wait's failure status)."""
         for conn, cmd, phys, queue_id, queue_offset in held:
-            self._stored(conn, cmd, code, phys, queue_id, queue_offset)
+            try:
+                self._stored(conn, cmd, code, phys, queue_id, queue_offset)
+            except Exception as exc:
+                self._answer_failed(conn, cmd, exc)
+
+    def _answer_failed(self, conn: Connection, cmd: RemotingCommand, exc: Exception) -> None:
+        """A stored send whose answer could not be built: SYSTEM_ERROR with the exception, as Java's remoting
+        answers a processor that threw, rather than no answer until the client's timeout. The message is
+        stored, so the client's retry may store it again: at least once, as after a lost answer."""
+        log.exception("send.answer_failed remote=%s opaque=%s", conn.remote, cmd.opaque)
+        try:
+            self._gate.reply(conn, cmd, self._response(cmd, ResponseCode.SYSTEM_ERROR, f"{type(exc).__name__}: {exc}"))
+        except Exception:  # the error answer too: logged, and the sends after this one are still answered
+            log.exception("send.error_answer_failed remote=%s opaque=%s", conn.remote, cmd.opaque)
 
     def _stored(self, conn: Connection, cmd: RemotingCommand, code: int, phys: int, queue_id: int,
                 queue_offset: int) -> None:  # fmt: skip
