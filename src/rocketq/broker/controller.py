@@ -21,6 +21,7 @@ from typing import Protocol
 from rocketq.acl.errors import AclConfigError
 from rocketq.acl.store import AclStore
 from rocketq.broker.config import BrokerConfig, store_ip
+from rocketq.broker.config_views import ha_config_from, replicas_config_from, store_config_from
 from rocketq.broker.context import BrokerContext, FrontEnd
 from rocketq.broker.ha_access import HAPeerPolicy
 from rocketq.broker.managers.client_manager import ConsumerGroupInfo, ConsumerManager, ProducerManager
@@ -72,43 +73,16 @@ from rocketq.remoting.limits import ConnectionLedger
 from rocketq.remoting.metrics_http import MetricsEndpoint
 from rocketq.remoting.server import RemotingDispatcher, RemotingServer
 from rocketq.remoting.tasks import TaskSet
-from rocketq.replication import HAConfig, HAService
-from rocketq.replication.replicas import ReplicasConfig, ReplicasManager
+from rocketq.replication import HAService
+from rocketq.replication.replicas import ReplicasManager
 from rocketq.replication.status import ha_runtime_info
-from rocketq.store import FlushDiskType, MessageStore, StoreConfig
+from rocketq.store import MessageStore
 
 log = logging.getLogger(__name__)
 
 
 class _Registrable(Protocol):
     def register(self) -> None: ...
-
-
-def store_config_from(cfg: BrokerConfig) -> StoreConfig:
-    return StoreConfig(
-        store_path_root_dir=cfg.storePathRootDir,
-        mapped_file_size_commit_log=cfg.mappedFileSizeCommitLog,
-        mapped_file_size_consume_queue=cfg.mappedFileSizeConsumeQueue,
-        flush_disk_type=FlushDiskType(cfg.flushDiskType),
-        flush_interval_commit_log=cfg.flushIntervalCommitLog,
-        flush_commit_log_least_pages=cfg.flushCommitLogLeastPages,
-        flush_commit_log_thorough_interval=cfg.flushCommitLogThoroughInterval,
-        sync_flush_timeout=cfg.syncFlushTimeout,
-        max_message_size=cfg.maxMessageSize,
-        file_reserved_time=cfg.fileReservedTime,
-        delete_when=cfg.deleteWhen,
-        disk_max_used_space_ratio=cfg.diskMaxUsedSpaceRatio,
-        disk_min_free_bytes=cfg.diskMinFreeBytes,
-        disk_check_interval=cfg.diskCheckInterval,
-        max_hash_slot_num=cfg.maxHashSlotNum,
-        max_index_num=cfg.maxIndexNum,
-        message_delay_level=cfg.messageDelayLevel,
-        check_crc_on_recover=cfg.checkCRCOnRecover,
-        max_transfer_count_on_message_in_memory=cfg.maxTransferCountOnMessageInMemory,
-        max_transfer_bytes_on_message_in_memory=cfg.maxTransferBytesOnMessageInMemory,
-        access_message_in_memory_max_ratio=cfg.accessMessageInMemoryMaxRatio,
-        commit_log_cached_bytes=cfg.commitLogCachedBytes,
-    )
 
 
 class BrokerController:
@@ -615,30 +589,3 @@ class BrokerController:
             ch.conn.send_oneway(
                 RemotingCommand.request(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, dict(ext), language="JAVA")
             )
-
-
-def replicas_config_from(config: BrokerConfig) -> ReplicasConfig:
-    return ReplicasConfig(
-        cluster_name=config.brokerClusterName,
-        broker_name=config.brokerName,
-        broker_addr=config.broker_addr,
-        controller_addrs=tuple(config.controller_addrs),
-        store_dir=Path(config.storePathRootDir),
-        heartbeat_interval_ms=config.brokerHeartbeatInterval,
-        sync_metadata_period_ms=config.syncBrokerMetadataPeriod,
-        check_sync_state_set_period_ms=config.checkSyncStateSetPeriod,
-        max_time_slave_not_catchup_ms=config.haMaxTimeSlaveNotCatchup,
-        heartbeat_timeout_ms=config.controllerHeartBeatTimeoutMills,
-        election_priority=config.brokerElectionPriority,
-    )
-
-
-def ha_config_from(config: BrokerConfig) -> HAConfig:
-    return HAConfig(
-        heartbeat_interval_ms=config.haSendHeartbeatInterval,
-        housekeeping_interval_ms=config.haHousekeepingInterval,
-        transfer_batch_size=config.haTransferBatchSize,
-        slave_fallbehind_max=config.haSlaveFallbehindMax,
-        slave_timeout_ms=config.slaveTimeout,
-        reconnect_interval_ms=config.haReconnectInterval,
-    )

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rocketq.broker.config import BrokerConfig
-from rocketq.broker.controller import store_config_from
+from rocketq.broker.config_views import store_config_from
 from rocketq.codes import RequestCode, ResponseCode
 from rocketq.protocol import fastjson
 from rocketq.remoting.client import RemotingClient

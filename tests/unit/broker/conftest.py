@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from rocketq.broker.config import BrokerConfig
+from rocketq.broker.config_views import store_config_from
 from rocketq.broker.context import BrokerContext
-from rocketq.broker.controller import store_config_from
 from rocketq.broker.managers.client_manager import ConsumerManager, ProducerManager
 from rocketq.broker.managers.lock_manager import QueueLockManager
 from rocketq.broker.managers.offset_manager import ConsumerOffsetManager

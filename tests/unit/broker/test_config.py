@@ -197,7 +197,7 @@ def test_store_ip_resolves_a_host_name_brokerip1_once_as_java() -> None:
 
 
 def test_commit_log_cached_bytes_reaches_the_store() -> None:
-    from rocketq.broker.controller import store_config_from
+    from rocketq.broker.config_views import store_config_from
 
     assert store_config_from(BrokerConfig()).commit_log_cached_bytes == -1  # the in-memory boundary
     assert store_config_from(BrokerConfig(commitLogCachedBytes=1 << 29)).commit_log_cached_bytes == 1 << 29
