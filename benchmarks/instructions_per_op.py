@@ -16,7 +16,10 @@ Scenarios (1 KiB bodies, an embedded name server and broker in the process, busy
 - ``autobatch``: ``Producer(auto_batch=True)`` sends whose batch requests a fake answers at once: the client's
   auto-batching path alone (the fake stands in for ``Producer._batch_send``: no request is made);
 - ``autobatch-wire``: ``Producer(auto_batch=True)`` sends to the embedded broker: the gathering, the batch
-  requests and their answers, client and broker together.
+  requests and their answers, client and broker together;
+- ``sync``: ``send``, each awaited before the next: the one-message path of client and broker (a run of one
+  on the broker), with an event-loop turn per request and per answer. The wake-ups of two processes are not
+  in it: both sides share one loop here.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-SCENARIOS = ("send", "autobatch", "autobatch-wire")
+SCENARIOS = ("send", "autobatch", "autobatch-wire", "sync")
 #: every request waits as long as valgrind needs (a send under callgrind is ~50x slower)
 _PATIENT = 900.0
 
@@ -45,7 +48,16 @@ async def _send_all(producer: Any, count: int) -> None:
         await asyncio.gather(*[producer.send_async(Message("TIpo", body)) for _ in range(n)])
 
 
-async def _send(count: int, auto_batch: bool = False) -> None:
+async def _send_each(producer: Any, count: int) -> None:
+    """``count`` sends of 1 KiB through ``producer.send``, each awaited."""
+    from rocketq.client.message import Message
+
+    body = b"x" * 1024
+    for _ in range(count):
+        await producer.send(Message("TIpo", body))
+
+
+async def _send(count: int, auto_batch: bool = False, each: bool = False) -> None:
     from rocketq.client.message import Message
     from rocketq.client.producer import Producer
     from rocketq.testing import EmbeddedCluster
@@ -55,7 +67,7 @@ async def _send(count: int, auto_batch: bool = False) -> None:
         await producer.start()
         try:
             await producer.send(Message("TIpo", b"route"))
-            await _send_all(producer, count)
+            await (_send_each if each else _send_all)(producer, count)
         finally:
             await producer.shutdown()
 
@@ -105,7 +117,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.run:
         scenario, count = args.run
-        runs = {"send": _send, "autobatch": _autobatch, "autobatch-wire": lambda n: _send(n, auto_batch=True)}
+        runs = {"send": _send, "autobatch": _autobatch, "autobatch-wire": lambda n: _send(n, auto_batch=True),
+                "sync": lambda n: _send(n, each=True)}
         asyncio.run(runs[scenario](int(count)))
         return
     from rocketq.bench.instructions import OpCost
