@@ -17,7 +17,9 @@ The peers run at the same time, each a child process on 127.0.0.1, for the whole
   without the broker polling its sockets);
 * ``redis``: Redis 7 with AOF everysec, driven by redis-py over hiredis (``rocketq.bench.redis_streams``);
 * ``java-4.9.7``: Apache RocketMQ's broker and name server from Maven (ASYNC_FLUSH, the limits
-  ``benchmarks/java_peer.py`` gives it), driven by the same rocketq client as rocketq's broker.
+  ``benchmarks/java_peer.py`` gives it), driven by the same rocketq client as rocketq's broker;
+* ``nats`` (optional, not in the default set): NATS JetStream, Debian's ``nats-server`` (``apt-get install
+  nats-server``) with a file-storage stream, driven by nats-py (``rocketq.bench.nats_jetstream``).
 
 Scenarios, 1 KiB bodies: ``sync`` (each send awaited), ``async`` (1,000 in flight), ``autobatch`` (rocketq's
 client with ``auto_batch`` on, 1,000 in flight: compared with the peers' ``async``) and ``drain`` (a stored
@@ -49,6 +51,7 @@ from typing import Any
 from rocketq.bench.broker import BrokerProcess
 from rocketq.bench.compare import Sample, Target, check_targets, markdown_table, medians, rotation, summary_dict
 from rocketq.bench.consume import ConsumeSpec, run_consume
+from rocketq.bench.nats_jetstream import NatsServer, nats_drain, nats_send, nats_server
 from rocketq.bench.produce import ProduceSpec, run_produce
 from rocketq.bench.redis_streams import AOF_CACHED_BYTES, PeerRun, RedisServer, redis_drain, redis_send, redis_server
 from rocketq.bench.report import Report, ScenarioResult, machine_info
@@ -56,9 +59,11 @@ from rocketq.bench.session import ASYNC_FLUSH, CommonOptions, Session
 from rocketq.cli.servers import run_async
 
 PEERS = ("rocketq", "rocketq-nopoll", "redis", "java-4.9.7")
+#: the default peers, and the optional ones (``--peers``): NATS JetStream where Debian's nats-server is installed
+KNOWN_PEERS = (*PEERS, "nats")
 SCENARIOS = ("sync", "async", "autobatch", "drain")
 TITLES = {"rocketq": "rocketq", "rocketq-nopoll": "rocketq, busy poll off", "redis": "Redis 7 Streams",
-          "java-4.9.7": "Java 4.9.7 broker"}  # fmt: skip
+          "java-4.9.7": "Java 4.9.7 broker", "nats": "NATS JetStream 2.9"}  # fmt: skip
 SCENARIO_TITLES = {
     "sync": "sync send (each awaited)",
     "async": "1,000 in flight",
@@ -66,8 +71,8 @@ SCENARIO_TITLES = {
     "drain": "drain a backlog, 128 per read",
 }
 # who runs what: rocketq's client-side batching has no counterpart on the peers; polling off only matters for sync
-RUNS = {"sync": PEERS, "async": ("rocketq", "redis", "java-4.9.7"), "autobatch": ("rocketq",),
-        "drain": ("rocketq", "redis", "java-4.9.7")}  # fmt: skip
+RUNS = {"sync": KNOWN_PEERS, "async": ("rocketq", "redis", "java-4.9.7", "nats"), "autobatch": ("rocketq",),
+        "drain": ("rocketq", "redis", "java-4.9.7", "nats")}  # fmt: skip
 AGAINST = {"autobatch": "async"}
 TARGETS = [
     Target("sync", "redis", 1.0),
@@ -104,6 +109,7 @@ class Running:
     pid: int
     namesrv: str = ""  # the RocketMQ peers
     redis: RedisServer | None = None
+    nats: NatsServer | None = None
 
 
 @contextlib.asynccontextmanager
@@ -111,6 +117,9 @@ async def running(name: str, base: Path) -> AsyncIterator[Running]:
     if name == "redis":
         async with redis_server(base) as server:
             yield Running(name, server.pid, redis=server)
+    elif name == "nats":
+        async with nats_server(base) as nats:
+            yield Running(name, nats.pid, nats=nats)
     elif name.startswith("rocketq"):
         # A short run never reaches a long-running server's steady state, where the page cache is full and its
         # oldest pages are recycled: both rocketq and Redis keep 512 MiB of their log cached (more than the
@@ -148,7 +157,7 @@ def from_rocketq(sample: Sample, r: ScenarioResult) -> Sample:
     return sample
 
 
-def from_redis(sample: Sample, r: PeerRun) -> Sample:
+def from_peer_run(sample: Sample, r: PeerRun) -> Sample:
     sample.msgs_per_s = r.msgs_per_s
     sample.messages = r.messages
     sample.server_cpu_us_per_msg = r.us_per_msg(r.server_cpu_s)
@@ -163,9 +172,14 @@ def from_redis(sample: Sample, r: PeerRun) -> Sample:
 async def measure(peer: Running, sample: Sample, plan: Plan) -> Sample:
     if peer.redis is not None:
         if sample.scenario == "drain":
-            return from_redis(sample, await redis_drain(peer.redis, backlog=plan.backlog))
-        return from_redis(sample, await redis_send(peer.redis, sample.scenario, duration=plan.duration,
-                                                   warmup=plan.warmup))  # fmt: skip
+            return from_peer_run(sample, await redis_drain(peer.redis, backlog=plan.backlog))
+        return from_peer_run(sample, await redis_send(peer.redis, sample.scenario, duration=plan.duration,
+                                                      warmup=plan.warmup))  # fmt: skip
+    if peer.nats is not None:
+        if sample.scenario == "drain":
+            return from_peer_run(sample, await nats_drain(peer.nats, backlog=plan.backlog))
+        return from_peer_run(sample, await nats_send(peer.nats, sample.scenario, duration=plan.duration,
+                                                     warmup=plan.warmup))  # fmt: skip
     session = Session(CommonOptions(namesrv=peer.namesrv, broker_pid=peer.pid, progress=False, baselines=False),
                       Report(started_at=now()))  # fmt: skip
     try:
@@ -231,7 +245,7 @@ async def warm_up(up: dict[str, Running], plan: Plan, scenarios: tuple[str, ...]
 
 def report(samples: list[Sample], peers: tuple[str, ...], scenarios: tuple[str, ...]) -> str:
     table = medians(samples)
-    shown = [p for p in PEERS if p in peers and p != "rocketq-nopoll"]
+    shown = [p for p in KNOWN_PEERS if p in peers and p != "rocketq-nopoll"]
     text = [markdown_table(table, [(s, SCENARIO_TITLES[s]) for s in scenarios], shown, TITLES, AGAINST)]
     nopoll, poll = table.get(("rocketq-nopoll", "sync")), table.get(("rocketq", "sync"))
     if nopoll and poll:
@@ -251,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int)
     parser.add_argument("--duration", type=float, help="measured seconds per send scenario")
     parser.add_argument("--backlog", type=int, help="messages drained")
-    parser.add_argument("--peers", default=",".join(PEERS), help=f"comma-separated, of {', '.join(PEERS)}")
+    parser.add_argument("--peers", default=",".join(PEERS),
+                        help=f"comma-separated, of {', '.join(KNOWN_PEERS)} (default: {', '.join(PEERS)})")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"comma-separated, of {', '.join(SCENARIOS)}")
     parser.add_argument("--json", metavar="F", help="write every sample as JSON (kept current during the run)")
     parser.add_argument("--report", metavar="F", help="print the table of a saved --json run and exit")
@@ -262,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         print(report(loaded, tuple(saved["peers"]), tuple(saved["scenarios"])))
         return 0
     peers, scenarios = tuple(args.peers.split(",")), tuple(args.scenarios.split(","))
-    for what, given, known in (("peer", peers, PEERS), ("scenario", scenarios, SCENARIOS)):
+    for what, given, known in (("peer", peers, KNOWN_PEERS), ("scenario", scenarios, SCENARIOS)):
         if unknown := [g for g in given if g not in known]:
             parser.error(f"unknown {what} {', '.join(unknown)} (known: {', '.join(known)})")
     base = QUICK if args.quick else FULL

@@ -27,15 +27,14 @@ import asyncio
 import contextlib
 import os
 import shutil
-import socket
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocketq.bench.echo import cpu_seconds
+from rocketq.bench.peer_run import PeerRun, close_window, free_port, open_window
 from rocketq.bench.stats import LatencyRecorder
 
 __all__ = ["AOF_CACHED_BYTES", "PeerRun", "RedisServer", "evict_file_behind", "redis_drain", "redis_send",
@@ -51,32 +50,6 @@ _RECYCLE_INTERVAL = 0.05
 
 class RedisUnavailable(RuntimeError):
     """redis-server or redis-py/hiredis is missing: the message says how to install it."""
-
-
-@dataclass
-class PeerRun:
-    """One measured window: what a peer carried, and what it cost its server and the load generator."""
-
-    messages: int = 0
-    seconds: float = 0.0
-    server_cpu_s: float | None = None
-    client_cpu_s: float | None = None
-    latency_ms: dict[str, float] | None = None
-    errors: int = 0
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def msgs_per_s(self) -> float | None:
-        return self.messages / self.seconds if self.messages and self.seconds > 0 else None
-
-    def us_per_msg(self, cpu_s: float | None) -> float | None:
-        return None if cpu_s is None or not self.messages else round(cpu_s / self.messages * 1e6, 2)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -177,18 +150,6 @@ async def redis_server(
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _window(server: RedisServer) -> tuple[float | None, float | None, float]:
-    return cpu_seconds(server.pid), cpu_seconds(os.getpid()), time.perf_counter()
-
-
-def _close_window(run: PeerRun, server: RedisServer, start: tuple[float | None, float | None, float]) -> None:
-    s0, c0, t0 = start
-    s1, c1, t1 = _window(server)
-    run.seconds = t1 - t0
-    run.server_cpu_s = None if s0 is None or s1 is None else s1 - s0
-    run.client_cpu_s = None if c0 is None or c1 is None else c1 - c0
-
-
 async def redis_send(server: RedisServer, mode: str, *, duration: float, warmup: float, body_size: int = 1024,
                      inflight: int = 1000) -> PeerRun:  # fmt: skip
     """``sync`` (one XADD awaited at a time) or ``async`` (pipelined windows of ``inflight`` XADDs)."""
@@ -201,10 +162,10 @@ async def redis_send(server: RedisServer, mode: str, *, duration: float, warmup:
     run = PeerRun()
     try:
         await _send_for(client, mode, stream, body, inflight, warmup, None)
-        start = _window(server)
+        start = open_window(server.pid)
         recorder = LatencyRecorder()
         run.messages = await _send_for(client, mode, stream, body, inflight, duration, recorder)
-        _close_window(run, server, start)
+        close_window(run, server.pid, start)
         summary = recorder.summary() if mode == "sync" else None
         if summary is not None:
             run.latency_ms = {"p50": summary.p50, "p99": summary.p99}
@@ -253,7 +214,7 @@ async def redis_drain(server: RedisServer, *, backlog: int, count: int = 128, bo
                 pipe.xadd(stream, {FIELD: body})
             stored += len(await pipe.execute())
         await client.xgroup_create(stream, GROUP, id="0")
-        start = _window(server)
+        start = open_window(server.pid)
         got = 0
         while got < backlog:
             answer = await client.xreadgroup(GROUP, "bench-consumer", {stream: ">"}, count=count)
@@ -264,7 +225,7 @@ async def redis_drain(server: RedisServer, *, backlog: int, count: int = 128, bo
             got += len(ids)
             await client.xack(stream, GROUP, *ids)
         run.messages = got
-        _close_window(run, server, start)
+        close_window(run, server.pid, start)
         await client.delete(stream)
     finally:
         await client.aclose()
