@@ -19,7 +19,10 @@ The peers run at the same time, each a child process on 127.0.0.1, for the whole
 * ``java-4.9.7``: Apache RocketMQ's broker and name server from Maven (ASYNC_FLUSH, the limits
   ``benchmarks/java_peer.py`` gives it), driven by the same rocketq client as rocketq's broker;
 * ``nats`` (optional, not in the default set): NATS JetStream, Debian's ``nats-server`` (``apt-get install
-  nats-server``) with a file-storage stream, driven by nats-py (``rocketq.bench.nats_jetstream``).
+  nats-server``) with a file-storage stream, driven by nats-py (``rocketq.bench.nats_jetstream``);
+* ``rabbitmq`` (optional, for the optional ``syncflush`` scenario): a RabbitMQ node of its own (``apt-get install
+  rabbitmq-server``), persistent publishes to a durable queue with publisher confirms, driven by aio-pika
+  (``rocketq.bench.rabbitmq_confirms``); rocketq's side of that row is a second broker with SYNC_FLUSH.
 
 Scenarios, 1 KiB bodies: ``sync`` (each send awaited), ``async`` (1,000 in flight), ``autobatch`` (rocketq's
 client with ``auto_batch`` on, 1,000 in flight: compared with the peers' ``async``) and ``drain`` (a stored
@@ -53,26 +56,33 @@ from rocketq.bench.compare import Sample, Target, check_targets, markdown_table,
 from rocketq.bench.consume import ConsumeSpec, run_consume
 from rocketq.bench.nats_jetstream import NatsServer, nats_drain, nats_send, nats_server
 from rocketq.bench.produce import ProduceSpec, run_produce
+from rocketq.bench.rabbitmq_confirms import RabbitServer, rabbit_confirmed_send, rabbitmq_server
 from rocketq.bench.redis_streams import AOF_CACHED_BYTES, PeerRun, RedisServer, redis_drain, redis_send, redis_server
 from rocketq.bench.report import Report, ScenarioResult, machine_info
-from rocketq.bench.session import ASYNC_FLUSH, CommonOptions, Session
+from rocketq.bench.session import ASYNC_FLUSH, SYNC_FLUSH, CommonOptions, Session
 from rocketq.cli.servers import run_async
 
 PEERS = ("rocketq", "rocketq-nopoll", "redis", "java-4.9.7")
 #: the default peers, and the optional ones (``--peers``): NATS JetStream where Debian's nats-server is installed
-KNOWN_PEERS = (*PEERS, "nats")
+KNOWN_PEERS = (*PEERS, "nats", "rabbitmq")
 SCENARIOS = ("sync", "async", "autobatch", "drain")
+#: the default scenarios, and the optional SYNC_FLUSH row (rocketq's own SYNC_FLUSH broker against RabbitMQ)
+KNOWN_SCENARIOS = (*SCENARIOS, "syncflush")
 TITLES = {"rocketq": "rocketq", "rocketq-nopoll": "rocketq, busy poll off", "redis": "Redis 7 Streams",
-          "java-4.9.7": "Java 4.9.7 broker", "nats": "NATS JetStream 2.9"}  # fmt: skip
+          "java-4.9.7": "Java 4.9.7 broker", "nats": "NATS JetStream 2.9",
+          "rabbitmq": "RabbitMQ 3.10, confirms"}  # fmt: skip
 SCENARIO_TITLES = {
     "sync": "sync send (each awaited)",
     "async": "1,000 in flight",
     "autobatch": "1,000 in flight, autoBatch on (rocketq client)",
     "drain": "drain a backlog, 128 per read",
+    "syncflush": "1,000 in flight, flushed before the answer (SYNC_FLUSH / publisher confirms)",
 }
 # who runs what: rocketq's client-side batching has no counterpart on the peers; polling off only matters for sync
-RUNS = {"sync": KNOWN_PEERS, "async": ("rocketq", "redis", "java-4.9.7", "nats"), "autobatch": ("rocketq",),
-        "drain": ("rocketq", "redis", "java-4.9.7", "nats")}  # fmt: skip
+RUNS = {"sync": (*PEERS, "nats"), "async": ("rocketq", "redis", "java-4.9.7", "nats"), "autobatch": ("rocketq",),
+        "drain": ("rocketq", "redis", "java-4.9.7", "nats"), "syncflush": ("rocketq", "rabbitmq")}  # fmt: skip
+#: where rocketq's side of a scenario runs when it is not the ``rocketq`` broker itself
+ROCKETQ_BROKER_OF = {"syncflush": "rocketq-syncflush"}
 AGAINST = {"autobatch": "async"}
 TARGETS = [
     Target("sync", "redis", 1.0),
@@ -110,6 +120,7 @@ class Running:
     namesrv: str = ""  # the RocketMQ peers
     redis: RedisServer | None = None
     nats: NatsServer | None = None
+    rabbit: RabbitServer | None = None
 
 
 @contextlib.asynccontextmanager
@@ -120,6 +131,9 @@ async def running(name: str, base: Path) -> AsyncIterator[Running]:
     elif name == "nats":
         async with nats_server(base) as nats:
             yield Running(name, nats.pid, nats=nats)
+    elif name == "rabbitmq":
+        async with rabbitmq_server(base) as rabbit:
+            yield Running(name, rabbit.pid, rabbit=rabbit)
     elif name.startswith("rocketq"):
         # A short run never reaches a long-running server's steady state, where the page cache is full and its
         # oldest pages are recycled: both rocketq and Redis keep 512 MiB of their log cached (more than the
@@ -127,7 +141,8 @@ async def running(name: str, base: Path) -> AsyncIterator[Running]:
         options = {"commitLogCachedBytes": str(AOF_CACHED_BYTES)}
         if name == "rocketq-nopoll":
             options["busyPollMaxMicros"] = "0"
-        broker = await BrokerProcess(flush=ASYNC_FLUSH, base_dir=str(base / name), options=options).start()
+        flush = SYNC_FLUSH if name == "rocketq-syncflush" else ASYNC_FLUSH
+        broker = await BrokerProcess(flush=flush, base_dir=str(base / name), options=options).start()
         try:
             assert broker.pid is not None
             yield Running(name, broker.pid, namesrv=broker.namesrv_addr)
@@ -175,6 +190,9 @@ async def measure(peer: Running, sample: Sample, plan: Plan) -> Sample:
             return from_peer_run(sample, await redis_drain(peer.redis, backlog=plan.backlog))
         return from_peer_run(sample, await redis_send(peer.redis, sample.scenario, duration=plan.duration,
                                                       warmup=plan.warmup))  # fmt: skip
+    if peer.rabbit is not None:
+        return from_peer_run(sample, await rabbit_confirmed_send(peer.rabbit, duration=plan.duration,
+                                                                 warmup=plan.warmup))  # fmt: skip
     if peer.nats is not None:
         if sample.scenario == "drain":
             return from_peer_run(sample, await nats_drain(peer.nats, backlog=plan.backlog))
@@ -187,7 +205,8 @@ async def measure(peer: Running, sample: Sample, plan: Plan) -> Sample:
             result = await run_consume(session, ConsumeSpec(backlog=plan.backlog, pull_batch=128), "drain")
         else:
             auto = sample.scenario == "autobatch"
-            spec = ProduceSpec(mode="async" if auto else sample.scenario, duration=plan.duration,
+            mode = "async" if auto or sample.scenario == "syncflush" else sample.scenario
+            spec = ProduceSpec(mode=mode, duration=plan.duration,
                                warmup=plan.warmup, auto_batch=auto)  # fmt: skip
             result = await run_produce(session, spec, sample.scenario)
     finally:
@@ -212,7 +231,10 @@ async def run(plan: Plan, peers: tuple[str, ...], scenarios: tuple[str, ...], sa
     try:
         async with contextlib.AsyncExitStack() as stack:
             up: dict[str, Running] = {}
-            for name in peers:
+            # rocketq's side of the SYNC_FLUSH row is a broker of its own, started beside the others
+            own = [ROCKETQ_BROKER_OF[s] for s in scenarios if s in ROCKETQ_BROKER_OF] if "rocketq" in peers else []
+            started = (*peers, *own)
+            for name in started:
                 print(f"starting {name}", flush=True)
                 up[name] = await stack.enter_async_context(running(name, base))
             await warm_up(up, plan, scenarios)
@@ -222,13 +244,18 @@ async def run(plan: Plan, peers: tuple[str, ...], scenarios: tuple[str, ...], sa
                     for name in rotation([p for p in RUNS[scenario] if p in up], rnd, i):
                         sample = Sample(rnd, name, scenario)
                         try:
-                            await measure(up[name], sample, plan)
+                            await measure(up[broker_for(name, scenario)], sample, plan)
                         except Exception as exc:  # one failed measurement does not end the run
                             sample.notes.append(f"failed: {type(exc).__name__}: {exc}")
                         save(sample)
                         print(f"  {scenario:<9} {name:<14} {describe(sample)}", flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def broker_for(name: str, scenario: str) -> str:
+    """The running peer that serves ``name``'s side of ``scenario`` (rocketq's SYNC_FLUSH row has its own)."""
+    return ROCKETQ_BROKER_OF.get(scenario, name) if name == "rocketq" else name
 
 
 async def warm_up(up: dict[str, Running], plan: Plan, scenarios: tuple[str, ...]) -> None:
@@ -238,7 +265,7 @@ async def warm_up(up: dict[str, Running], plan: Plan, scenarios: tuple[str, ...]
     for scenario in scenarios:
         for name in RUNS[scenario]:
             if name in up:
-                sample = await measure(up[name], Sample(0, name, scenario), warm)
+                sample = await measure(up[broker_for(name, scenario)], Sample(0, name, scenario), warm)
                 if sample.msgs_per_s is None:
                     raise RuntimeError(f"{name} {scenario} warm-up failed: {'; '.join(sample.notes)}")
 
@@ -267,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backlog", type=int, help="messages drained")
     parser.add_argument("--peers", default=",".join(PEERS),
                         help=f"comma-separated, of {', '.join(KNOWN_PEERS)} (default: {', '.join(PEERS)})")
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"comma-separated, of {', '.join(SCENARIOS)}")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
+                        help=f"comma-separated, of {', '.join(KNOWN_SCENARIOS)} (default: {', '.join(SCENARIOS)})")
     parser.add_argument("--json", metavar="F", help="write every sample as JSON (kept current during the run)")
     parser.add_argument("--report", metavar="F", help="print the table of a saved --json run and exit")
     args = parser.parse_args(argv)
@@ -277,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         print(report(loaded, tuple(saved["peers"]), tuple(saved["scenarios"])))
         return 0
     peers, scenarios = tuple(args.peers.split(",")), tuple(args.scenarios.split(","))
-    for what, given, known in (("peer", peers, KNOWN_PEERS), ("scenario", scenarios, SCENARIOS)):
+    for what, given, known in (("peer", peers, KNOWN_PEERS), ("scenario", scenarios, KNOWN_SCENARIOS)):
         if unknown := [g for g in given if g not in known]:
             parser.error(f"unknown {what} {', '.join(unknown)} (known: {', '.join(known)})")
     base = QUICK if args.quick else FULL
