@@ -92,6 +92,7 @@ fuzz: $(STAMP)
 
 # the standard scenarios, then rocketq beside its peers in one run: Redis 7 Streams (Debian's redis-server:
 # apt-get install redis-server) and Apache RocketMQ's Java 4.9.7 broker (jars from Maven, interop-java)
+# (the optional peers, NATS JetStream and RabbitMQ for the SYNC_FLUSH row, are the script's --peers/--scenarios)
 bench: $(STAMP) interop-java
 	$(VENV)/bin/rocketq bench standard --embedded --json benchmarks/last-run.json
 	PYTHONPATH=src $(PY) benchmarks/peer_compare.py --json benchmarks/last-peers.json
