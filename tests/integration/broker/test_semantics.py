@@ -133,7 +133,10 @@ async def test_delay_levels_deliver_later_to_the_real_queue(wire: Wire) -> None:
     t0 = time.monotonic()
     assert (await wire.send("TDelay", b"later", queue_id=1, props={"DELAY": "2", "TAGS": "A"})).code == 0
     assert (await wire.send("TDelay", b"clamped", queue_id=1, props={"DELAY": "99"})).code == 0
-    assert await pull_all(wire, "TDelay", 1) == []
+    early = await pull_all(wire, "TDelay", 1)
+    # nothing is in the real queue before its level's 1 s has passed (on a loaded machine the pull itself may
+    # come after that; then what it finds is due, and only an early find would be wrong)
+    assert early == [] or time.monotonic() - t0 >= 0.9, early
     msgs = await eventually(lambda: pull_all(wire, "TDelay", 1))
     assert time.monotonic() - t0 >= 0.9
     first = msgs[0]
