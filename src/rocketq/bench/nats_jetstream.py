@@ -32,7 +32,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocketq.bench.peer_run import PeerRun, close_window, free_port, open_window
+from rocketq.bench.peer_run import (
+    PeerRun,
+    close_window,
+    free_port,
+    measured_sends,
+    open_window,
+    send_each,
+    stop_session,
+)
 from rocketq.bench.stats import LatencyRecorder
 
 __all__ = ["NatsServer", "NatsUnavailable", "nats_drain", "nats_send", "nats_server"]
@@ -99,14 +107,7 @@ async def nats_server(base: Path | None = None) -> AsyncIterator[NatsServer]:
                 break
         yield NatsServer(port, directory, proc)
     finally:
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                async with asyncio.timeout(15):
-                    await proc.wait()
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+        await stop_session(proc, 15)
         shutil.rmtree(directory, ignore_errors=True)
 
 
@@ -128,36 +129,25 @@ async def nats_send(server: NatsServer, mode: str, *, duration: float, warmup: f
         raise ValueError(f"unknown send mode {mode!r}")
     nc, js, subject = await _stream(server, f"bench-{mode}-{os.urandom(4).hex()}")
     body = os.urandom(body_size)
-    run = PeerRun()
+
+    async def send_for(seconds: float, recorder: LatencyRecorder | None) -> int:
+        if mode == "sync":
+            return await send_each(lambda: js.publish(subject, body), seconds, recorder)
+        return await _windows(js, subject, body, inflight, seconds)
+
     try:
-        await _send_for(js, mode, subject, body, inflight, warmup, None)
-        start = open_window(server.pid)
-        recorder = LatencyRecorder()
-        run.messages = await _send_for(js, mode, subject, body, inflight, duration, recorder)
-        close_window(run, server.pid, start)
-        summary = recorder.summary() if mode == "sync" else None
-        if summary is not None:
-            run.latency_ms = {"p50": summary.p50, "p99": summary.p99}
+        run = await measured_sends(server.pid, send_for, warmup=warmup, duration=duration, latency=mode == "sync")
         await js.delete_stream(subject)  # keep the server's store flat from one scenario to the next
     finally:
         await nc.close()
     return run
 
 
-async def _send_for(js: Any, mode: str, subject: str, body: bytes, inflight: int, seconds: float,
-                    recorder: LatencyRecorder | None) -> int:  # fmt: skip
+async def _windows(js: Any, subject: str, body: bytes, inflight: int, seconds: float) -> int:
+    """Windows of ``inflight`` ``publish_async`` for ``seconds``, each window's PubAcks awaited."""
     perf = time.perf_counter
     deadline = perf() + seconds
     done = 0
-    if mode == "sync":
-        publish = js.publish
-        while perf() < deadline:
-            t = perf()
-            await publish(subject, body)
-            if recorder is not None:
-                recorder.record(perf() - t)
-            done += 1
-        return done
     publish_async = js.publish_async
     while perf() < deadline:
         acks = [await publish_async(subject, body) for _ in range(inflight)]

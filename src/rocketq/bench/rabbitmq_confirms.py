@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -32,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocketq.bench.peer_run import PeerRun, close_window, free_port, open_window
+from rocketq.bench.peer_run import PeerRun, free_port, measured_sends, stop_session
+from rocketq.bench.stats import LatencyRecorder
 
 __all__ = ["RabbitServer", "RabbitUnavailable", "rabbit_confirmed_send", "rabbitmq_server"]
 
@@ -127,17 +127,7 @@ async def rabbitmq_server(base: Path | None = None) -> AsyncIterator[RabbitServe
 
 
 async def _stop(server: RabbitServer, env: dict[str, str]) -> None:
-    proc = server.proc
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)  # the script's whole session: the node and its helpers
-        try:
-            async with asyncio.timeout(30):
-                await proc.wait()
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            await proc.wait()
+    await stop_session(server.proc, 30)  # the start script's whole session: the node and its helpers
     epmd = shutil.which("epmd")  # the node started its own port mapper (a daemon): stop it too
     if epmd is not None:
         await asyncio.to_thread(subprocess.run, [epmd, "-kill"], env=env, capture_output=True, timeout=10,
@@ -149,15 +139,15 @@ async def rabbit_confirmed_send(server: RabbitServer, *, duration: float, warmup
     """Windows of ``inflight`` persistent publishes to a durable queue, each window's confirms awaited."""
     aio_pika = _import_aio_pika()
     connection = await aio_pika.connect(server.url)
-    run = PeerRun()
     try:
         channel = await connection.channel(publisher_confirms=True)
         queue = await channel.declare_queue(f"bench-{os.urandom(4).hex()}", durable=True)
         body = os.urandom(body_size)
-        await _publish_for(aio_pika, channel, queue.name, body, inflight, warmup)
-        start = open_window(server.pid)
-        run.messages = await _publish_for(aio_pika, channel, queue.name, body, inflight, duration)
-        close_window(run, server.pid, start)
+
+        async def send_for(seconds: float, recorder: LatencyRecorder | None) -> int:
+            return await _publish_for(aio_pika, channel, queue.name, body, inflight, seconds)
+
+        run = await measured_sends(server.pid, send_for, warmup=warmup, duration=duration, latency=False)
         await queue.delete(if_unused=False, if_empty=False)  # keep the node's disk flat between scenarios
     finally:
         await connection.close()

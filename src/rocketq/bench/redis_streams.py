@@ -34,7 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocketq.bench.peer_run import PeerRun, close_window, free_port, open_window
+from rocketq.bench.peer_run import (
+    PeerRun,
+    close_window,
+    free_port,
+    measured_sends,
+    open_window,
+    send_each,
+    stop_session,
+)
 from rocketq.bench.stats import LatencyRecorder
 
 __all__ = ["AOF_CACHED_BYTES", "PeerRun", "RedisServer", "evict_file_behind", "redis_drain", "redis_send",
@@ -139,14 +147,7 @@ async def redis_server(
                 with contextlib.suppress(asyncio.CancelledError):
                     await recycler
     finally:
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                async with asyncio.timeout(15):
-                    await proc.wait()
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+        await stop_session(proc, 15)
         shutil.rmtree(directory, ignore_errors=True)
 
 
@@ -159,37 +160,26 @@ async def redis_send(server: RedisServer, mode: str, *, duration: float, warmup:
     client = aioredis.Redis(host="127.0.0.1", port=server.port)
     body = os.urandom(body_size)
     stream = f"{STREAM}-{mode}-{os.urandom(4).hex()}"
-    run = PeerRun()
+    fields = {FIELD: body}
+
+    async def send_for(seconds: float, recorder: LatencyRecorder | None) -> int:
+        if mode == "sync":
+            return await send_each(lambda: client.xadd(stream, fields), seconds, recorder)
+        return await _pipelined(client, stream, fields, inflight, seconds)
+
     try:
-        await _send_for(client, mode, stream, body, inflight, warmup, None)
-        start = open_window(server.pid)
-        recorder = LatencyRecorder()
-        run.messages = await _send_for(client, mode, stream, body, inflight, duration, recorder)
-        close_window(run, server.pid, start)
-        summary = recorder.summary() if mode == "sync" else None
-        if summary is not None:
-            run.latency_ms = {"p50": summary.p50, "p99": summary.p99}
+        run = await measured_sends(server.pid, send_for, warmup=warmup, duration=duration, latency=mode == "sync")
         await client.delete(stream)  # keep the server's memory flat from one scenario to the next
     finally:
         await client.aclose()
     return run
 
 
-async def _send_for(client: Any, mode: str, stream: str, body: bytes, inflight: int, seconds: float,
-                    recorder: LatencyRecorder | None) -> int:  # fmt: skip
+async def _pipelined(client: Any, stream: str, fields: dict[bytes, bytes], inflight: int, seconds: float) -> int:
+    """Pipelined windows of ``inflight`` XADDs for ``seconds``."""
     perf = time.perf_counter
     deadline = perf() + seconds
     done = 0
-    fields = {FIELD: body}
-    if mode == "sync":
-        xadd = client.xadd
-        while perf() < deadline:
-            t = perf()
-            await xadd(stream, fields)
-            if recorder is not None:
-                recorder.record(perf() - t)
-            done += 1
-        return done
     while perf() < deadline:
         pipe = client.pipeline(transaction=False)
         for _ in range(inflight):
